@@ -1,0 +1,164 @@
+// Package config is clawmem's configuration tree: the keys of the seed
+// plugin's config object (embedding.*, dbPath, retrieval.*, ...) plus
+// clawmem's own, loaded from a JSON file with defaults applied.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/vecindex"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	// DataDir holds everything clawmem writes: the store, NATS data,
+	// backups. Default ~/.clawmem.
+	DataDir string `json:"dataDir,omitempty"`
+	// DBPath is the store's directory. Default <dataDir>/store.
+	DBPath    string    `json:"dbPath,omitempty"`
+	Embedding Embedding `json:"embedding"`
+	Store     Store     `json:"store"`
+}
+
+// Embedding is the seed's embedding.* block, plus provider.
+type Embedding struct {
+	Provider    string `json:"provider,omitempty"`
+	APIKey      string `json:"apiKey,omitempty"`
+	Model       string `json:"model,omitempty"`
+	BaseURL     string `json:"baseURL,omitempty"`
+	Dimensions  int    `json:"dimensions,omitempty"`
+	TaskQuery   string `json:"taskQuery,omitempty"`
+	TaskPassage string `json:"taskPassage,omitempty"`
+	Normalized  *bool  `json:"normalized,omitempty"`
+}
+
+// Store configures the store backend and its vector index.
+type Store struct {
+	// Index is "exact" (default) or "approximate" (IVF with exact re-scoring).
+	Index  string `json:"index,omitempty"`
+	NList  int    `json:"nlist,omitempty"`
+	NProbe int    `json:"nprobe,omitempty"`
+}
+
+// EnvDataDir and EnvConfig override the default data dir and config file.
+const (
+	EnvDataDir = "CLAWMEM_DATA_DIR"
+	EnvConfig  = "CLAWMEM_CONFIG"
+)
+
+// DefaultDataDir is $CLAWMEM_DATA_DIR, else ~/.clawmem.
+func DefaultDataDir() string {
+	if d := os.Getenv(EnvDataDir); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".clawmem"
+	}
+	return filepath.Join(home, ".clawmem")
+}
+
+// Load reads path (or, when empty, $CLAWMEM_CONFIG, else
+// <dataDir>/config.json if it exists) and applies defaults. dataDir, when
+// non-empty, overrides the file's dataDir.
+func Load(path, dataDir string) (*Config, error) {
+	c := &Config{}
+	explicit := path != ""
+	if path == "" {
+		path = os.Getenv(EnvConfig)
+		explicit = path != ""
+	}
+	if path == "" {
+		dir := dataDir
+		if dir == "" {
+			dir = DefaultDataDir()
+		}
+		path = filepath.Join(dir, "config.json")
+	}
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := decode(raw, c); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+	default:
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if dataDir != "" {
+		c.DataDir = dataDir
+	}
+	c.applyDefaults()
+	return c, c.Validate()
+}
+
+func decode(raw []byte, c *Config) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return err
+	}
+	return nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+func (c *Config) applyDefaults() {
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir()
+	}
+	c.DataDir = expandHome(c.DataDir)
+	if c.DBPath == "" {
+		c.DBPath = filepath.Join(c.DataDir, "store")
+	}
+	c.DBPath = expandHome(c.DBPath)
+	if c.Store.Index == "" {
+		c.Store.Index = "exact"
+	}
+}
+
+// Validate checks values that defaults cannot fix.
+func (c *Config) Validate() error {
+	switch c.Store.Index {
+	case "exact", "approximate":
+	default:
+		return fmt.Errorf("store.index is %q: want exact or approximate", c.Store.Index)
+	}
+	if c.Embedding.Dimensions < 0 {
+		return fmt.Errorf("embedding.dimensions is %d: want a positive number", c.Embedding.Dimensions)
+	}
+	return nil
+}
+
+// EmbedConfig is the embedder's configuration.
+func (c *Config) EmbedConfig() embed.Config {
+	e := c.Embedding
+	return embed.Config{
+		Provider: e.Provider, APIKey: e.APIKey, BaseURL: e.BaseURL, Model: e.Model, Dimensions: e.Dimensions,
+		TaskQuery: e.TaskQuery, TaskPassage: e.TaskPassage, Normalized: e.Normalized, Timeout: 30 * time.Second,
+	}
+}
+
+// IndexOptions is the vector index's configuration.
+func (c *Config) IndexOptions() vecindex.Options {
+	o := vecindex.Options{NList: c.Store.NList, NProbe: c.Store.NProbe}
+	if c.Store.Index == "approximate" {
+		o.Mode = vecindex.IVF
+	}
+	return o
+}

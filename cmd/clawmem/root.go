@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+// app holds what every command shares: flags and the loaded config.
+type app struct {
+	configPath string
+	dataDir    string
+	jsonOut    bool
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+func (a *app) config() (*config.Config, error) {
+	return config.Load(a.configPath, a.dataDir)
+}
+
+// printJSON writes v as indented JSON to stdout.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func run(args []string) int {
+	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		var quiet errSilent
+		if !errors.As(err, &quiet) {
+			fmt.Fprintln(a.stderr, "clawmem:", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// errSilent is a failure the command already reported.
+type errSilent struct{ error }
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "clawmem",
+		Short:         "Long-term memory for AI agents",
+		Long:          "clawmem captures, distils and recalls long-term memories for AI agents (OpenClaw first).",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "config file (default $CLAWMEM_CONFIG, else <data-dir>/config.json if present)")
+	pf.StringVar(&a.dataDir, "data-dir", "", "data directory (default $CLAWMEM_DATA_DIR, else ~/.clawmem)")
+	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
+	root.AddCommand(a.versionCmd(), a.doctorCmd(), a.benchCmd())
+	return root
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.jsonOut {
+				return a.printJSON(map[string]string{"version": Version})
+			}
+			fmt.Fprintln(a.stdout, "clawmem", Version)
+			return nil
+		},
+	}
+}

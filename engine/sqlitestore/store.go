@@ -1,0 +1,952 @@
+// Package sqlitestore is clawmem's default store: SQLite (pure Go, through
+// modernc.org/sqlite) in WAL mode holds every memory durably, an FTS5 table
+// gives BM25 search, and all vectors live in an in-memory index loaded at
+// open. One process owns a store at a time.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/fts"
+	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Options configure a store.
+type Options struct {
+	// Dimensions is the configured vector size. Opening a store that holds
+	// vectors of another size fails with *engine.DimensionError. Zero adopts
+	// the stored size (an empty store then needs it).
+	Dimensions int
+	// Index selects exact (default) or approximate vector search.
+	Index vecindex.Options
+	// Now is the clock used for new memories; nil means time.Now.
+	Now func() time.Time
+}
+
+// FileName is the database file inside the store's directory.
+const FileName = "memories.db"
+
+// Store implements engine.Store.
+type Store struct {
+	db   *sql.DB
+	lock *os.File
+	dim  int
+	ix   *vecindex.Index
+	now  func() time.Time
+	fts  bool
+
+	// wmu serialises writers so the database and the index change together
+	// and dedup decisions made under it see every earlier write.
+	wmu sync.Mutex
+	// gmu guards groups, the small integer id of each scope in the index.
+	gmu    sync.RWMutex
+	groups map[string]uint32
+
+	closed atomic.Bool
+}
+
+var _ engine.Store = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+	seq        INTEGER PRIMARY KEY,
+	id         TEXT    NOT NULL UNIQUE,
+	text       TEXT    NOT NULL,
+	vector     BLOB    NOT NULL,
+	category   TEXT    NOT NULL,
+	scope      TEXT    NOT NULL,
+	importance REAL    NOT NULL,
+	timestamp  INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	metadata   TEXT    NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS memories_by_time ON memories (timestamp DESC, id DESC);
+CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, timestamp DESC);
+`
+
+// ftsSchema indexes fts.IndexText(text) under the memory's seq. It is
+// contentless: the text lives once, in memories.
+const ftsSchema = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+	body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')`
+
+// Open opens (creating if needed) the store in dir.
+func Open(ctx context.Context, dir string, o Options) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store dir: %w", err)
+	}
+	lock, err := lockDir(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, dir, o, lock)
+	if err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, error) {
+	// synchronous(FULL): a committed memory survives power loss, not only a
+	// process crash; writers batch, so the fsync per commit is affordable.
+	dsn := "file:" + filepath.Join(dir, FileName) +
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	s := &Store{db: db, lock: lock, now: o.Now, groups: map[string]uint32{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.init(ctx, o); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context, o Options) error {
+	if _, err := s.db.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	_, err := s.db.ExecContext(ctx, ftsSchema)
+	s.fts = err == nil
+	dim, err := s.resolveDimensions(ctx, o.Dimensions)
+	if err != nil {
+		return err
+	}
+	s.dim = dim
+	s.ix = vecindex.New(dim, o.Index)
+	return s.load(ctx)
+}
+
+// resolveDimensions checks the configured size against the stored one and
+// records it for an empty store.
+func (s *Store) resolveDimensions(ctx context.Context, want int) (int, error) {
+	var stored string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dimensions'`).Scan(&stored)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if want <= 0 {
+			return 0, errors.New("the store is new: set embedding.dimensions (or a model with known dimensions)")
+		}
+		_, err := s.db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('dimensions', ?)`, fmt.Sprint(want))
+		return want, err
+	case err != nil:
+		return 0, fmt.Errorf("read store dimensions: %w", err)
+	}
+	var have int
+	if _, err := fmt.Sscan(stored, &have); err != nil || have <= 0 {
+		return 0, fmt.Errorf("store metadata is corrupt: dimensions=%q", stored)
+	}
+	if want > 0 && want != have {
+		return 0, &engine.DimensionError{Table: have, Config: want}
+	}
+	return have, nil
+}
+
+// load fills the vector index from the table.
+func (s *Store) load(ctx context.Context) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM memories`).Scan(&n); err != nil {
+		return fmt.Errorf("count memories: %w", err)
+	}
+	s.ix.Reserve(n)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, scope, vector FROM memories`)
+	if err != nil {
+		return fmt.Errorf("load vectors: %w", err)
+	}
+	defer rows.Close()
+	vec := make([]float32, s.dim)
+	for rows.Next() {
+		var seq int64
+		var scope string
+		var blob sql.RawBytes
+		if err := rows.Scan(&seq, &scope, &blob); err != nil {
+			return fmt.Errorf("load vectors: %w", err)
+		}
+		if len(blob) != 4*s.dim {
+			return &engine.DimensionError{Table: len(blob) / 4, Config: s.dim}
+		}
+		decodeInto(vec, blob)
+		if err := s.ix.Upsert(seq, s.group(scope), vec); err != nil {
+			return fmt.Errorf("load vector of row %d: %w", seq, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load vectors: %w", err)
+	}
+	return s.ix.Build()
+}
+
+// Dimensions implements engine.Store.
+func (s *Store) Dimensions() int { return s.dim }
+
+// HasFullText implements engine.Store.
+func (s *Store) HasFullText() bool { return s.fts }
+
+// Len is the number of memories in the store.
+func (s *Store) Len() int { return s.ix.Len() }
+
+// Close implements engine.Store.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.db.Close()
+	if uerr := unlockDir(s.lock); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+// group returns the index group of scope, creating one if needed.
+func (s *Store) group(scope string) uint32 {
+	s.gmu.RLock()
+	g, ok := s.groups[scope]
+	s.gmu.RUnlock()
+	if ok {
+		return g
+	}
+	s.gmu.Lock()
+	defer s.gmu.Unlock()
+	if g, ok := s.groups[scope]; ok {
+		return g
+	}
+	g = uint32(len(s.groups))
+	s.groups[scope] = g
+	return g
+}
+
+// allowedGroups maps a filter to index groups; ok is false when the filter
+// can match nothing in this store.
+func (s *Store) allowedGroups(f engine.ScopeFilter) (g *vecindex.Groups, ok bool) {
+	if f.All() {
+		return nil, true
+	}
+	s.gmu.RLock()
+	defer s.gmu.RUnlock()
+	var ids []uint32
+	for _, sc := range f.Scopes() {
+		if id, found := s.groups[sc]; found {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, false
+	}
+	return vecindex.NewGroups(ids...), true
+}
+
+// scopeClause renders f as a SQL condition on column col with its args.
+// Scopes are always bound parameters, never spliced into the SQL.
+func scopeClause(col string, f engine.ScopeFilter) (string, []any) {
+	if f.All() {
+		return "1", nil
+	}
+	scopes := f.Scopes()
+	if len(scopes) == 0 {
+		return "0", nil
+	}
+	args := make([]any, len(scopes))
+	for i, sc := range scopes {
+		args[i] = sc
+	}
+	return col + " IN (" + placeholders(len(scopes)) + ")", args
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeInto(dst []float32, b []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	decodeInto(v, b)
+	return v
+}
+
+// prepare normalises and validates m for writing.
+func (s *Store) prepare(m *schemas.Memory) error {
+	m.Normalize()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if len(m.Vector) != s.dim {
+		return fmt.Errorf("%w: vector has %d dimensions, the store has %d", schemas.ErrInvalid, len(m.Vector), s.dim)
+	}
+	return nil
+}
+
+// Add implements engine.Store.
+func (s *Store) Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory, error) {
+	out := make([]schemas.Memory, len(ms))
+	now := s.now().UnixMilli()
+	for i, m := range ms {
+		m.ID = uuid.NewString()
+		m.Timestamp = now
+		out[i] = m
+	}
+	if err := s.insert(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Import implements engine.Store.
+func (s *Store) Import(ctx context.Context, ms ...schemas.Memory) error {
+	batch := make([]schemas.Memory, len(ms))
+	now := s.now().UnixMilli()
+	for i, m := range ms {
+		m.ID = strings.ToLower(m.ID)
+		if m.ID == "" {
+			m.ID = uuid.NewString()
+		} else if !schemas.IsUUID(m.ID) {
+			return fmt.Errorf("%w: memory id %q is not a UUID", schemas.ErrInvalid, m.ID)
+		}
+		if m.Timestamp <= 0 {
+			m.Timestamp = now
+		}
+		batch[i] = m
+	}
+	return s.insert(ctx, batch)
+}
+
+func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	for i := range ms {
+		if err := s.prepare(&ms[i]); err != nil {
+			if len(ms) > 1 {
+				return fmt.Errorf("memory %d of %d: %w", i+1, len(ms), err)
+			}
+			return err
+		}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories
+		(id, text, vector, category, scope, importance, timestamp, updated_at, metadata)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING RETURNING seq`)
+	if err != nil {
+		return fmt.Errorf("prepare insert: %w", err)
+	}
+	defer ins.Close()
+	var insFTS *sql.Stmt
+	if s.fts {
+		if insFTS, err = tx.PrepareContext(ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`); err != nil {
+			return fmt.Errorf("prepare fts insert: %w", err)
+		}
+		defer insFTS.Close()
+	}
+	seqs := make([]int64, len(ms))
+	now := s.now().UnixMilli()
+	for i, m := range ms {
+		err := ins.QueryRowContext(ctx, m.ID, m.Text, encodeVector(m.Vector), string(m.Category), m.Scope,
+			m.Importance, m.Timestamp, now, string(m.Metadata)).Scan(&seqs[i])
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", engine.ErrExists, m.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("insert memory: %w", err)
+		}
+		if insFTS != nil {
+			if _, err := insFTS.ExecContext(ctx, seqs[i], fts.IndexText(m.Text)); err != nil {
+				return fmt.Errorf("index memory text: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	for i, m := range ms {
+		// Validated above: the length is right and there is no NaN.
+		_ = s.ix.Upsert(seqs[i], s.group(m.Scope), m.Vector)
+	}
+	return nil
+}
+
+// Has implements engine.Store.
+func (s *Store) Has(ctx context.Context, id string) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM memories WHERE id = ?`, strings.ToLower(id)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// maxListedMatches bounds how many ids an ambiguity error names.
+const maxListedMatches = 10
+
+// resolve finds the seq and id of a memory by full id or prefix. q is the
+// database or the transaction to ask.
+func (s *Store) resolve(ctx context.Context, q querier, idOrPrefix string, f engine.ScopeFilter) (int64, string, error) {
+	key := strings.ToLower(strings.TrimSpace(idOrPrefix))
+	if err := schemas.ValidateIDOrPrefix(key); err != nil {
+		return 0, "", err
+	}
+	if f.Denies() {
+		return 0, "", fmt.Errorf("%w: %s", engine.ErrNotFound, key)
+	}
+	cond, args := scopeClause("scope", f)
+	var rows *sql.Rows
+	var err error
+	if schemas.IsUUID(key) {
+		rows, err = q.QueryContext(ctx, `SELECT seq, id FROM memories WHERE id = ? AND `+cond, append([]any{key}, args...)...)
+	} else {
+		// A range on the unique index: no scan, no row limit; '~' sorts
+		// after every character an id can hold.
+		rows, err = q.QueryContext(ctx, `SELECT seq, id FROM memories WHERE id >= ? AND id < ? AND `+cond+
+			` ORDER BY id LIMIT ?`, append(append([]any{key, key + "~"}, args...), maxListedMatches+1)...)
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("look up %s: %w", key, err)
+	}
+	defer rows.Close()
+	var seqs []int64
+	var ids []string
+	for rows.Next() {
+		var seq int64
+		var id string
+		if err := rows.Scan(&seq, &id); err != nil {
+			return 0, "", err
+		}
+		seqs = append(seqs, seq)
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, "", err
+	}
+	switch len(ids) {
+	case 0:
+		return 0, "", fmt.Errorf("%w: %s", engine.ErrNotFound, key)
+	case 1:
+		return seqs[0], ids[0], nil
+	}
+	if len(ids) > maxListedMatches {
+		ids = append(ids[:maxListedMatches], "…")
+	}
+	return 0, "", &engine.AmbiguousError{Prefix: key, Matches: ids}
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Resolve implements engine.Store.
+func (s *Store) Resolve(ctx context.Context, idOrPrefix string, f engine.ScopeFilter) (string, error) {
+	if err := s.check(); err != nil {
+		return "", err
+	}
+	_, id, err := s.resolve(ctx, s.db, idOrPrefix, f)
+	return id, err
+}
+
+const memoryColumns = `seq, id, text, vector, category, scope, importance, timestamp, metadata`
+const listColumns = `seq, id, text, NULL, category, scope, importance, timestamp, metadata`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanMemory(sc scanner) (int64, schemas.Memory, error) {
+	var (
+		seq  int64
+		m    schemas.Memory
+		vec  []byte
+		cat  string
+		meta string
+	)
+	if err := sc.Scan(&seq, &m.ID, &m.Text, &vec, &cat, &m.Scope, &m.Importance, &m.Timestamp, &meta); err != nil {
+		return 0, m, err
+	}
+	m.Category = schemas.Category(cat)
+	if vec != nil {
+		m.Vector = decodeVector(vec)
+	}
+	m.Metadata = json.RawMessage(meta)
+	return seq, m, nil
+}
+
+// Get implements engine.Store.
+func (s *Store) Get(ctx context.Context, idOrPrefix string, f engine.ScopeFilter) (schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return schemas.Memory{}, err
+	}
+	seq, _, err := s.resolve(ctx, s.db, idOrPrefix, f)
+	if err != nil {
+		return schemas.Memory{}, err
+	}
+	return s.getSeq(ctx, s.db, seq)
+}
+
+func (s *Store) getSeq(ctx context.Context, q querier, seq int64) (schemas.Memory, error) {
+	_, m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE seq = ?`, seq))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, engine.ErrNotFound
+	}
+	return m, err
+}
+
+// Delete implements engine.Store.
+func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFilter) (string, error) {
+	if err := s.check(); err != nil {
+		return "", err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	seq, id, err := s.resolve(ctx, tx, idOrPrefix, f)
+	if err != nil {
+		return "", err
+	}
+	if err := s.deleteSeqs(ctx, tx, []int64{seq}); err != nil {
+		return "", err
+	}
+	if err := tx.Commit(); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	s.ix.Remove(seq)
+	return id, nil
+}
+
+func (s *Store) deleteSeqs(ctx context.Context, tx *sql.Tx, seqs []int64) error {
+	del, err := tx.PrepareContext(ctx, `DELETE FROM memories WHERE seq = ?`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	var delFTS *sql.Stmt
+	if s.fts {
+		if delFTS, err = tx.PrepareContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`); err != nil {
+			return err
+		}
+		defer delFTS.Close()
+	}
+	for _, seq := range seqs {
+		if _, err := del.ExecContext(ctx, seq); err != nil {
+			return fmt.Errorf("delete memory: %w", err)
+		}
+		if delFTS != nil {
+			if _, err := delFTS.ExecContext(ctx, seq); err != nil {
+				return fmt.Errorf("unindex memory: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Update implements engine.Store.
+func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f engine.ScopeFilter) (schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return schemas.Memory{}, err
+	}
+	if p.Text != nil && p.Vector == nil {
+		return schemas.Memory{}, fmt.Errorf("%w: a new text needs its new vector", schemas.ErrInvalid)
+	}
+	if p.Scope != nil && !f.Allows(*p.Scope) {
+		return schemas.Memory{}, fmt.Errorf("%w: cannot move a memory to %q", engine.ErrScopeDenied, *p.Scope)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return schemas.Memory{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	seq, _, err := s.resolve(ctx, tx, idOrPrefix, f)
+	if err != nil {
+		return schemas.Memory{}, err
+	}
+	m, err := s.getSeq(ctx, tx, seq)
+	if err != nil {
+		return m, err
+	}
+	old := m
+	if p.Text != nil {
+		m.Text = *p.Text
+	}
+	if p.Vector != nil {
+		m.Vector = p.Vector
+	}
+	if p.Category != nil {
+		m.Category = *p.Category
+	}
+	if p.Scope != nil {
+		m.Scope = *p.Scope
+	}
+	if p.Importance != nil {
+		m.Importance = *p.Importance
+	}
+	if p.Metadata != nil {
+		m.Metadata = p.Metadata
+	}
+	if err := s.prepare(&m); err != nil {
+		return old, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, vector = ?, category = ?, scope = ?,
+		importance = ?, metadata = ?, updated_at = ? WHERE seq = ?`,
+		m.Text, encodeVector(m.Vector), string(m.Category), m.Scope, m.Importance, string(m.Metadata),
+		s.now().UnixMilli(), seq); err != nil {
+		return old, fmt.Errorf("update memory: %w", err)
+	}
+	if s.fts && m.Text != old.Text {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
+			return old, fmt.Errorf("unindex memory: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, seq, fts.IndexText(m.Text)); err != nil {
+			return old, fmt.Errorf("index memory: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return old, fmt.Errorf("commit: %w", err)
+	}
+	_ = s.ix.Upsert(seq, s.group(m.Scope), m.Vector)
+	return m, nil
+}
+
+// bulkWhere renders a BulkFilter as a SQL condition; ok is false when it
+// matches nothing.
+func bulkWhere(f engine.BulkFilter) (string, []any, error) {
+	if f.Scopes.All() && f.Before <= 0 {
+		return "", nil, engine.ErrUnfilteredBulk
+	}
+	cond, args := scopeClause("scope", f.Scopes)
+	if f.Before > 0 {
+		cond += " AND timestamp < ?"
+		args = append(args, f.Before)
+	}
+	return cond, args, nil
+}
+
+// CountBulk implements engine.Store.
+func (s *Store) CountBulk(ctx context.Context, f engine.BulkFilter) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	cond, args, err := bulkWhere(f)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&n)
+	return n, err
+}
+
+// BulkDelete implements engine.Store.
+func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	cond, args, err := bulkWhere(f)
+	if err != nil {
+		return 0, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT seq FROM memories WHERE `+cond, args...)
+	if err != nil {
+		return 0, err
+	}
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if err := s.deleteSeqs(ctx, tx, seqs); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	for _, seq := range seqs {
+		s.ix.Remove(seq)
+	}
+	return len(seqs), nil
+}
+
+// List implements engine.Store.
+func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if o.Scopes.Denies() {
+		return nil, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = 20
+	}
+	if o.Offset < 0 {
+		o.Offset = 0
+	}
+	cond, args := scopeClause("scope", o.Scopes)
+	if o.Category != "" {
+		if !o.Category.Valid() {
+			return nil, fmt.Errorf("%w: category %q", schemas.ErrInvalid, o.Category)
+		}
+		cond += " AND category = ?"
+		args = append(args, string(o.Category))
+	}
+	args = append(args, o.Limit, o.Offset)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+listColumns+` FROM memories WHERE `+cond+
+		` ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	defer rows.Close()
+	var out []schemas.Memory
+	for rows.Next() {
+		_, m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Stats implements engine.Store.
+func (s *Store) Stats(ctx context.Context, f engine.ScopeFilter) (engine.Stats, error) {
+	st := engine.Stats{ByScope: map[string]int{}, ByCategory: map[string]int{}}
+	if err := s.check(); err != nil {
+		return st, err
+	}
+	cond, args := scopeClause("scope", f)
+	rows, err := s.db.QueryContext(ctx, `SELECT scope, category, count(*) FROM memories WHERE `+cond+
+		` GROUP BY scope, category`, args...)
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var scope, cat string
+		var n int
+		if err := rows.Scan(&scope, &cat, &n); err != nil {
+			return st, err
+		}
+		st.Total += n
+		st.ByScope[scope] += n
+		st.ByCategory[cat] += n
+	}
+	return st, rows.Err()
+}
+
+// defaultLimit is the result count of a search that names none, as in the
+// seed's tools.
+const defaultLimit = 5
+
+// VectorSearch implements engine.Store.
+func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if len(vec) != s.dim {
+		return nil, fmt.Errorf("%w: query vector has %d dimensions, the store has %d", schemas.ErrInvalid, len(vec), s.dim)
+	}
+	if err := schemas.ValidateVector(vec); err != nil {
+		return nil, err
+	}
+	groups, ok := s.allowedGroups(o.Scopes)
+	if !ok {
+		return nil, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
+	hits := s.ix.Search(vec, o.Limit, groups)
+	seqs := make([]int64, 0, len(hits))
+	sims := make(map[int64]float64, len(hits))
+	for _, h := range hits {
+		if engine.VectorScore(float64(h.Sim)) < o.MinScore {
+			continue
+		}
+		seqs = append(seqs, h.Key)
+		sims[h.Key] = float64(h.Sim)
+	}
+	return s.fetch(ctx, seqs, o.Scopes, func(seq int64) (float64, float64) {
+		return engine.VectorScore(sims[seq]), sims[seq]
+	})
+}
+
+// fetch loads the rows seqs in that order, dropping any the filter does not
+// allow (a second check behind the index's own) or that vanished meanwhile.
+func (s *Store) fetch(ctx context.Context, seqs []int64, f engine.ScopeFilter, score func(int64) (float64, float64)) ([]engine.SearchResult, error) {
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(seqs))
+	for i, seq := range seqs {
+		args[i] = seq
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE seq IN (`+placeholders(len(seqs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("fetch results: %w", err)
+	}
+	defer rows.Close()
+	found := make(map[int64]schemas.Memory, len(seqs))
+	for rows.Next() {
+		seq, m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		found[seq] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]engine.SearchResult, 0, len(seqs))
+	for _, seq := range seqs {
+		m, ok := found[seq]
+		if !ok || !f.Allows(m.Scope) {
+			continue
+		}
+		sc, raw := score(seq)
+		out = append(out, engine.SearchResult{Memory: m, Score: sc, Raw: raw})
+	}
+	return out, nil
+}
+
+// TextSearch implements engine.Store.
+func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if !s.fts || o.Scopes.Denies() {
+		return nil, nil
+	}
+	match := fts.MatchQuery(query)
+	if match == "" {
+		return nil, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
+	cond, args := scopeClause("m.scope", o.Scopes)
+	// FTS5's bm25() is lower-is-better; its negation is the usual raw score.
+	q := `SELECT m.seq, m.id, m.text, m.vector, m.category, m.scope, m.importance, m.timestamp, m.metadata,
+		-bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, q, append(append([]any{match}, args...), o.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text search: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.SearchResult
+	for rows.Next() {
+		var (
+			r    engine.SearchResult
+			seq  int64
+			vec  []byte
+			cat  string
+			meta string
+		)
+		if err := rows.Scan(&seq, &r.Memory.ID, &r.Memory.Text, &vec, &cat, &r.Memory.Scope,
+			&r.Memory.Importance, &r.Memory.Timestamp, &meta, &r.Raw); err != nil {
+			return nil, err
+		}
+		r.Memory.Category = schemas.Category(cat)
+		r.Memory.Vector = decodeVector(vec)
+		r.Memory.Metadata = json.RawMessage(meta)
+		r.Score = engine.NormalizeBM25(r.Raw)
+		if r.Score < o.MinScore || !o.Scopes.Allows(r.Memory.Scope) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Iterate implements engine.Store.
+func (s *Store) Iterate(ctx context.Context, o engine.IterateOptions, fn func(schemas.Memory) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	cols := listColumns
+	if o.WithVectors {
+		cols = memoryColumns
+	}
+	cond, args := scopeClause("scope", o.Scopes)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+cols+` FROM memories WHERE `+cond+` ORDER BY seq`, args...)
+	if err != nil {
+		return fmt.Errorf("iterate: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		_, m, err := scanMemory(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

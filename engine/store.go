@@ -1,0 +1,198 @@
+// Package engine is clawmem's memory engine: the store interface its
+// backends implement, and (in subpackages) the embedder, the vector index,
+// full-text helpers and the retrieval pipeline. It knows nothing of NATS.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Errors a Store returns, matched with errors.Is.
+var (
+	ErrNotFound          = errors.New("memory not found")
+	ErrAmbiguous         = errors.New("ambiguous id prefix")
+	ErrExists            = errors.New("memory id already exists")
+	ErrDimensionMismatch = errors.New("vector dimension mismatch")
+	ErrUnfilteredBulk    = errors.New("bulk delete needs a scope or a before-timestamp filter")
+	ErrClosed            = errors.New("store is closed")
+	ErrLocked            = errors.New("store is in use by another process")
+	ErrScopeDenied       = errors.New("scope not accessible")
+)
+
+// AmbiguousError names the memories an id prefix matched.
+type AmbiguousError struct {
+	Prefix  string
+	Matches []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("ambiguous id prefix %q matches %d memories: %s; give more characters",
+		e.Prefix, len(e.Matches), strings.Join(e.Matches, ", "))
+}
+
+// Is makes errors.Is(err, ErrAmbiguous) true.
+func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
+
+// DimensionError reports a store whose vectors differ from the configured size.
+type DimensionError struct{ Table, Config int }
+
+func (e *DimensionError) Error() string {
+	return fmt.Sprintf("vector dimension mismatch: table=%d, config=%d. "+
+		"Set embedding.dimensions (or the model) to match the stored vectors, "+
+		"or use a new data dir and copy the memories over with `clawmem reembed --source-db`", e.Table, e.Config)
+}
+
+// Is makes errors.Is(err, ErrDimensionMismatch) true.
+func (e *DimensionError) Is(target error) bool { return target == ErrDimensionMismatch }
+
+// ScopeFilter restricts an operation to a set of scopes. The zero value
+// matches nothing (fail closed); AllScopes is the admin filter.
+type ScopeFilter struct {
+	all    bool
+	scopes []string
+}
+
+// AllScopes is the unrestricted filter used by admin callers (CLI, backups).
+func AllScopes() ScopeFilter { return ScopeFilter{all: true} }
+
+// InScopes restricts to the given scopes; with none it matches nothing.
+func InScopes(scopes ...string) ScopeFilter {
+	return ScopeFilter{scopes: slices.Compact(slices.Sorted(slices.Values(scopes)))}
+}
+
+// All reports whether the filter is unrestricted.
+func (f ScopeFilter) All() bool { return f.all }
+
+// Scopes returns the allowed scopes of a restricted filter (sorted, unique).
+func (f ScopeFilter) Scopes() []string { return slices.Clone(f.scopes) }
+
+// Allows reports whether a memory in scope passes the filter. An empty
+// (legacy) scope counts as global.
+func (f ScopeFilter) Allows(scope string) bool {
+	if f.all {
+		return true
+	}
+	if scope == "" {
+		scope = schemas.GlobalScope
+	}
+	_, ok := slices.BinarySearch(f.scopes, scope)
+	return ok
+}
+
+// Denies reports whether the filter matches nothing at all.
+func (f ScopeFilter) Denies() bool { return !f.all && len(f.scopes) == 0 }
+
+func (f ScopeFilter) String() string {
+	if f.all {
+		return "all scopes"
+	}
+	return "scopes [" + strings.Join(f.scopes, ", ") + "]"
+}
+
+// Patch is an in-place update; nil fields are left alone. A new Text must come
+// with its new Vector.
+type Patch struct {
+	Text       *string
+	Vector     []float32
+	Category   *schemas.Category
+	Scope      *string
+	Importance *float64
+	Metadata   []byte
+}
+
+// ListOptions selects a page of memories, newest first.
+type ListOptions struct {
+	Scopes   ScopeFilter
+	Category schemas.Category // empty: any
+	Limit    int              // <= 0: 20
+	Offset   int
+}
+
+// BulkFilter selects memories for BulkDelete. At least one of Scopes (not
+// AllScopes) or Before must be set.
+type BulkFilter struct {
+	Scopes ScopeFilter
+	Before int64 // epoch ms, exclusive; 0: no time bound
+}
+
+// SearchOptions bounds a search.
+type SearchOptions struct {
+	Scopes   ScopeFilter
+	Limit    int     // <= 0: 5
+	MinScore float64 // results scoring below are dropped
+}
+
+// SearchResult is one hit. Score is in [0,1]: 1/(1+d) with d the cosine
+// distance for vector search; the normalised BM25 score for full text. Raw
+// holds the backend's own score (cosine similarity, or positive BM25).
+type SearchResult struct {
+	Memory schemas.Memory
+	Score  float64
+	Raw    float64
+}
+
+// Stats counts memories.
+type Stats struct {
+	Total      int            `json:"total"`
+	ByScope    map[string]int `json:"byScope"`
+	ByCategory map[string]int `json:"byCategory"`
+}
+
+// IterateOptions selects the rows an Iterate call visits.
+type IterateOptions struct {
+	Scopes      ScopeFilter
+	WithVectors bool
+}
+
+// Store is a durable memory store. Every method is safe for concurrent use.
+// Methods taking a ScopeFilter never read or change a memory outside it: a
+// memory that exists in another scope is reported as not found.
+type Store interface {
+	// Dimensions is the vector size every memory in this store has.
+	Dimensions() int
+	// Add stores new memories, giving each a fresh UUID and the current time;
+	// it returns them as stored.
+	Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory, error)
+	// Import stores memories keeping their id and timestamp (a missing id or
+	// timestamp is generated). An id that exists already fails with ErrExists
+	// and nothing of the batch is written.
+	Import(ctx context.Context, ms ...schemas.Memory) error
+	// Get returns one memory (with its vector) by full id or prefix.
+	Get(ctx context.Context, idOrPrefix string, scopes ScopeFilter) (schemas.Memory, error)
+	// Has reports whether a memory with exactly this id exists in any scope.
+	Has(ctx context.Context, id string) (bool, error)
+	// Resolve turns a full id or 8+ hex char prefix into the full id.
+	Resolve(ctx context.Context, idOrPrefix string, scopes ScopeFilter) (string, error)
+	// Delete removes one memory by full id or prefix.
+	Delete(ctx context.Context, idOrPrefix string, scopes ScopeFilter) (string, error)
+	// Update changes a memory in place, atomically, keeping its id and
+	// creation timestamp, and returns the result. Moving a memory to a scope
+	// the filter does not allow fails with ErrScopeDenied.
+	Update(ctx context.Context, idOrPrefix string, p Patch, scopes ScopeFilter) (schemas.Memory, error)
+	// BulkDelete removes every memory matching f and returns how many.
+	BulkDelete(ctx context.Context, f BulkFilter) (int, error)
+	// CountBulk returns how many memories BulkDelete(f) would remove.
+	CountBulk(ctx context.Context, f BulkFilter) (int, error)
+	// List returns a page of memories, newest first, without vectors.
+	List(ctx context.Context, o ListOptions) ([]schemas.Memory, error)
+	// Stats counts the memories the filter allows.
+	Stats(ctx context.Context, scopes ScopeFilter) (Stats, error)
+	// VectorSearch finds the memories nearest to vec by cosine similarity.
+	VectorSearch(ctx context.Context, vec []float32, o SearchOptions) ([]SearchResult, error)
+	// TextSearch is BM25 full-text search. Query syntax is not interpreted:
+	// the query is a bag of words.
+	TextSearch(ctx context.Context, query string, o SearchOptions) ([]SearchResult, error)
+	// HasFullText reports whether TextSearch is available.
+	HasFullText() bool
+	// Iterate calls fn for every memory the options select, in no set order,
+	// stopping at the first error fn returns.
+	Iterate(ctx context.Context, o IterateOptions, fn func(schemas.Memory) error) error
+	// Close releases the store.
+	Close() error
+}

@@ -1,0 +1,200 @@
+package vecindex
+
+import (
+	"math"
+	"slices"
+)
+
+// minIVFRows is the size below which IVF searches scan exactly: a few
+// thousand rows stream in well under a millisecond, and k-means on so few
+// points would give clusters too small to be worth probing.
+const minIVFRows = 4096
+
+// ivf is a trained clustering of the rows plus an int8 copy of every vector,
+// stored contiguously per cluster so probing a cluster is one linear read.
+type ivf struct {
+	dim       int
+	nlist     int
+	cent      []float32 // nlist×dim unit centroids
+	clusters  []cluster
+	where     []loc // per matrix row: its cluster and position in it
+	trainedOn int   // rows at training; as many writes trigger a retraining
+}
+
+// cluster holds its members' rows and int8 codes, vector ≈ scale·code.
+type cluster struct {
+	rows   []int32
+	codes  []int8 // len(rows)×dim
+	scales []float32
+}
+
+type loc struct{ cluster, pos int32 }
+
+func (c *cluster) code(pos int32, dim int) []int8 {
+	i := int(pos) * dim
+	return c.codes[i : i+dim : i+dim]
+}
+
+// nearest is the cluster whose centroid is most similar to v.
+func (iv *ivf) nearest(v []float32) int32 {
+	bi, bs := int32(0), float32(math.Inf(-1))
+	for c := range iv.nlist {
+		if s := dot(iv.cent[c*iv.dim:(c+1)*iv.dim], v); s > bs {
+			bi, bs = int32(c), s
+		}
+	}
+	return bi
+}
+
+// place files row r (vector v) under its nearest cluster; exists says the row
+// already had a place, which it may keep.
+func (iv *ivf) place(r int32, v []float32, exists bool) {
+	c := iv.nearest(v)
+	if exists {
+		at := iv.where[r]
+		if at.cluster == c {
+			cl := &iv.clusters[c]
+			cl.scales[at.pos] = quantize(cl.code(at.pos, iv.dim), v)
+			return
+		}
+		iv.unlink(r)
+	} else {
+		iv.where = append(iv.where, loc{})
+	}
+	iv.insert(r, c, v)
+}
+
+// insert appends row r (vector v), which has no slot, to cluster c.
+func (iv *ivf) insert(r, c int32, v []float32) {
+	cl := &iv.clusters[c]
+	pos := int32(len(cl.rows))
+	cl.rows = append(cl.rows, r)
+	cl.codes = slices.Grow(cl.codes, iv.dim)[:len(cl.codes)+iv.dim]
+	cl.scales = append(cl.scales, quantize(cl.code(pos, iv.dim), v))
+	iv.where[r] = loc{c, pos}
+}
+
+// unlink takes row r out of its cluster, moving the cluster's last member
+// into the gap.
+func (iv *ivf) unlink(r int32) {
+	at := iv.where[r]
+	cl := &iv.clusters[at.cluster]
+	last := int32(len(cl.rows) - 1)
+	if at.pos != last {
+		mv := cl.rows[last]
+		cl.rows[at.pos] = mv
+		copy(cl.code(at.pos, iv.dim), cl.code(last, iv.dim))
+		cl.scales[at.pos] = cl.scales[last]
+		iv.where[mv].pos = at.pos
+	}
+	cl.rows = cl.rows[:last]
+	cl.codes = cl.codes[:int(last)*iv.dim]
+	cl.scales = cl.scales[:last]
+}
+
+// relink records that the matrix moved row from to row to.
+func (iv *ivf) relink(from, to int32) {
+	at := iv.where[from]
+	iv.where[to] = at
+	iv.clusters[at.cluster].rows[at.pos] = to
+}
+
+// closest returns the p clusters whose centroids are most similar to q.
+func (iv *ivf) closest(q []float32, p int) []int32 {
+	t := newTopk(p)
+	for c := range iv.nlist {
+		s := dot(iv.cent[c*iv.dim:(c+1)*iv.dim], q)
+		if t.admits(s) {
+			t.push(cand{s, int64(c)})
+		}
+	}
+	out := make([]int32, len(t.h))
+	for i, c := range t.h {
+		out[i] = int32(c.id)
+	}
+	return out
+}
+
+func (iv *ivf) scanCluster(cl *cluster, q []int32, allow *Groups, groups []uint32, t *topk) {
+	dim := iv.dim
+	for j, r := range cl.rows {
+		if allow != nil && !allow.Has(groups[r]) {
+			continue
+		}
+		s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
+		if t.admits(s) {
+			t.push(cand{s, int64(r)})
+		}
+	}
+}
+
+func (iv *ivf) bytes() int64 {
+	b := int64(len(iv.cent))*4 + int64(cap(iv.where))*8
+	for i := range iv.clusters {
+		cl := &iv.clusters[i]
+		b += int64(cap(cl.rows))*4 + int64(cap(cl.codes)) + int64(cap(cl.scales))*4
+	}
+	return b
+}
+
+// searchIVF probes the clusters nearest q with the int8 codes, keeps the best
+// candidates and re-scores them against the float32 matrix. Callers hold mu
+// for reading.
+func (ix *Index) searchIVF(q []float32, k int, allow *Groups) []Hit {
+	iv := ix.ivf
+	n := len(ix.keys)
+	allowed := ix.allowedRows(allow)
+	if allowed == 0 {
+		return []Hit{}
+	}
+	// A filter keeping a fraction f of the rows keeps about f of each cluster,
+	// so probe nprobe/f clusters to see as many candidates. When that reaches
+	// every cluster, scoring just the allowed rows exactly is cheaper.
+	probe := (ix.probes(iv)*n + allowed - 1) / allowed
+	if probe >= iv.nlist {
+		return ix.exact(q, k, allow)
+	}
+	order := iv.closest(q, probe)
+	qc := quantizeQuery(q)
+	nc := max(k, ix.rescoreFor(k))
+	tops := make([]topk, min(ix.workers, len(order)))
+	for w := range tops {
+		tops[w] = newTopk(nc)
+	}
+	parallel(len(tops), len(order), func(w, j int) {
+		iv.scanCluster(&iv.clusters[order[j]], qc, allow, ix.groups, &tops[w])
+	})
+	cs := best(tops, nc)
+	if len(cs) < k && len(cs) < allowed {
+		return ix.exact(q, k, allow)
+	}
+	t := newTopk(k)
+	for _, c := range cs {
+		r := int32(c.id)
+		t.push(cand{dot(ix.row(r), q), ix.keys[r]})
+	}
+	return hits(best([]topk{t}, k))
+}
+
+// nlistFor is the cluster count for n rows. About √n balances the two costs
+// of a query, scoring every centroid and scanning the probed clusters.
+func (ix *Index) nlistFor(n int) int {
+	if ix.nlist > 0 {
+		return min(ix.nlist, n)
+	}
+	return max(16, int(math.Round(0.8*math.Sqrt(float64(n)))))
+}
+
+func (ix *Index) probes(iv *ivf) int {
+	if ix.nprobe > 0 {
+		return min(ix.nprobe, iv.nlist)
+	}
+	return min(iv.nlist, max(16, iv.nlist/16))
+}
+
+func (ix *Index) rescoreFor(k int) int {
+	if ix.rescore > 0 {
+		return ix.rescore
+	}
+	return max(64, 8*k)
+}

@@ -1,0 +1,316 @@
+// Package vecindex is clawmem's in-memory vector index. The SQLite store
+// keeps vectors durable and loads them all into an Index at open; the index
+// answers nearest-neighbour searches by cosine similarity, filtered by scope
+// group inside the scan.
+//
+// Vectors live in one contiguous row-major float32 matrix, L2-normalised on
+// insert, so an exact search is a single streaming pass of dot products split
+// across cores. On amd64 with AVX and FMA the dot product is an assembly
+// kernel, which keeps that pass at memory speed; elsewhere, or built with
+// -tags purego, a portable Go kernel is used. In IVF mode a k-means
+// clustering plus an int8 copy of the vectors, laid out per cluster, lets a
+// search read only the clusters nearest the query and then re-score the best
+// candidates exactly.
+//
+// IVF lifecycle: searches are exact until Build is first called; call it once
+// after the bulk load at open. From then on inserts, updates and removals keep
+// the clusters correct incrementally (a new or changed vector joins its
+// nearest cluster), and the index retrains itself in the background once it
+// has seen as many writes as it had rows at the last training, e.g. when it
+// has doubled. Training does its heavy work without the lock or under the
+// read lock in short batches, so searches and writes carry on; the write lock
+// is held only to start it and to swap the result in.
+package vecindex
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Mode selects how Search finds neighbours.
+type Mode int
+
+const (
+	// Exact scans every vector.
+	Exact Mode = iota
+	// IVF probes the clusters nearest the query and re-scores exactly.
+	IVF
+)
+
+// Options tunes an Index; the zero value is an exact index using all cores.
+type Options struct {
+	Mode    Mode
+	NList   int // IVF: number of clusters; 0 = auto (≈0.8·√n, 253 at 100k)
+	NProbe  int // IVF: clusters probed per query; 0 = auto (NList/16, at least 16)
+	Rescore int // IVF: quantised candidates re-scored exactly; 0 = auto (max(64, 8k))
+	Workers int // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
+}
+
+// Errors returned by Upsert, matched with errors.Is.
+var (
+	ErrDimension = errors.New("vecindex: wrong vector dimension")
+	ErrNotFinite = errors.New("vecindex: vector has a NaN or infinite component")
+)
+
+// Hit is one search result; Sim is the cosine similarity.
+type Hit struct {
+	Key int64
+	Sim float32
+}
+
+// Index is a set of (key, group, vector) rows. It is safe for concurrent use:
+// searches run in parallel with each other, writes are exclusive.
+type Index struct {
+	dim     int
+	mode    Mode
+	nlist   int
+	nprobe  int
+	rescore int
+	workers int
+
+	mu     sync.RWMutex
+	data   []float32 // row-major n×dim; rows are unit length or zero
+	keys   []int64
+	groups []uint32
+	rowOf  map[int64]int32
+	groupN map[uint32]int // rows per group, to size filtered IVF probes
+
+	ivf      *ivf               // nil until trained; searches are exact meanwhile
+	trained  bool               // Build was called, so keep the clustering fresh
+	writes   int                // writes since the last training started
+	touched  map[int64]struct{} // keys written while a training is in flight
+	retrains bool               // a background retraining is queued or running, so start no other
+
+	buildMu sync.Mutex // serialises trainings
+}
+
+// New returns an empty index of dim-dimensional vectors. It panics if dim < 1.
+func New(dim int, o Options) *Index {
+	if dim < 1 {
+		panic(fmt.Sprintf("vecindex: dimension %d < 1", dim))
+	}
+	w := o.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return &Index{
+		dim: dim, mode: o.Mode, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w,
+		rowOf: map[int64]int32{}, groupN: map[uint32]int{},
+	}
+}
+
+// Dim is the vector dimension.
+func (ix *Index) Dim() int { return ix.dim }
+
+// Len is the number of rows.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.keys)
+}
+
+// Reserve pre-sizes storage for n rows so a bulk load neither reallocates nor
+// leaves doubled-up garbage behind (the matrix alone is n·dim·4 bytes).
+func (ix *Index) Reserve(n int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if n <= len(ix.keys) {
+		return
+	}
+	ix.data = slices.Grow(ix.data, n*ix.dim-len(ix.data))
+	ix.keys = slices.Grow(ix.keys, n-len(ix.keys))
+	ix.groups = slices.Grow(ix.groups, n-len(ix.groups))
+	if ix.ivf != nil {
+		ix.ivf.where = slices.Grow(ix.ivf.where, n-len(ix.ivf.where))
+	}
+	m := make(map[int64]int32, n)
+	for k, r := range ix.rowOf {
+		m[k] = r
+	}
+	ix.rowOf = m
+}
+
+// Upsert inserts a row, or replaces the group and vector of an existing key
+// in place. The vector is stored L2-normalised; a zero vector stays zero and
+// scores 0 against everything. A vector of the wrong length fails with
+// ErrDimension, one with a NaN or infinite component with ErrNotFinite.
+func (ix *Index) Upsert(key int64, group uint32, vec []float32) error {
+	inv, err := ix.invNorm(vec)
+	if err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	r, exists := ix.rowOf[key]
+	if !exists {
+		r = int32(len(ix.keys))
+		ix.data = slices.Grow(ix.data, ix.dim)[:len(ix.data)+ix.dim]
+		ix.keys = append(ix.keys, key)
+		ix.groups = append(ix.groups, group)
+		ix.rowOf[key] = r
+		ix.groupN[group]++
+	} else {
+		ix.regroup(r, group)
+	}
+	row := ix.row(r)
+	for i, x := range vec {
+		row[i] = float32(float64(x) * inv)
+	}
+	if ix.ivf != nil {
+		ix.ivf.place(r, row, exists)
+	}
+	ix.touch(key)
+	ix.wrote()
+	return nil
+}
+
+// invNorm validates vec and returns 1/‖vec‖, or 0 for a zero vector. The norm
+// is accumulated in float64 so large finite components cannot overflow it.
+func (ix *Index) invNorm(vec []float32) (float64, error) {
+	if len(vec) != ix.dim {
+		return 0, fmt.Errorf("%w: got %d components, want %d", ErrDimension, len(vec), ix.dim)
+	}
+	var ss float64
+	for _, x := range vec {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, ErrNotFinite
+		}
+		ss += f * f
+	}
+	if ss == 0 {
+		return 0, nil
+	}
+	return 1 / math.Sqrt(ss), nil
+}
+
+// SetGroup moves key to another group; false if the key is absent.
+func (ix *Index) SetGroup(key int64, group uint32) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	r, ok := ix.rowOf[key]
+	if ok {
+		ix.regroup(r, group)
+	}
+	return ok
+}
+
+func (ix *Index) regroup(r int32, group uint32) {
+	old := ix.groups[r]
+	if old == group {
+		return
+	}
+	ix.groups[r] = group
+	ix.groupN[group]++
+	ix.uncount(old)
+}
+
+func (ix *Index) uncount(g uint32) {
+	if ix.groupN[g]--; ix.groupN[g] == 0 {
+		delete(ix.groupN, g)
+	}
+}
+
+// Remove deletes key in O(1) by moving the last row into its place; false if
+// the key is absent.
+func (ix *Index) Remove(key int64) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	r, ok := ix.rowOf[key]
+	if !ok {
+		return false
+	}
+	last := int32(len(ix.keys) - 1)
+	if ix.ivf != nil {
+		ix.ivf.unlink(r)
+	}
+	ix.uncount(ix.groups[r])
+	if r != last {
+		moved := ix.keys[last]
+		copy(ix.row(r), ix.row(last))
+		ix.keys[r] = moved
+		ix.groups[r] = ix.groups[last]
+		ix.rowOf[moved] = r
+		if ix.ivf != nil {
+			ix.ivf.relink(last, r)
+		}
+		ix.touch(moved)
+	}
+	ix.data = ix.data[:int(last)*ix.dim]
+	ix.keys = ix.keys[:last]
+	ix.groups = ix.groups[:last]
+	if ix.ivf != nil {
+		ix.ivf.where = ix.ivf.where[:last]
+	}
+	delete(ix.rowOf, key)
+	ix.wrote()
+	return true
+}
+
+// Vector returns a copy of the stored (normalised) vector of key.
+func (ix *Index) Vector(key int64) ([]float32, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	r, ok := ix.rowOf[key]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(ix.row(r)), true
+}
+
+func (ix *Index) row(r int32) []float32 {
+	i := int(r) * ix.dim
+	return ix.data[i : i+ix.dim : i+ix.dim]
+}
+
+// touch notes that key's vector or row changed, so a training in flight must
+// re-place it rather than trust the cluster it computed earlier.
+func (ix *Index) touch(key int64) {
+	if ix.touched != nil {
+		ix.touched[key] = struct{}{}
+	}
+}
+
+// wrote counts a write towards the next automatic retraining and starts one
+// in the background when due.
+func (ix *Index) wrote() {
+	ix.writes++
+	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < minIVFRows {
+		return
+	}
+	if ix.ivf != nil && ix.writes < ix.ivf.trainedOn {
+		return
+	}
+	ix.retrains = true
+	go func() {
+		ix.train()
+		ix.mu.Lock()
+		ix.retrains = false
+		ix.mu.Unlock()
+	}()
+}
+
+// Stats describes an index's size and clustering.
+type Stats struct {
+	Len, Dim    int
+	Trained     bool  // IVF clusters are in use
+	NList       int   // clusters (0 if not trained)
+	NProbe      int   // clusters probed per unfiltered query
+	VectorBytes int64 // the float32 matrix (capacity)
+	IVFBytes    int64 // everything IVF adds: centroids, int8 codes, scales, list and row maps
+}
+
+// Stats reports the index's current size and clustering.
+func (ix *Index) Stats() Stats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := Stats{Len: len(ix.keys), Dim: ix.dim, VectorBytes: int64(cap(ix.data)) * 4}
+	if iv := ix.ivf; iv != nil {
+		s.Trained, s.NList, s.NProbe, s.IVFBytes = true, iv.nlist, ix.probes(iv), iv.bytes()
+	}
+	return s
+}
