@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,8 @@ type Store struct {
 	groups map[string]uint32
 
 	closed atomic.Bool
+	// bg tracks the background index build, which Close waits for.
+	bg sync.WaitGroup
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -178,6 +181,11 @@ func (s *Store) load(ctx context.Context) error {
 	}
 	defer rows.Close()
 	vec := make([]float32, s.dim)
+	// The driver allocates every blob afresh; collecting that garbage every
+	// few MB reuses the same pages instead of letting the heap double, which
+	// keeps both the open time and the peak RSS near the index's own size.
+	const gcEvery = 32 << 20
+	sinceGC := 0
 	for rows.Next() {
 		var seq int64
 		var scope string
@@ -192,11 +200,18 @@ func (s *Store) load(ctx context.Context) error {
 		if err := s.ix.Upsert(seq, s.group(scope), vec); err != nil {
 			return fmt.Errorf("load vector of row %d: %w", seq, err)
 		}
+		if sinceGC += len(blob); sinceGC >= gcEvery {
+			runtime.GC()
+			sinceGC = 0
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
-	return s.ix.Build()
+	// Training an approximate index takes seconds at 100k vectors; searches
+	// are exact until it is done, so the store is usable at once.
+	s.bg.Go(func() { _ = s.ix.Build() })
+	return nil
 }
 
 // Dimensions implements engine.Store.
@@ -213,6 +228,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.bg.Wait()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	err := s.db.Close()

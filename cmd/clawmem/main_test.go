@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	code := 0
+	if err := root.Execute(); err != nil {
+		code = 1
+		if _, silent := err.(errSilent); !silent {
+			errb.WriteString(err.Error())
+		}
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version", "--json")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != Version {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}
+
+func TestDoctorOnDefaults(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "doctor", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("doctor failed: %s %s", out, errOut)
+	}
+	for _, want := range []string{"[ok  ] config", "[ok  ] embedder  local-lexical answers with 384 dimensions", "[ok  ] store", "full-text search on"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestDoctorReportsProblems(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, _ := runCLI(t, "doctor", "--data-dir", dir); code != 0 {
+		t.Fatal("first doctor failed")
+	}
+	cases := []struct {
+		name, config, want string
+	}{
+		{"dimension mismatch", `{"embedding":{"provider":"local","dimensions":512}}`, "vector dimension mismatch: table=384, config=512"},
+		{"dead endpoint", `{"embedding":{"baseURL":"http://127.0.0.1:1/v1","model":"nomic-embed-text"}}`, "check embedding.baseURL"},
+		{"unknown model", `{"embedding":{"baseURL":"http://127.0.0.1:1/v1","model":"mystery-model"}}`, "embedding.dimensions"},
+		{"unset env", `{"embedding":{"apiKey":"${CLAWMEM_TEST_UNSET_KEY}","model":"nomic-embed-text"}}`, "CLAWMEM_TEST_UNSET_KEY"},
+		{"unknown key", `{"embeding":{}}`, "unknown field"},
+		{"bad json", `{`, "config"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "config.json")
+			if err := os.WriteFile(cfg, []byte(c.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI(t, "doctor", "--data-dir", dir, "--config", cfg, "--json")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			if !strings.Contains(out+errOut, c.want) {
+				t.Fatalf("output lacks %q:\n%s%s", c.want, out, errOut)
+			}
+		})
+	}
+}
