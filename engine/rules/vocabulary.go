@@ -1,0 +1,274 @@
+package rules
+
+// The word lists, one variable per rule and language. Syntax: see lexicon.go.
+// Lists are deliberately conservative: a missed capture costs one memory, a
+// wrong one pollutes every later recall.
+
+// Capture triggers: the message states something worth keeping.
+var (
+	triggersEnglish = []string{
+		"remember*", "prefer*", "decided", "we decided", "will use", "we'll/i'll use",
+		"my * is/are",
+		"i really? like/prefer/hate/love/want/need",
+		"i'd like/prefer/rather", "i would like/prefer/rather",
+		"always", "never", "important",
+		"don't/dont forget", "do not forget", "keep in mind",
+	}
+	triggersCzech = []string{
+		"zapamatuj*", "preferuj*", "rozhodli jsme", "jsme se rozhodli", "rozhodl/rozhodla jsem",
+		"budeme používat", "můj * je", "moje * je/jsou", "mám rád/ráda", "nesnáším",
+		"vždy/vždycky", "nikdy", "důležit*", "nezapomeň*",
+	}
+	triggersGerman = []string{
+		"merk/merke dir", "ich bevorzuge", "ich mag", "ich hasse", "ich liebe",
+		"wir haben * entschieden/beschlossen", "mein/meine * ist/sind",
+		"immer", "nie", "niemals", "wichtig*", "vergiss nicht",
+	}
+	triggersChinese  = []string{"记住", "偏好", "喜欢", "讨厌", "决定", "总是", "从不", "重要", "别忘了"}
+	triggersJapanese = []string{"覚えて", "好き", "嫌い", "決めた", "いつも", "重要", "大事"}
+	triggersKorean   = []string{"기억해", "좋아해", "좋아한다", "싫어해", "싫어한다", "결정했", "항상", "중요"}
+)
+
+// "My X is" in CJK text, a capture trigger (see slot).
+var (
+	mySlotsChinese  = []slot{{head: "我的", tail: "是"}}
+	mySlotsJapanese = []slot{{head: "私の", tail: "は"}}
+	mySlotsKorean   = []slot{
+		{head: "내 ", tail: "은", wholeWord: true}, {head: "내 ", tail: "는", wholeWord: true},
+		{head: "제 ", tail: "은", wholeWord: true}, {head: "제 ", tail: "는", wholeWord: true},
+	}
+)
+
+// Memory commands: the user asks to change the memory itself, which the
+// memory tools do on request; capturing the request would store its opposite.
+var (
+	memoryCommandsEnglish = []string{
+		"^ please/pls/just/ok/okay/now? forget that/this/it/everything/what/about/all/my/the",
+		"please forget", "forget everything", "forget what i",
+		"can/could/would/will you please? forget",
+		"delete/remove/erase/clear/wipe/purge/reset * memories",
+		"delete/remove/erase/clear/wipe/purge/reset your/my/that/this memory",
+		"delete/remove/erase/wipe/purge it/that/this from your? memory",
+		"stop remembering", "don't/dont remember/store/save that/this",
+		"do not remember/store/save that/this",
+	}
+	memoryCommandsCzech = []string{
+		"zapomeň/zapomen/zapomeňte/zapomente", "smaž/smazat/vymaž/vymazat * paměť/paměti/vzpomínky/vzpomínku",
+	}
+	memoryCommandsGerman = []string{
+		"vergiss alles", "vergiss was", "vergiss dass",
+		"lösch* * erinnerung*/gedächtnis/speicher", "erinnerung*/gedächtnis löschen",
+	}
+	memoryCommandsChinese = []string{
+		"删除记忆", "删除我的记忆", "删除所有记忆", "删掉记忆", "清除记忆", "清空记忆",
+		"!不要/别/不/没/没有/不会 忘记这", "!不要/别/不/没/没有/不会 忘记那",
+		"!不要/别/不/没/没有/不会 忘记我说", "!不要/别/不/没/没有/不会 忘掉",
+		"!不要/别/不/没/没有/不会 忘了这", "!不要/别/不/没/没有/不会 忘了我说",
+	}
+	memoryCommandsJapanese = []string{
+		"忘れてください", "忘れて下さい", "忘れてくれ", "忘れてほしい", "記憶を削除", "記憶を消して", "記憶を消去",
+	}
+	memoryCommandsKorean = []string{
+		"잊어줘", "잊어 줘", "잊어주세요", "잊어 주세요", "잊어버려", "기억을 삭제", "기억 삭제", "기억을 지워", "기억 지워",
+	}
+)
+
+// Prompt injection in words; role tags and tool calls are structural checks
+// in injection.go.
+var (
+	injectionEnglish = []string{
+		"ignore/disregard/forget/override/bypass the/your/these/all/any? " +
+			"all/any/previous/above/prior/earlier/preceding/system/developer/existing/original/your " +
+			"previous/above/prior/earlier/preceding/system/developer? " +
+			"instruction/instructions/prompt/prompts/rules/directions/guidelines",
+		"do not follow the/your/any? system/developer",
+		"don't/dont follow the/your/any? system/developer",
+		"system prompt*", "developer message*",
+	}
+	injectionCzech = []string{
+		"ignoruj* všechny/předchozí/předešlé/dosavadní * instrukce/pokyny",
+	}
+	injectionGerman = []string{
+		"ignorier* alle/vorherigen/bisherigen/obigen/vorigen * anweisungen/instruktionen",
+		"vergiss alle * anweisungen/instruktionen",
+	}
+	injectionChinese = []string{
+		"忽略之前的", "忽略以上", "忽略上面的", "忽略所有指令", "忽略所有的指令", "无视之前", "无视以上", "系统提示",
+	}
+	injectionJapanese = []string{"以前の指示を無視", "前の指示を無視", "すべての指示を無視", "上記の指示を無視", "システムプロンプト"}
+	injectionKorean   = []string{"이전 지시를 무시", "이전 지시 무시", "모든 지시를 무시", "이전 지침을 무시", "시스템 프롬프트"}
+)
+
+// Categories, tried in the order preference, decision, entity, fact.
+var (
+	preferenceEnglish = []string{
+		"prefer*", "!look/looks/looked/looking/feel/feels/felt/seem/seems/sound/sounds/something/just/more/exactly like",
+		"likes", "love/loves/loved", "hate/hates/hated", "want/wants", "dislike*",
+		"favorite*", "favourite*", "would/i'd rather",
+	}
+	preferenceCzech = []string{
+		"preferuj*", "mám/má/máme rád/ráda/rádi", "miluj*", "nesnáším", "nenávidím", "chci", "radši", "raději", "oblíben*",
+	}
+	preferenceGerman = []string{
+		"bevorzug*", "mag", "mögen", "liebe", "hasse", "ich will", "ich möchte", "lieber", "gern/gerne", "lieblings*",
+	}
+	preferenceChinese  = []string{"喜欢", "偏好", "讨厌", "想要", "更爱", "最爱", "爱吃", "爱喝", "倾向于"}
+	preferenceJapanese = []string{"好き", "嫌い", "好み", "好む", "ほうがいい", "方がいい"}
+	preferenceKorean   = []string{"좋아해", "좋아한다", "좋아합니다", "싫어", "선호", "원해", "원한다"}
+
+	decisionEnglish = []string{
+		"decided", "decision", "will use", "we'll/i'll use", "going/gonna to? use", "chose", "chosen", "settled on", "agreed",
+	}
+	decisionCzech    = []string{"rozhodl*", "rozhodnut*", "budeme používat", "použijeme", "vybrali jsme"}
+	decisionGerman   = []string{"entschieden", "beschlossen", "entscheidung", "werden * verwenden/nutzen/benutzen", "wir nehmen"}
+	decisionChinese  = []string{"决定", "确定用", "选定", "选择了", "就用", "定了"}
+	decisionJapanese = []string{"決めた", "決定", "決まった", "ことにした", "ことにしました"}
+	decisionKorean   = []string{"결정", "하기로 했", "하기로 함", "쓰기로", "사용하기로"}
+
+	entityEnglish = []string{
+		"is/are/am called", "named", "my/his/her/their name is",
+	}
+	entityCzech    = []string{"jmenuj*", "moje jméno", "říkají mi"}
+	entityGerman   = []string{"heiße/heißt/heisse/heisst", "mein/sein/ihr name ist", "nennt sich"}
+	entityChinese  = []string{"我叫", "名字是", "名字叫", "叫做", "称为"}
+	entityJapanese = []string{"名前は", "と申します", "といいます", "という名前"}
+	entityKorean   = []string{"이름은", "이름이", "라고 합니다", "라고 해요", "라고 불러"}
+
+	factEnglish  = []string{"is/are/has/have"}
+	factCzech    = []string{"je/jsou/má/mají"}
+	factGerman   = []string{"ist/sind/hat/haben"}
+	factChinese  = []string{"是", "有"}
+	factJapanese = []string{"です", "である", "あります", "います"}
+	factKorean   = []string{"입니다", "이에요", "예요", "이다", "있다", "있어요", "있습니다"}
+)
+
+// Noise: what an agent says when it has nothing, questions about the memory
+// itself, and session boilerplate. Anchored, because "I don't recall" inside
+// a longer statement is still a statement.
+const apology = "^ sorry/unfortunately/hmm/well/apologies/ah/oh? but? "
+
+var (
+	noiseEnglish = []string{
+		apology + "i don't/dont have any? information/info/memories/memory/record/records/data/details/knowledge/context",
+		apology + "i do not have any? information/info/memories/memory/record/records/data/details/knowledge/context",
+		apology + "i'm/im not sure about/whether/if",
+		apology + "i am not sure about/whether/if",
+		apology + "i don't/dont recall/remember",
+		apology + "i do not recall/remember",
+		apology + "i have no information/memory/memories/record/records/recollection",
+		apology + "i couldn't/cannot/can't find any? information/memories/records/relevant",
+		apology + "i could not find any? information/memories/records/relevant",
+		"^ do/can/could/would you still? remember/recall",
+		"^ what do you know/remember about me/my",
+		"^ what do you remember",
+		"^ new/fresh session started",
+		"^ fresh session",
+		"^ session started/reset",
+		"^ starting a new/fresh session",
+	}
+	noiseCzech = []string{
+		"^ nemám žádné informace/záznamy", "^ nevím", "^ nepamatuji/nepamatuju si?",
+		"^ pamatuješ si", "^ co o mně víš",
+	}
+	noiseGerman = []string{
+		"^ ich habe keine informationen/erinnerung/erinnerungen/daten", "^ ich weiß/weiss nicht",
+		"^ ich erinnere mich nicht", "^ erinnerst du dich", "^ weißt/weisst du noch",
+		"^ was weißt/weisst du über mich",
+	}
+	noiseChinese = []string{
+		"^ 我不记得", "^ 我没有相关", "^ 我没有关于", "^ 我不确定", "^ 抱歉，我没有",
+		"^ 你记得", "^ 你还记得", "^ 你知道我", "^ 关于我你知道", "^ 新会话",
+	}
+	noiseJapanese = []string{
+		"覚えていません", "覚えてる？", "覚えてる?", "覚えていますか", "覚えてますか", "^ 私について何を知って", "^ 新しいセッション",
+	}
+	noiseKorean = []string{
+		"기억나지 않", "기억이 나지 않", "기억해?", "기억하니", "기억하세요?", "기억나?", "기억나니", "^ 새 세션",
+	}
+)
+
+// Recall: the query refers to the past or to the user, so a memory lookup is
+// worth it even when the query is short.
+var (
+	recallEnglish = []string{
+		"remember*", "recall*", "forgot", "forgotten", "forget", "memory", "memories",
+		"last time/week/month/year", "before", "previously", "earlier", "yesterday",
+		"my name/email/preference/preferences/birthday/address/phone",
+	}
+	recallCzech = []string{
+		"pamatuj*", "vzpomeň*", "zapomněl*", "minule", "předtím", "včera",
+		"moje jméno", "můj email",
+	}
+	recallGerman = []string{
+		"erinnerst", "erinnere", "erinnern", "gedächtnis", "letztes/letzte mal", "vorher", "früher", "gestern",
+		"mein name", "meine email/mail/adresse", "meine e mail",
+	}
+	recallChinese  = []string{"记得", "之前", "上次", "以前", "昨天", "我的", "记忆", "忘了"}
+	recallJapanese = []string{"覚えて", "前回", "以前", "この前", "昨日", "私の名前", "記憶"}
+	recallKorean   = []string{"기억", "지난번", "전에", "어제", "내 이름", "제 이름"}
+)
+
+// Shell-like first words; retrieval.go also requires the message to be short.
+var shellCommands = []string{
+	"^ run/build/test/tests/git/npm/npx/yarn/pnpm/bun/ls/cd/pwd/cargo/pip/pip3/python/python3/node/" +
+		"docker/kubectl/mkdir/rm/cp/mv/grep/curl/ssh/lint/deploy/install/commit/push/pull/rebase/sudo/brew/apt",
+	"^ go build/test/run/vet/mod/get/fmt/install/generate",
+}
+
+// Whole messages, compared after bareForm: punctuation and emoji dropped.
+var (
+	greetings = []string{
+		"hi", "hello", "hey", "hiya", "howdy", "yo", "sup", "greetings",
+		"hi there", "hello there", "hey there", "hi again", "hello again", "hey again",
+		"hi all", "hello all", "hi everyone", "hello everyone", "hey everyone",
+		"good morning", "good afternoon", "good evening", "good night", "morning", "evening",
+		"hallo", "servus", "moin", "guten morgen", "guten tag", "guten abend",
+		"ahoj", "čau", "nazdar", "dobrý den", "dobré ráno", "dobrý večer",
+		"你好", "您好", "嗨", "哈喽", "早上好", "晚上好", "早安", "晚安", "大家好",
+		"こんにちは", "おはよう", "おはようございます", "こんばんは", "やあ",
+		"안녕", "안녕하세요", "안녕하십니까",
+	}
+	acknowledgements = []string{
+		"yes", "y", "yeah", "yep", "yup", "no", "n", "nope", "nah", "ok", "okay", "k", "kk", "sure", "sure thing",
+		"thanks", "thank you", "thanks a lot", "thx", "ty", "cool", "great", "nice", "perfect", "awesome",
+		"good", "fine", "alright", "all right", "got it", "sounds good", "makes sense", "understood", "right",
+		"exactly", "correct", "agreed", "of course", "no problem", "np", "lgtm", "done", "yes please",
+		"no thanks", "ok thanks", "okay thanks",
+		"ja", "nein", "danke", "danke schön", "gut", "genau", "passt", "alles klar", "in ordnung",
+		"ano", "ne", "jo", "díky", "děkuji", "dobře", "v pořádku", "jasně",
+		"好", "好的", "是的", "是", "对", "对的", "谢谢", "行", "可以", "嗯", "嗯嗯", "没问题", "收到", "明白",
+		"はい", "いいえ", "ありがとう", "了解", "うん", "オッケー", "わかった", "分かりました",
+		"네", "아니요", "아니", "고마워", "감사합니다", "응", "알겠어", "좋아요", "오케이",
+	}
+	continuations = []string{
+		"go ahead", "continue", "proceed", "go on", "keep going", "carry on", "next", "do it",
+		"please continue", "continue please", "yes continue", "ok go ahead", "yes go ahead",
+		"weiter", "mach weiter", "fortfahren", "pokračuj", "pokračuj prosím", "dál",
+		"继续", "继续吧", "开始吧", "続けて", "続けてください", "進めて", "계속", "계속해", "계속해줘", "진행해",
+	}
+)
+
+var (
+	vocabulary      = buildVocabulary()
+	greetingSet     = bareSet(greetings)
+	acknowledgeSet  = bareSet(acknowledgements)
+	continuationSet = bareSet(continuations)
+)
+
+func buildVocabulary() *lexicon {
+	l := newLexicon()
+	l.add(ruleTrigger, triggersEnglish, triggersCzech, triggersGerman, triggersChinese, triggersJapanese, triggersKorean)
+	l.add(ruleMemoryCommand, memoryCommandsEnglish, memoryCommandsCzech, memoryCommandsGerman,
+		memoryCommandsChinese, memoryCommandsJapanese, memoryCommandsKorean)
+	l.add(ruleInjection, injectionEnglish, injectionCzech, injectionGerman,
+		injectionChinese, injectionJapanese, injectionKorean)
+	l.add(rulePreference, preferenceEnglish, preferenceCzech, preferenceGerman,
+		preferenceChinese, preferenceJapanese, preferenceKorean)
+	l.add(ruleDecision, decisionEnglish, decisionCzech, decisionGerman, decisionChinese, decisionJapanese, decisionKorean)
+	l.add(ruleEntity, entityEnglish, entityCzech, entityGerman, entityChinese, entityJapanese, entityKorean)
+	l.add(ruleFact, factEnglish, factCzech, factGerman, factChinese, factJapanese, factKorean)
+	l.add(ruleNoise, noiseEnglish, noiseCzech, noiseGerman, noiseChinese, noiseJapanese, noiseKorean)
+	l.add(ruleRecall, recallEnglish, recallCzech, recallGerman, recallChinese, recallJapanese, recallKorean)
+	l.add(ruleShell, shellCommands)
+	return l
+}
