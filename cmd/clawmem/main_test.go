@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine/memory"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -76,5 +81,46 @@ func TestDoctorReportsProblems(t *testing.T) {
 				t.Fatalf("output lacks %q:\n%s%s", c.want, out, errOut)
 			}
 		})
+	}
+}
+
+func TestSearchExplain(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, st, err := openEngine(context.Background(), cfg, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"We deploy with Docker compose on the build server", "I prefer oolong tea in the morning", "Set JINA_API_KEY in the systemd unit"} {
+		if _, err := eng.Store(context.Background(), memory.Admin(), memory.StoreRequest{Text: text}, memory.DedupTool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errOut := runCLI(t, "search", "docker compose", "--data-dir", dir, "--explain")
+	if code != 0 {
+		t.Fatalf("search failed: %s", errOut)
+	}
+	for _, want := range []string{"1. [", "Docker compose", "vector ", "bm25 ", "fused ", "reranked ", "final "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI(t, "search", "JINA_API_KEY", "--data-dir", dir, "--json")
+	var res struct {
+		Candidates []struct {
+			Memory  struct{ Text string }
+			Sources struct{ BM25Hit bool }
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Candidates) == 0 ||
+		!strings.Contains(res.Candidates[0].Memory.Text, "JINA_API_KEY") || !res.Candidates[0].Sources.BM25Hit {
+		t.Fatalf("json search: %d %s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "search", "x", "--data-dir", dir, "--agent", "a.b"); code != 1 || !strings.Contains(errOut, "agent id") {
+		t.Fatalf("bad agent: %d %s", code, errOut)
 	}
 }

@@ -71,7 +71,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.configPath, "config", "", "config file (default $CLAWMEM_CONFIG, else <data-dir>/config.json if present)")
 	pf.StringVar(&a.dataDir, "data-dir", "", "data directory (default $CLAWMEM_DATA_DIR, else ~/.clawmem)")
 	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(a.versionCmd(), a.doctorCmd(), a.benchCmd())
+	root.AddCommand(a.versionCmd(), a.doctorCmd(), a.searchCmd(), a.benchCmd())
 	return root
 }
 

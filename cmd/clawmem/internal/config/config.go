@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/rerank"
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -23,9 +27,21 @@ type Config struct {
 	// backups. Default ~/.clawmem.
 	DataDir string `json:"dataDir,omitempty"`
 	// DBPath is the store's directory. Default <dataDir>/store.
-	DBPath    string    `json:"dbPath,omitempty"`
-	Embedding Embedding `json:"embedding"`
-	Store     Store     `json:"store"`
+	DBPath    string        `json:"dbPath,omitempty"`
+	Embedding Embedding     `json:"embedding"`
+	Store     Store         `json:"store"`
+	Retrieval Retrieval     `json:"retrieval"`
+	Scopes    scopes.Config `json:"scopes"`
+}
+
+// Retrieval is the seed's retrieval.* block: the pipeline's knobs plus the
+// cross-encoder's endpoint.
+type Retrieval struct {
+	retrieve.Config
+	RerankAPIKey   string `json:"rerankApiKey,omitempty"`
+	RerankModel    string `json:"rerankModel,omitempty"`
+	RerankEndpoint string `json:"rerankEndpoint,omitempty"`
+	RerankProvider string `json:"rerankProvider,omitempty"`
 }
 
 // Embedding is the seed's embedding.* block, plus provider.
@@ -70,7 +86,7 @@ func DefaultDataDir() string {
 // <dataDir>/config.json if it exists) and applies defaults. dataDir, when
 // non-empty, overrides the file's dataDir.
 func Load(path, dataDir string) (*Config, error) {
-	c := &Config{}
+	c := &Config{Retrieval: Retrieval{Config: retrieve.DefaultConfig()}}
 	explicit := path != ""
 	if path == "" {
 		path = os.Getenv(EnvConfig)
@@ -134,6 +150,9 @@ func (c *Config) applyDefaults() {
 
 // Validate checks values that defaults cannot fix.
 func (c *Config) Validate() error {
+	if err := c.Retrieval.Config.Validate(); err != nil {
+		return err
+	}
 	switch c.Store.Index {
 	case "exact", "approximate":
 	default:
@@ -161,4 +180,26 @@ func (c *Config) IndexOptions() vecindex.Options {
 		o.Mode = vecindex.IVF
 	}
 	return o
+}
+
+// Reranker builds the cross-encoder client, or nil when the pipeline
+// needs none: rerank is not cross-encoder, or no key is configured for a
+// provider that needs one (retrieval then uses the cosine fallback).
+func (c *Config) Reranker() (rerank.Reranker, error) {
+	r := c.Retrieval
+	if r.Rerank != retrieve.RerankCrossEncoder {
+		return nil, nil
+	}
+	key, err := envsubst.Expand(r.RerankAPIKey)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval.rerankApiKey: %w", err)
+	}
+	if key == "" && r.RerankProvider != string(rerank.TEI) {
+		return nil, nil
+	}
+	endpoint, err := envsubst.Expand(r.RerankEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval.rerankEndpoint: %w", err)
+	}
+	return rerank.New(rerank.Config{Provider: rerank.Provider(r.RerankProvider), Endpoint: endpoint, APIKey: key, Model: r.RerankModel})
 }

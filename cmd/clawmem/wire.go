@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+)
+
+// openEngine builds the whole engine on the configured store. The caller
+// closes the returned store.
+func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, *sqlitestore.Store, error) {
+	emb, err := embed.New(cfg.EmbedConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedding: %w", err)
+	}
+	sm, err := scopes.New(cfg.Scopes)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range sm.Warnings() {
+		log.Warn(w)
+	}
+	rr, err := cfg.Reranker()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: emb.Dimensions(), Index: cfg.IndexOptions()})
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []retrieve.Option{retrieve.WithLogger(log)}
+	if rr != nil {
+		opts = append(opts, retrieve.WithReranker(rr))
+	}
+	ret, err := retrieve.New(st, cfg.Retrieval.Config, opts...)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return memory.New(st, emb, ret, sm), st, nil
+}

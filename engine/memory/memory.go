@@ -1,0 +1,524 @@
+// Package memory is the engine facade every caller uses — the query
+// service, the store worker, the CLI and the MCP server: recall, auto-recall
+// context, store with dedup, forget, update, list and stats, each checked
+// against the caller's scopes.
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Dedup thresholds on the vector score scale 1/(1+d) (SPEC §1).
+const (
+	DedupTool    = 0.98 // memory_store
+	DedupCapture = 0.95 // auto-capture, import, distilled lessons
+	// ForgetAutoDelete: a query-based forget deletes on its own only when
+	// exactly one candidate scores above this.
+	ForgetAutoDelete = 0.9
+	// ContextMinScore is auto-recall's threshold.
+	ContextMinScore = 0.3
+)
+
+// Errors the facade returns besides the store's.
+var (
+	ErrNoIdentity = errors.New("request has no agent identity")
+	ErrRejected   = errors.New("rejected")
+)
+
+// Who is the caller. The zero value has no identity and is refused.
+type Who struct {
+	agent string
+	admin bool
+}
+
+// Agent is a call on behalf of agent id.
+func Agent(id string) Who { return Who{agent: id} }
+
+// Admin is an operator call (CLI, backups): every scope.
+func Admin() Who { return Who{admin: true} }
+
+// AgentID returns the agent's id ("" for admin).
+func (w Who) AgentID() string { return w.agent }
+
+// IsAdmin reports an admin caller.
+func (w Who) IsAdmin() bool { return w.admin }
+
+// Engine ties the store, embedder, retriever and scope rules together.
+type Engine struct {
+	store  engine.Store
+	emb    embed.Embedder
+	ret    *retrieve.Retriever
+	scopes *scopes.Manager
+	now    func() time.Time
+}
+
+// New builds an engine.
+func New(store engine.Store, emb embed.Embedder, ret *retrieve.Retriever, sm *scopes.Manager) *Engine {
+	return &Engine{store: store, emb: emb, ret: ret, scopes: sm, now: time.Now}
+}
+
+// Backend returns the underlying store.
+func (e *Engine) Backend() engine.Store { return e.store }
+
+// Embedder returns the embedder.
+func (e *Engine) Embedder() embed.Embedder { return e.emb }
+
+// Scopes returns the scope manager.
+func (e *Engine) Scopes() *scopes.Manager { return e.scopes }
+
+// Retriever returns the retriever.
+func (e *Engine) Retriever() *retrieve.Retriever { return e.ret }
+
+// readFilter is what who may read, narrowed to scope when one is asked for.
+func (e *Engine) readFilter(who Who, scope string) (engine.ScopeFilter, error) {
+	if who.admin {
+		if scope == "" {
+			return engine.AllScopes(), nil
+		}
+		if err := schemas.ValidateScope(scope); err != nil {
+			return engine.ScopeFilter{}, err
+		}
+		return engine.InScopes(scope), nil
+	}
+	if who.agent == "" {
+		return engine.ScopeFilter{}, ErrNoIdentity
+	}
+	if err := schemas.ValidateAgentID(who.agent); err != nil {
+		return engine.ScopeFilter{}, err
+	}
+	if scope == "" {
+		return e.scopes.Filter(who.agent), nil
+	}
+	if err := schemas.ValidateScope(scope); err != nil {
+		return engine.ScopeFilter{}, err
+	}
+	if !e.scopes.IsAccessible(scope, who.agent) {
+		return engine.ScopeFilter{}, fmt.Errorf("%w: agent %q may not use scope %q", engine.ErrScopeDenied, who.agent, scope)
+	}
+	return engine.InScopes(scope), nil
+}
+
+// writeScope is where who's new memory goes.
+func (e *Engine) writeScope(who Who, requested string) (string, error) {
+	if who.admin {
+		if requested == "" {
+			return e.scopes.Default(""), nil
+		}
+		return requested, e.scopes.Validate(requested)
+	}
+	if who.agent == "" {
+		return "", ErrNoIdentity
+	}
+	return e.scopes.Resolve(who.agent, requested)
+}
+
+// RecallOptions tunes Recall.
+type RecallOptions struct {
+	Limit    int
+	Scope    string
+	Category schemas.Category
+	MinScore *float64
+}
+
+// Recall runs hybrid retrieval for who.
+func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOptions) (retrieve.Result, error) {
+	f, err := e.readFilter(who, o.Scope)
+	if err != nil {
+		return retrieve.Result{}, err
+	}
+	if o.Category != "" && !o.Category.Valid() {
+		return retrieve.Result{}, fmt.Errorf("%w: category %q", schemas.ErrInvalid, o.Category)
+	}
+	query = strings.ToValidUTF8(query, "")
+	if strings.TrimSpace(query) == "" {
+		return retrieve.Result{}, fmt.Errorf("%w: query is empty", schemas.ErrInvalid)
+	}
+	qv, err := e.emb.EmbedQuery(ctx, truncateRunes(query, retrieve.MaxQueryBytes))
+	if err != nil {
+		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
+	}
+	return e.ret.Retrieve(ctx, retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore})
+}
+
+// ContextResult is auto-recall's answer.
+type ContextResult struct {
+	Block    string               `json:"prependContext"`
+	Memories []retrieve.Candidate `json:"memories,omitempty"`
+	Skipped  string               `json:"skipped,omitempty"` // why retrieval did not run
+	TimedOut bool                 `json:"timedOut,omitempty"`
+}
+
+// Context is auto-recall: it skips prompts that need no memory, retrieves
+// the top 3 above 0.3 and formats the untrusted <relevant-memories> block.
+// It returns within timeout whatever happens, with an empty block if the
+// retrieval did not finish; the agent's turn never waits longer.
+func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout time.Duration) (ContextResult, error) {
+	if _, err := e.readFilter(who, ""); err != nil {
+		return ContextResult{}, err
+	}
+	clean := rules.StripEnvelope(strings.ToValidUTF8(prompt, ""))
+	if clean == "" || rules.ShouldSkipRetrieval(clean) {
+		return ContextResult{Skipped: "prompt needs no memory"}, nil
+	}
+	if timeout <= 0 {
+		timeout = 1500 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type answer struct {
+		res retrieve.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		min := ContextMinScore
+		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: rules.MaxContextMemories, MinScore: &min})
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			if ctx.Err() != nil {
+				return ContextResult{TimedOut: true}, nil
+			}
+			return ContextResult{}, a.err
+		}
+		ms := make([]rules.ContextMemory, len(a.res.Candidates))
+		for i, c := range a.res.Candidates {
+			ms[i] = rules.ContextMemory{Category: c.Memory.Category, Scope: c.Memory.Scope, Text: c.Memory.Text, Score: c.Score}
+		}
+		return ContextResult{Block: rules.FormatRelevantMemories(ms), Memories: a.res.Candidates}, nil
+	case <-ctx.Done():
+		return ContextResult{TimedOut: true}, nil
+	}
+}
+
+// StoreRequest is a memory to store.
+type StoreRequest struct {
+	Text       string
+	Category   schemas.Category // empty: detected from the text
+	Scope      string           // empty: the caller's default scope
+	Importance *float64         // nil: 0.7
+	Metadata   json.RawMessage
+	// ID, when set, makes the write idempotent: a memory with this id that
+	// exists already is reported as a duplicate of itself.
+	ID string
+	// Vector, when set, is the text's passage embedding (saves a call).
+	Vector []float32
+}
+
+// StoreStatus says what Store did.
+type StoreStatus string
+
+// Store outcomes.
+const (
+	Created   StoreStatus = "created"
+	Duplicate StoreStatus = "duplicate"
+)
+
+// StoreResult is Store's answer.
+type StoreResult struct {
+	Status StoreStatus    `json:"status"`
+	Memory schemas.Memory `json:"memory"` // the new memory, or the existing duplicate
+	Score  float64        `json:"score,omitempty"`
+}
+
+// Store saves one memory unless a near-duplicate (vector score ≥ dedup)
+// already exists where who can see it. Noise and prompt-injection text is
+// rejected with ErrRejected, since a memory is replayed into later prompts.
+func (e *Engine) Store(ctx context.Context, who Who, r StoreRequest, dedup float64) (StoreResult, error) {
+	scope, err := e.writeScope(who, r.Scope)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	text := strings.TrimSpace(r.Text)
+	if err := schemas.ValidateText(text); err != nil {
+		return StoreResult{}, err
+	}
+	if rules.IsInjection(text) {
+		return StoreResult{}, fmt.Errorf("%w: the text looks like instructions to an agent (prompt injection), not a memory", ErrRejected)
+	}
+	if rules.IsNoise(text) {
+		return StoreResult{}, fmt.Errorf("%w: the text is noise (a greeting, a denial, a question about memory, or too short)", ErrRejected)
+	}
+	cat := r.Category
+	if cat == "" {
+		cat = rules.DetectCategory(text)
+	}
+	imp := schemas.DefaultImportance
+	if r.Importance != nil {
+		imp = *r.Importance
+	}
+	if r.ID != "" {
+		if ok, err := e.store.Has(ctx, strings.ToLower(r.ID)); err != nil {
+			return StoreResult{}, err
+		} else if ok {
+			m, err := e.store.Get(ctx, r.ID, engine.AllScopes())
+			return StoreResult{Status: Duplicate, Memory: withoutVector(m), Score: 1}, err
+		}
+	}
+	vec := r.Vector
+	if vec == nil {
+		if vec, err = e.emb.EmbedPassage(ctx, text); err != nil {
+			return StoreResult{}, fmt.Errorf("embed: %w", err)
+		}
+	}
+	f, err := e.dedupFilter(who, scope)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	if dedup > 0 {
+		hits, err := e.store.VectorSearch(ctx, vec, engine.SearchOptions{Scopes: f, Limit: 1, MinScore: dedup})
+		if err != nil {
+			return StoreResult{}, err
+		}
+		if len(hits) > 0 {
+			return StoreResult{Status: Duplicate, Memory: withoutVector(hits[0].Memory), Score: hits[0].Score}, nil
+		}
+	}
+	m := schemas.Memory{ID: r.ID, Text: text, Vector: vec, Category: cat, Scope: scope, Importance: imp, Metadata: r.Metadata}
+	if r.ID != "" {
+		m.Timestamp = e.now().UnixMilli()
+		err = e.store.Import(ctx, m)
+		if errors.Is(err, engine.ErrExists) {
+			got, gerr := e.store.Get(ctx, r.ID, engine.AllScopes())
+			return StoreResult{Status: Duplicate, Memory: withoutVector(got), Score: 1}, gerr
+		}
+		if err != nil {
+			return StoreResult{}, err
+		}
+		got, err := e.store.Get(ctx, r.ID, engine.AllScopes())
+		return StoreResult{Status: Created, Memory: withoutVector(got)}, err
+	}
+	out, err := e.store.Add(ctx, m)
+	if err != nil {
+		return StoreResult{}, err
+	}
+	return StoreResult{Status: Created, Memory: withoutVector(out[0])}, nil
+}
+
+// dedupFilter: an agent's duplicate is anything it can already see; an
+// admin's, anything in the target scope.
+func (e *Engine) dedupFilter(who Who, scope string) (engine.ScopeFilter, error) {
+	if who.admin {
+		return engine.InScopes(scope), nil
+	}
+	return e.readFilter(who, "")
+}
+
+func withoutVector(m schemas.Memory) schemas.Memory {
+	m.Vector = nil
+	return m
+}
+
+// ForgetRequest names what to forget: an id (or 8+ char prefix), or a query.
+type ForgetRequest struct {
+	ID    string
+	Query string
+	Scope string
+}
+
+// ForgetResult is Forget's answer: the deleted id, or candidates to choose from.
+type ForgetResult struct {
+	Deleted    string               `json:"deleted,omitempty"`
+	Candidates []retrieve.Candidate `json:"candidates,omitempty"`
+}
+
+// Forget deletes by id, or by query when exactly one candidate scores above
+// 0.9; otherwise it returns the candidates so the caller can pick an id.
+func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetResult, error) {
+	f, err := e.readFilter(who, r.Scope)
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	if r.ID != "" {
+		id, err := e.store.Delete(ctx, r.ID, f)
+		return ForgetResult{Deleted: id}, err
+	}
+	if strings.TrimSpace(r.Query) == "" {
+		return ForgetResult{}, fmt.Errorf("%w: give a memory id or a query", schemas.ErrInvalid)
+	}
+	res, err := e.Recall(ctx, who, r.Query, RecallOptions{Limit: 5, Scope: r.Scope})
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	if sure := confident(res.Candidates); sure != nil {
+		id, err := e.store.Delete(ctx, sure.Memory.ID, f)
+		return ForgetResult{Deleted: id}, err
+	}
+	return ForgetResult{Candidates: stripVectors(res.Candidates)}, nil
+}
+
+// confident returns the one candidate above ForgetAutoDelete, if exactly one is.
+func confident(cs []retrieve.Candidate) *retrieve.Candidate {
+	var hit *retrieve.Candidate
+	for i := range cs {
+		if cs[i].Score > ForgetAutoDelete {
+			if hit != nil {
+				return nil
+			}
+			hit = &cs[i]
+		}
+	}
+	return hit
+}
+
+func stripVectors(cs []retrieve.Candidate) []retrieve.Candidate {
+	for i := range cs {
+		cs[i].Memory.Vector = nil
+	}
+	return cs
+}
+
+// UpdateRequest changes a memory in place. ID may be an id, a prefix, or —
+// when it does not look like one — a query that must single out one memory.
+type UpdateRequest struct {
+	ID         string
+	Text       *string
+	Category   *schemas.Category
+	Importance *float64
+	Scope      string // narrows which memories are considered
+}
+
+// UpdateResult is Update's answer: the updated memory, or candidates.
+type UpdateResult struct {
+	Memory     *schemas.Memory      `json:"memory,omitempty"`
+	Candidates []retrieve.Candidate `json:"candidates,omitempty"`
+}
+
+// Update changes text (re-embedded, checked like Store), category or
+// importance, keeping id and creation time.
+func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateResult, error) {
+	f, err := e.readFilter(who, r.Scope)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	if r.Text == nil && r.Category == nil && r.Importance == nil {
+		return UpdateResult{}, fmt.Errorf("%w: nothing to update (give text, category or importance)", schemas.ErrInvalid)
+	}
+	id := strings.TrimSpace(r.ID)
+	if schemas.ValidateIDOrPrefix(strings.ToLower(id)) != nil {
+		if id == "" {
+			return UpdateResult{}, fmt.Errorf("%w: give a memory id or a query", schemas.ErrInvalid)
+		}
+		res, err := e.Recall(ctx, who, id, RecallOptions{Limit: 5, Scope: r.Scope})
+		if err != nil {
+			return UpdateResult{}, err
+		}
+		switch sure := confident(res.Candidates); {
+		case len(res.Candidates) == 1:
+			id = res.Candidates[0].Memory.ID
+		case sure != nil:
+			id = sure.Memory.ID
+		default:
+			return UpdateResult{Candidates: stripVectors(res.Candidates)}, nil
+		}
+	}
+	p := engine.Patch{Category: r.Category, Importance: r.Importance}
+	if r.Category != nil && !r.Category.Valid() {
+		return UpdateResult{}, fmt.Errorf("%w: category %q", schemas.ErrInvalid, *r.Category)
+	}
+	if r.Text != nil {
+		text := strings.TrimSpace(*r.Text)
+		if err := schemas.ValidateText(text); err != nil {
+			return UpdateResult{}, err
+		}
+		if rules.IsInjection(text) || rules.IsNoise(text) {
+			return UpdateResult{}, fmt.Errorf("%w: the new text is noise or looks like prompt injection", ErrRejected)
+		}
+		// Resolve first so a foreign id costs no embedding call.
+		if _, err := e.store.Resolve(ctx, id, f); err != nil {
+			return UpdateResult{}, err
+		}
+		vec, err := e.emb.EmbedPassage(ctx, text)
+		if err != nil {
+			return UpdateResult{}, fmt.Errorf("embed: %w", err)
+		}
+		p.Text, p.Vector = &text, vec
+	}
+	m, err := e.store.Update(ctx, id, p, f)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	m = withoutVector(m)
+	return UpdateResult{Memory: &m}, nil
+}
+
+// ListOptions selects a page of memories.
+type ListOptions struct {
+	Scope    string
+	Category schemas.Category
+	Limit    int
+	Offset   int
+}
+
+// MaxListLimit bounds one page.
+const MaxListLimit = 1000
+
+// List returns a page of who's memories, newest first.
+func (e *Engine) List(ctx context.Context, who Who, o ListOptions) ([]schemas.Memory, error) {
+	f, err := e.readFilter(who, o.Scope)
+	if err != nil {
+		return nil, err
+	}
+	if o.Limit > MaxListLimit {
+		o.Limit = MaxListLimit
+	}
+	return e.store.List(ctx, engine.ListOptions{Scopes: f, Category: o.Category, Limit: o.Limit, Offset: o.Offset})
+}
+
+// Stats is Stats' answer: counts plus what retrieval runs with.
+type Stats struct {
+	engine.Stats
+	Scopes       []string          `json:"accessibleScopes,omitempty"`
+	FullText     bool              `json:"hasFtsSupport"`
+	Retrieval    retrieve.Config   `json:"retrieval"`
+	Embedding    string            `json:"embeddingModel"`
+	Dimensions   int               `json:"dimensions"`
+	ScopeConfig  scopes.Stats      `json:"scopeStats"`
+	EmbedderInfo *embed.CacheStats `json:"embeddingCache,omitempty"`
+}
+
+// Stats counts who's memories.
+func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error) {
+	f, err := e.readFilter(who, scope)
+	if err != nil {
+		return Stats{}, err
+	}
+	st, err := e.store.Stats(ctx, f)
+	if err != nil {
+		return Stats{}, err
+	}
+	out := Stats{Stats: st, FullText: e.store.HasFullText(), Retrieval: e.ret.Config(), Embedding: e.emb.Model(),
+		Dimensions: e.store.Dimensions(), ScopeConfig: e.scopes.Stats()}
+	if !f.All() {
+		out.Scopes = f.Scopes()
+	}
+	if sp, ok := e.emb.(embed.StatsProvider); ok {
+		cs := sp.CacheStats()
+		out.EmbedderInfo = &cs
+	}
+	return out, nil
+}
+
+func truncateRunes(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	for maxBytes > 0 && s[maxBytes]&0xC0 == 0x80 {
+		maxBytes--
+	}
+	return s[:maxBytes]
+}

@@ -1,0 +1,228 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/rerank"
+	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Retriever runs the pipeline against a store.
+type Retriever struct {
+	store    engine.Store
+	cfg      Config
+	reranker rerank.Reranker // nil: cross-encoder mode falls back to cosine
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// Option configures a Retriever.
+type Option func(*Retriever)
+
+// WithReranker sets the cross-encoder client.
+func WithReranker(r rerank.Reranker) Option { return func(rt *Retriever) { rt.reranker = r } }
+
+// WithClock sets the clock recency and decay are measured against.
+func WithClock(now func() time.Time) Option { return func(rt *Retriever) { rt.now = now } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(rt *Retriever) { rt.log = l } }
+
+// New validates cfg and builds a retriever.
+func New(store engine.Store, cfg Config, opts ...Option) (*Retriever, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Retriever{store: store, cfg: cfg, now: time.Now, log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
+}
+
+// Config returns the retriever's configuration.
+func (r *Retriever) Config() Config { return r.cfg }
+
+// Query is one retrieval request.
+type Query struct {
+	Text     string
+	Vector   []float32 // the query's embedding (EmbedQuery)
+	Scopes   engine.ScopeFilter
+	Limit    int              // results wanted; <= 0: 5
+	Category schemas.Category // optional filter
+	MinScore *float64         // overrides the config's hard minimum
+}
+
+// Result is the outcome of a retrieval.
+type Result struct {
+	Candidates []Candidate `json:"candidates"`
+	Mode       string      `json:"mode"`   // hybrid or vector (after any fallback)
+	Rerank     string      `json:"rerank"` // what the rerank stage did
+}
+
+// MaxQueryBytes bounds a query's text; longer queries are cut (on a rune
+// boundary) rather than refused, since only their words matter.
+const MaxQueryBytes = 8 * 1024
+
+// Retrieve runs the whole pipeline.
+func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
+	res := Result{Mode: r.cfg.Mode, Rerank: RerankNone}
+	if len(q.Vector) == 0 {
+		return res, fmt.Errorf("%w: query vector is empty", schemas.ErrInvalid)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 5
+	}
+	pool := max(r.cfg.CandidatePoolSize, limit)
+	text := truncate(q.Text, MaxQueryBytes)
+	hybrid := r.cfg.Mode == ModeHybrid && r.store.HasFullText() && text != ""
+	if !hybrid {
+		res.Mode = ModeVector
+	}
+	opts := engine.SearchOptions{Scopes: q.Scopes, Limit: pool}
+	if q.Category != "" {
+		// A category filter is applied after search; fetch more so that
+		// the pool still holds enough of that category.
+		opts.Limit = pool * 4
+	}
+	var (
+		vec, bm []engine.SearchResult
+		bmErr   error
+		wg      sync.WaitGroup
+	)
+	if hybrid {
+		wg.Go(func() { bm, bmErr = r.store.TextSearch(ctx, text, opts) })
+	}
+	vec, err := r.store.VectorSearch(ctx, q.Vector, opts)
+	wg.Wait()
+	if err != nil {
+		return res, err
+	}
+	if bmErr != nil {
+		return res, bmErr
+	}
+	if q.Category != "" {
+		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
+	}
+	cs := Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	for i := range cs {
+		if !cs[i].Sources.VectorHit {
+			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
+		}
+	}
+	cs = MinScore(cs, r.cfg.MinScore)
+	if len(cs) > pool {
+		cs = cs[:pool]
+	}
+	cs, res.Rerank = r.rerank(ctx, text, cs)
+	now := r.now()
+	cs = Recency(cs, now, r.cfg.RecencyHalfLifeDays, r.cfg.RecencyWeight)
+	cs = Importance(cs)
+	cs = LengthNorm(cs, r.cfg.LengthNormAnchor)
+	cs = TimeDecay(cs, now, r.cfg.TimeDecayHalfLifeDays)
+	sortByScore(cs)
+	hardMin := r.cfg.HardMinScore
+	if q.MinScore != nil {
+		hardMin = *q.MinScore
+	}
+	cs = MinScore(cs, hardMin)
+	if r.cfg.FilterNoise {
+		cs = NoiseFilter(cs)
+	}
+	cs = MMR(cs)
+	if len(cs) > limit {
+		cs = cs[:limit]
+	}
+	for i := range cs {
+		cs[i].Sources.Final = cs[i].Score
+	}
+	res.Candidates = cs
+	return res, nil
+}
+
+// rerank applies the configured rerank mode and reports what it did.
+func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([]Candidate, string) {
+	mode := r.cfg.Rerank
+	if mode == RerankNone || len(cs) <= 1 {
+		return mark(cs, RerankNone), RerankNone
+	}
+	in := make([]rerank.Candidate, len(cs))
+	docs := make([]string, len(cs))
+	fused := make([]float64, len(cs))
+	for i, c := range cs {
+		in[i] = rerank.Candidate{Fused: c.Score, Cosine: c.Sources.Cosine}
+		docs[i] = c.Memory.Text
+		fused[i] = c.Score
+	}
+	var scores []float64
+	how := mode
+	switch {
+	case mode == RerankLightweight:
+		scores = rerank.Lightweight(query, docs, fused)
+	case r.reranker == nil || query == "":
+		scores, how = rerank.Fallback(in), "cosine-fallback"
+	default:
+		got, err := r.reranker.Rerank(ctx, query, docs, len(docs))
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				r.log.Warn("rerank failed; using cosine fallback", "err", err)
+			}
+			scores, how = rerank.Fallback(in), "cosine-fallback"
+		} else {
+			scores = rerank.Blend(in, got)
+		}
+	}
+	for i := range cs {
+		cs[i].Score = scores[i]
+		cs[i].Sources.Reranked = scores[i]
+	}
+	sortByScore(cs)
+	return mark(cs, how), how
+}
+
+func mark(cs []Candidate, how string) []Candidate {
+	for i := range cs {
+		cs[i].Sources.Rerank = how
+		if how == RerankNone {
+			cs[i].Sources.Reranked = cs[i].Score
+		}
+	}
+	return cs
+}
+
+func byCategory(rs []engine.SearchResult, c schemas.Category) []engine.SearchResult {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r.Memory.Category == c {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	return float64(vecindex.Cosine(a, b))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,197 @@
+package retrieve
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Sources records where a candidate's score came from, for explanation.
+type Sources struct {
+	Vector    float64 `json:"vector"`    // vector score 1/(1+d); 0 when not a vector hit
+	VectorHit bool    `json:"vectorHit"` //
+	BM25      float64 `json:"bm25"`      // normalised BM25; 0 when not a BM25 hit
+	BM25Hit   bool    `json:"bm25Hit"`
+	Fused     float64 `json:"fused"`
+	Reranked  float64 `json:"reranked"` // score after the rerank stage
+	Rerank    string  `json:"rerank"`   // how it was reranked: cross-encoder, cosine-fallback, lightweight, none
+	Cosine    float64 `json:"cosine"`   // cosine(query, memory)
+	Final     float64 `json:"final"`
+}
+
+// Candidate is one memory moving through the pipeline.
+type Candidate struct {
+	Memory  schemas.Memory `json:"memory"`
+	Score   float64        `json:"score"`
+	Sources Sources        `json:"sources"`
+}
+
+// weightShares splits the configured weights into the vector share α and
+// the BM25 share β = 1-α; the seed's defaults give α=0.7, β=0.3.
+func weightShares(vectorWeight, bm25Weight float64) (alpha, beta float64) {
+	sum := vectorWeight + bm25Weight
+	if sum <= 0 {
+		return 1, 0
+	}
+	return vectorWeight / sum, bm25Weight / sum
+}
+
+// Default shares: the seed's fusion constants are calibrated to them.
+const (
+	defaultAlpha = 0.7
+	defaultBeta  = 0.3
+	bm25Floor    = 0.5
+)
+
+// Fuse merges vector and BM25 hits. With α, β the weight shares:
+//
+//	vector only: v·min(1, α/0.7)
+//	BM25 only:   max(b, 0.5)·min(1, β/0.3)
+//	both:        max(v·min(1, α/0.7)·(1 + 0.5·β), BM25-only score)
+//
+// At the seed's 0.7/0.3 this is exactly the seed's fusion (v; max(b,0.5);
+// v + 0.15·v); moving weight from one side scales that side down, so the
+// weights really act, unlike in the plugin where they are dead config.
+func Fuse(vec, bm25 []engine.SearchResult, vectorWeight, bm25Weight float64) []Candidate {
+	alpha, beta := weightShares(vectorWeight, bm25Weight)
+	vScale := math.Min(1, alpha/defaultAlpha)
+	bScale := math.Min(1, beta/defaultBeta)
+	byID := make(map[string]int, len(vec)+len(bm25))
+	out := make([]Candidate, 0, len(vec)+len(bm25))
+	for _, r := range vec {
+		if _, dup := byID[r.Memory.ID]; dup {
+			continue
+		}
+		byID[r.Memory.ID] = len(out)
+		out = append(out, Candidate{Memory: r.Memory, Sources: Sources{Vector: r.Score, VectorHit: true, Cosine: r.Raw}})
+	}
+	for _, r := range bm25 {
+		if i, ok := byID[r.Memory.ID]; ok {
+			if !out[i].Sources.BM25Hit {
+				out[i].Sources.BM25, out[i].Sources.BM25Hit = r.Score, true
+			}
+			continue
+		}
+		byID[r.Memory.ID] = len(out)
+		out = append(out, Candidate{Memory: r.Memory, Sources: Sources{BM25: r.Score, BM25Hit: true}})
+	}
+	for i := range out {
+		s := &out[i].Sources
+		var f float64
+		switch {
+		case s.VectorHit && s.BM25Hit:
+			f = math.Max(s.Vector*vScale*(1+0.5*beta), math.Max(s.BM25, bm25Floor)*bScale)
+		case s.VectorHit:
+			f = s.Vector * vScale
+		default:
+			f = math.Max(s.BM25, bm25Floor) * bScale
+		}
+		s.Fused = clamp01(f)
+		out[i].Score = s.Fused
+	}
+	sortByScore(out)
+	return out
+}
+
+// MinScore drops candidates scoring below min.
+func MinScore(cs []Candidate, min float64) []Candidate {
+	return slices.DeleteFunc(cs, func(c Candidate) bool { return c.Score < min })
+}
+
+func ageDays(ts int64, now time.Time) float64 {
+	d := float64(now.UnixMilli()-ts) / float64(24*time.Hour/time.Millisecond)
+	return math.Max(d, 0)
+}
+
+// Recency adds exp(-ageDays/halfLife)·weight; halfLife or weight 0 disables it.
+func Recency(cs []Candidate, now time.Time, halfLifeDays, weight float64) []Candidate {
+	if halfLifeDays <= 0 || weight <= 0 {
+		return cs
+	}
+	for i := range cs {
+		cs[i].Score = clamp01(cs[i].Score + math.Exp(-ageDays(cs[i].Memory.Timestamp, now)/halfLifeDays)*weight)
+	}
+	return cs
+}
+
+// Importance multiplies by 0.7 + 0.3·importance.
+func Importance(cs []Candidate) []Candidate {
+	for i := range cs {
+		cs[i].Score = clamp01(cs[i].Score * (0.7 + 0.3*schemas.ClampImportance(cs[i].Memory.Importance)))
+	}
+	return cs
+}
+
+// LengthNorm multiplies by 1/(1 + 0.5·log2(max(len/anchor, 1))), len in
+// characters; anchor 0 disables it.
+func LengthNorm(cs []Candidate, anchor float64) []Candidate {
+	if anchor <= 0 {
+		return cs
+	}
+	for i := range cs {
+		n := float64(len([]rune(cs[i].Memory.Text)))
+		cs[i].Score = clamp01(cs[i].Score / (1 + 0.5*math.Log2(math.Max(n/anchor, 1))))
+	}
+	return cs
+}
+
+// TimeDecay multiplies by 0.5 + 0.5·exp(-ageDays/halfLife); halfLife 0 disables it.
+func TimeDecay(cs []Candidate, now time.Time, halfLifeDays float64) []Candidate {
+	if halfLifeDays <= 0 {
+		return cs
+	}
+	for i := range cs {
+		cs[i].Score = clamp01(cs[i].Score * (0.5 + 0.5*math.Exp(-ageDays(cs[i].Memory.Timestamp, now)/halfLifeDays)))
+	}
+	return cs
+}
+
+// NoiseFilter drops memories whose text is noise (denials, meta-questions,
+// boilerplate, very short text).
+func NoiseFilter(cs []Candidate) []Candidate {
+	return slices.DeleteFunc(cs, func(c Candidate) bool { return rules.IsNoise(c.Memory.Text) })
+}
+
+// MMRThreshold is the cosine above which a candidate counts as a
+// near-duplicate of one already selected.
+const MMRThreshold = 0.85
+
+// MMR keeps order but defers (never drops) a candidate whose cosine to an
+// already selected one exceeds 0.85, so near-duplicates go to the end.
+func MMR(cs []Candidate) []Candidate {
+	selected := make([]Candidate, 0, len(cs))
+	var deferred []Candidate
+	for _, c := range cs {
+		dup := false
+		for _, s := range selected {
+			if len(c.Memory.Vector) > 0 && len(c.Memory.Vector) == len(s.Memory.Vector) &&
+				vecindex.Cosine(c.Memory.Vector, s.Memory.Vector) > MMRThreshold {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			deferred = append(deferred, c)
+		} else {
+			selected = append(selected, c)
+		}
+	}
+	return append(selected, deferred...)
+}
+
+func sortByScore(cs []Candidate) {
+	slices.SortStableFunc(cs, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+}
+
+func clamp01(x float64) float64 {
+	if math.IsNaN(x) || x < 0 {
+		return 0
+	}
+	return math.Min(x, 1)
+}

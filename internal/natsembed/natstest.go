@@ -1,0 +1,30 @@
+package natsembed
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StartTest starts a server on a random loopback port with JetStream in a
+// temp dir, stopped when the test ends, and returns it with a connection
+// and a JetStream context.
+func StartTest(tb testing.TB) (*Server, *nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	s, err := Start(Options{StoreDir: tb.TempDir(), Port: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	nc, err := s.Connect()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, nc, js
+}

@@ -1,0 +1,88 @@
+// Package topology declares clawmem's JetStream streams and creates them
+// idempotently at start-up. Names come from schemas; this is the one place
+// their retention and limits are set.
+package topology
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Config tunes the streams.
+type Config struct {
+	EventsMaxAge      time.Duration // default 7 days
+	TranscriptsMaxAge time.Duration // default 30 days
+	DLQMaxAge         time.Duration // default 30 days
+	// DuplicateWindow is how long a Nats-Msg-Id is remembered for dedup;
+	// default 10 minutes (at least 2).
+	DuplicateWindow time.Duration
+	Replicas        int // default 1
+}
+
+func (c Config) withDefaults() Config {
+	if c.EventsMaxAge <= 0 {
+		c.EventsMaxAge = 7 * 24 * time.Hour
+	}
+	if c.TranscriptsMaxAge <= 0 {
+		c.TranscriptsMaxAge = 30 * 24 * time.Hour
+	}
+	if c.DLQMaxAge <= 0 {
+		c.DLQMaxAge = 30 * 24 * time.Hour
+	}
+	if c.DuplicateWindow < 2*time.Minute {
+		c.DuplicateWindow = 10 * time.Minute
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	return c
+}
+
+// Streams returns the stream configurations.
+func Streams(c Config) []jetstream.StreamConfig {
+	c = c.withDefaults()
+	return []jetstream.StreamConfig{
+		{
+			Name: schemas.StreamEvents, Description: "clawmem hook events",
+			Subjects: []string{schemas.EventsSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxAge: c.EventsMaxAge, Duplicates: c.DuplicateWindow, Replicas: c.Replicas, MaxMsgSize: schemas.MaxEventBytes,
+		},
+		{
+			Name: schemas.StreamTranscripts, Description: "clawmem session transcripts",
+			Subjects: []string{schemas.TranscriptsSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxAge: c.TranscriptsMaxAge, Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
+		},
+		{
+			Name: schemas.StreamWork, Description: "clawmem work between stages",
+			Subjects: []string{schemas.WorkSubject}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+			Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
+		},
+		{
+			Name: schemas.StreamDLQ, Description: "clawmem dead letters (see Clawmem-Dlq-* headers)",
+			Subjects: []string{schemas.DLQSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxAge: c.DLQMaxAge, Replicas: c.Replicas,
+		},
+	}
+}
+
+// Ensure creates or updates every stream and the KV buckets.
+func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
+	for _, sc := range Streams(c) {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("stream %s: %w", sc.Name, err)
+		}
+	}
+	c = c.withDefaults()
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: schemas.BucketCursors, Description: "capture cursors per session", Storage: jetstream.FileStorage,
+		Replicas: c.Replicas, TTL: c.EventsMaxAge * 4,
+	}); err != nil {
+		return fmt.Errorf("kv %s: %w", schemas.BucketCursors, err)
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+package schemas
+
+//go:generate go run ./gen ./jsonschema

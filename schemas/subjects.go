@@ -1,0 +1,142 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Streams, subjects, consumers and buckets: every NATS name clawmem uses.
+// Agent ids are subject tokens, so NATS permissions on these subjects
+// decide who may read or write which agent's memories.
+const (
+	// StreamEvents holds hook events: clawmem.events.<kind>.<agent>.
+	StreamEvents  = "CLAWMEM_EVENTS"
+	EventsPrefix  = "clawmem.events"
+	EventsSubject = EventsPrefix + ".>"
+
+	// StreamTranscripts holds session transcript entries:
+	// clawmem.transcript.<agent>.<session>.
+	StreamTranscripts  = "CLAWMEM_TRANSCRIPTS"
+	TranscriptPrefix   = "clawmem.transcript"
+	TranscriptsSubject = TranscriptPrefix + ".>"
+
+	// StreamWork is the work queue between stages:
+	// clawmem.work.candidates.<agent> and clawmem.work.lessons.<agent>.
+	StreamWork        = "CLAWMEM_WORK"
+	WorkPrefix        = "clawmem.work"
+	WorkSubject       = WorkPrefix + ".>"
+	WorkCandidates    = WorkPrefix + ".candidates"
+	WorkLessons       = WorkPrefix + ".lessons"
+	WorkCandidatesAll = WorkCandidates + ".*"
+	WorkLessonsAll    = WorkLessons + ".*"
+
+	// StreamDLQ keeps messages that exhausted their deliveries:
+	// clawmem.dlq.<stage>.<original subject>.
+	StreamDLQ  = "CLAWMEM_DLQ"
+	DLQPrefix  = "clawmem.dlq"
+	DLQSubject = DLQPrefix + ".>"
+
+	// ServicePrefix is the query service: clawmem.v1.<agent>.<op>.
+	ServicePrefix  = "clawmem.v1"
+	ServiceName    = "clawmem"
+	ServiceVersion = "1.0.0"
+	// AdminPrefix is the operators' endpoint set: clawmem.admin.v1.<op>,
+	// every scope; grant it only to operators.
+	AdminPrefix = "clawmem.admin.v1"
+
+	// Durable consumers.
+	ConsumerCapture = "capture"
+	ConsumerStore   = "store"
+	ConsumerDistill = "distill"
+
+	// KV buckets.
+	BucketCursors = "clawmem_cursors" // capture: per-session message cursor
+)
+
+// Service operations, the last token of a service subject.
+const (
+	OpRecall  = "recall"
+	OpContext = "context"
+	OpStore   = "store"
+	OpForget  = "forget"
+	OpUpdate  = "update"
+	OpList    = "list"
+	OpStats   = "stats"
+)
+
+// Ops lists every service operation.
+var Ops = []string{OpRecall, OpContext, OpStore, OpForget, OpUpdate, OpList, OpStats}
+
+// EventSubject is where a hook event of kind for agent is published.
+func EventSubject(kind EventKind, agent string) string {
+	return EventsPrefix + "." + string(kind) + "." + agent
+}
+
+// ParseEventSubject splits clawmem.events.<kind>.<agent>.
+func ParseEventSubject(subject string) (EventKind, string, error) {
+	rest, ok := strings.CutPrefix(subject, EventsPrefix+".")
+	kind, agent, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || strings.Contains(agent, ".") {
+		return "", "", fmt.Errorf("%w: %q is not an event subject", ErrInvalid, subject)
+	}
+	if err := ValidateAgentID(agent); err != nil {
+		return "", "", err
+	}
+	k := EventKind(kind)
+	if !k.Valid() {
+		return "", "", fmt.Errorf("%w: unknown event kind %q", ErrInvalid, kind)
+	}
+	return k, agent, nil
+}
+
+// TranscriptSubject is where a session's transcript entries go. Session ids
+// are sanitised into one token.
+func TranscriptSubject(agent, session string) string {
+	return TranscriptPrefix + "." + agent + "." + SubjectToken(session)
+}
+
+// WorkSubject is a work item's subject: prefix is WorkCandidates or WorkLessons.
+func WorkItemSubject(prefix, agent string) string { return prefix + "." + agent }
+
+// AgentFromSubject returns the last token of a per-agent subject, checked.
+func AgentFromSubject(subject string) (string, error) {
+	i := strings.LastIndexByte(subject, '.')
+	agent := subject[i+1:]
+	return agent, ValidateAgentID(agent)
+}
+
+// ServiceSubject is the request subject of op for agent.
+func ServiceSubject(agent, op string) string { return ServicePrefix + "." + agent + "." + op }
+
+// AdminSubject is the admin request subject of op.
+func AdminSubject(op string) string { return AdminPrefix + "." + op }
+
+// DLQSubjectFor is where a failed message from stage goes.
+func DLQSubjectFor(stage, original string) string { return DLQPrefix + "." + stage + "." + original }
+
+// SubjectToken makes s safe as one subject token: anything but letters,
+// digits, - and _ becomes _.
+func SubjectToken(s string) string {
+	if s == "" {
+		return "_"
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// DLQ headers explain why a message was dead-lettered.
+const (
+	HeaderDLQStage    = "Clawmem-Dlq-Stage"
+	HeaderDLQReason   = "Clawmem-Dlq-Reason"
+	HeaderDLQAttempts = "Clawmem-Dlq-Attempts"
+	HeaderDLQSubject  = "Clawmem-Dlq-Subject"
+	HeaderDLQStream   = "Clawmem-Dlq-Stream"
+	HeaderDLQSequence = "Clawmem-Dlq-Sequence"
+	HeaderDLQTime     = "Clawmem-Dlq-Time"
+	HeaderDLQWorker   = "Clawmem-Dlq-Worker"
+)
