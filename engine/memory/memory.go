@@ -239,74 +239,11 @@ type StoreResult struct {
 // already exists where who can see it. Noise and prompt-injection text is
 // rejected with ErrRejected, since a memory is replayed into later prompts.
 func (e *Engine) Store(ctx context.Context, who Who, r StoreRequest, dedup float64) (StoreResult, error) {
-	scope, err := e.writeScope(who, r.Scope)
+	res, errs, err := e.StoreBatch(ctx, []BatchItem{{Who: who, Req: r, Dedup: dedup}})
 	if err != nil {
 		return StoreResult{}, err
 	}
-	text := strings.TrimSpace(r.Text)
-	if err := schemas.ValidateText(text); err != nil {
-		return StoreResult{}, err
-	}
-	if rules.IsInjection(text) {
-		return StoreResult{}, fmt.Errorf("%w: the text looks like instructions to an agent (prompt injection), not a memory", ErrRejected)
-	}
-	if rules.IsNoise(text) {
-		return StoreResult{}, fmt.Errorf("%w: the text is noise (a greeting, a denial, a question about memory, or too short)", ErrRejected)
-	}
-	cat := r.Category
-	if cat == "" {
-		cat = rules.DetectCategory(text)
-	}
-	imp := schemas.DefaultImportance
-	if r.Importance != nil {
-		imp = *r.Importance
-	}
-	if r.ID != "" {
-		if ok, err := e.store.Has(ctx, strings.ToLower(r.ID)); err != nil {
-			return StoreResult{}, err
-		} else if ok {
-			m, err := e.store.Get(ctx, r.ID, engine.AllScopes())
-			return StoreResult{Status: Duplicate, Memory: withoutVector(m), Score: 1}, err
-		}
-	}
-	vec := r.Vector
-	if vec == nil {
-		if vec, err = e.emb.EmbedPassage(ctx, text); err != nil {
-			return StoreResult{}, fmt.Errorf("embed: %w", err)
-		}
-	}
-	f, err := e.dedupFilter(who, scope)
-	if err != nil {
-		return StoreResult{}, err
-	}
-	if dedup > 0 {
-		hits, err := e.store.VectorSearch(ctx, vec, engine.SearchOptions{Scopes: f, Limit: 1, MinScore: dedup})
-		if err != nil {
-			return StoreResult{}, err
-		}
-		if len(hits) > 0 {
-			return StoreResult{Status: Duplicate, Memory: withoutVector(hits[0].Memory), Score: hits[0].Score}, nil
-		}
-	}
-	m := schemas.Memory{ID: r.ID, Text: text, Vector: vec, Category: cat, Scope: scope, Importance: imp, Metadata: r.Metadata}
-	if r.ID != "" {
-		m.Timestamp = e.now().UnixMilli()
-		err = e.store.Import(ctx, m)
-		if errors.Is(err, engine.ErrExists) {
-			got, gerr := e.store.Get(ctx, r.ID, engine.AllScopes())
-			return StoreResult{Status: Duplicate, Memory: withoutVector(got), Score: 1}, gerr
-		}
-		if err != nil {
-			return StoreResult{}, err
-		}
-		got, err := e.store.Get(ctx, r.ID, engine.AllScopes())
-		return StoreResult{Status: Created, Memory: withoutVector(got)}, err
-	}
-	out, err := e.store.Add(ctx, m)
-	if err != nil {
-		return StoreResult{}, err
-	}
-	return StoreResult{Status: Created, Memory: withoutVector(out[0])}, nil
+	return res[0], errs[0]
 }
 
 // dedupFilter: an agent's duplicate is anything it can already see; an

@@ -67,6 +67,9 @@ type Result struct {
 	Rerank     string      `json:"rerank"` // what the rerank stage did
 }
 
+// MaxLimit bounds the results of one retrieval.
+const MaxLimit = 100
+
 // MaxQueryBytes bounds a query's text; longer queries are cut (on a rune
 // boundary) rather than refused, since only their words matter.
 const MaxQueryBytes = 8 * 1024
@@ -81,6 +84,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if limit <= 0 {
 		limit = 5
 	}
+	limit = min(limit, MaxLimit)
 	pool := max(r.cfg.CandidatePoolSize, limit)
 	text := truncate(q.Text, MaxQueryBytes)
 	hybrid := r.cfg.Mode == ModeHybrid && r.store.HasFullText() && text != ""
@@ -151,7 +155,10 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 // rerank applies the configured rerank mode and reports what it did.
 func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([]Candidate, string) {
 	mode := r.cfg.Rerank
-	if mode == RerankNone || len(cs) <= 1 {
+	// A single candidate is reranked too: the blend and the fallback change
+	// its score, not only the order, and the hard minimum that follows must
+	// see the same scale whether one memory matched or twenty.
+	if mode == RerankNone || len(cs) == 0 {
 		return mark(cs, RerankNone), RerankNone
 	}
 	in := make([]rerank.Candidate, len(cs))

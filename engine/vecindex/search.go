@@ -57,6 +57,8 @@ func (ix *Index) query(q []float32, k int) ([]float32, bool) {
 // own top k, and merges. Callers hold mu for reading.
 func (ix *Index) exact(q []float32, k int, allow *Groups) []Hit {
 	n := len(ix.keys)
+	// No more than n results exist; a huge k must not size the heaps.
+	k = max(1, min(k, n))
 	per := max(1, scanChunk/ix.dim)
 	chunks := (n + per - 1) / per
 	tops := make([]topk, min(ix.workers, max(chunks, 1)))

@@ -1,0 +1,233 @@
+package workers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// CaptureConfig is the auto-capture part of the config.
+type CaptureConfig struct {
+	CaptureAssistant bool    // also capture the assistant's messages
+	MaxChars         int     // captureMaxChars; default 500
+	MaxPerTurn       int     // default 3 (seed)
+	Importance       float64 // default 0.7
+	Dedup            float64 // default 0.95
+	Stage            StageConfig
+}
+
+func (c CaptureConfig) withDefaults() CaptureConfig {
+	if c.MaxChars <= 0 {
+		c.MaxChars = rules.DefaultCaptureMaxChars
+	}
+	if c.MaxPerTurn <= 0 {
+		c.MaxPerTurn = 3
+	}
+	if c.Importance <= 0 {
+		c.Importance = schemas.DefaultImportance
+	}
+	if c.Dedup <= 0 {
+		c.Dedup = 0.95
+	}
+	return c
+}
+
+// Capture turns agent_end events into memory candidates: it takes only the
+// messages of a session it has not seen, keeps what the capture rules
+// accept, embeds them in one call per batch and hands them to the store
+// worker on the WORK stream.
+type Capture struct {
+	js  jetstream.JetStream
+	emb embed.Embedder
+	cfg CaptureConfig
+	st  stage
+}
+
+// NewCapture builds the capture stage.
+func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m *StageMetrics, log *slog.Logger) *Capture {
+	cfg = cfg.withDefaults()
+	c := &Capture{js: js, emb: emb, cfg: cfg}
+	c.st = stage{name: schemas.ConsumerCapture, js: js, stream: schemas.StreamEvents,
+		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log}
+	return c
+}
+
+// Run consumes until ctx ends.
+func (c *Capture) Run(ctx context.Context) error { return c.st.run(ctx) }
+
+// cursor remembers how much of a session's history was already captured:
+// the message count and a fingerprint of the last message, so a history
+// that was compacted or rewritten is noticed and read from the start
+// (idempotent source ids make that safe).
+type cursor struct {
+	Count int    `json:"count"`
+	Last  string `json:"last"`
+}
+
+// turn is what one event contributes.
+type turn struct {
+	agent, session string
+	items          []schemas.CaptureItem
+	cursorKey      string
+	cursor         cursor
+	seq            uint64
+}
+
+func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
+	errs := make([]error, len(msgs))
+	kv, err := c.js.KeyValue(ctx, schemas.BucketCursors)
+	if err != nil {
+		return fill(errs, fmt.Errorf("cursor bucket: %w", err))
+	}
+	turns := make([]*turn, len(msgs))
+	var texts []string
+	for i, m := range msgs {
+		turns[i], errs[i] = c.read(ctx, kv, m)
+		if t := turns[i]; t != nil {
+			for _, it := range t.items {
+				texts = append(texts, it.Text)
+			}
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := c.emb.EmbedPassages(ctx, texts)
+		if err != nil {
+			return fill(errs, fmt.Errorf("embed: %w", err))
+		}
+		k := 0
+		for _, t := range turns {
+			if t == nil {
+				continue
+			}
+			for j := range t.items {
+				t.items[j].Vector = vecs[k]
+				k++
+			}
+		}
+	}
+	for i, t := range turns {
+		if t == nil || errs[i] != nil {
+			continue
+		}
+		errs[i] = c.emit(ctx, kv, t)
+	}
+	return errs
+}
+
+func fill(errs []error, err error) []error {
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// read decodes one agent_end event and selects its new, capturable messages.
+func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg) (*turn, error) {
+	_, agent, err := schemas.ParseEventSubject(m.Subject())
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	var ev schemas.HookEvent
+	if err := json.Unmarshal(m.Data(), &ev); err != nil {
+		return nil, Permanent(fmt.Errorf("event is not JSON: %w", err))
+	}
+	if ev.V != schemas.Version {
+		return nil, Permanent(fmt.Errorf("event version %d, this worker reads %d", ev.V, schemas.Version))
+	}
+	var end schemas.AgentEndEvent
+	if err := json.Unmarshal(ev.Event, &end); err != nil {
+		return nil, Permanent(fmt.Errorf("agent_end payload: %w", err))
+	}
+	if !end.Success || len(end.Messages) == 0 {
+		return nil, nil
+	}
+	session := ev.SessionKey
+	if session == "" {
+		session = ev.SessionID
+	}
+	t := &turn{agent: agent, session: session, cursorKey: agent + "." + schemas.SubjectToken(session)}
+	if md, err := m.Metadata(); err == nil {
+		t.seq = md.Sequence.Stream
+	}
+	start := 0
+	entry, err := kv.Get(ctx, t.cursorKey)
+	switch {
+	case err == nil:
+		if json.Unmarshal(entry.Value(), &t.cursor) == nil && t.cursor.Count <= len(end.Messages) &&
+			t.cursor.Count > 0 && fingerprint(end.Messages[t.cursor.Count-1]) == t.cursor.Last {
+			start = t.cursor.Count
+		}
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil, fmt.Errorf("read cursor: %w", err)
+	}
+	t.cursor = cursor{Count: len(end.Messages), Last: fingerprint(end.Messages[len(end.Messages)-1])}
+	for _, msg := range end.Messages[start:] {
+		if len(t.items) == c.cfg.MaxPerTurn {
+			break
+		}
+		if msg.Role != "user" && !(c.cfg.CaptureAssistant && msg.Role == "assistant") {
+			continue
+		}
+		text := rules.StripEnvelope(msg.Text())
+		if !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
+			continue
+		}
+		meta, _ := json.Marshal(map[string]string{"source": "auto-capture", "sessionKey": session, "role": msg.Role})
+		t.items = append(t.items, schemas.CaptureItem{
+			SourceID:   sourceID(agent, session, text),
+			Text:       text,
+			Category:   rules.DetectCategory(text),
+			Importance: c.cfg.Importance,
+			Dedup:      c.cfg.Dedup,
+			Metadata:   meta,
+		})
+	}
+	return t, nil
+}
+
+// emit hands the turn's candidates to the store worker, then moves the
+// cursor. A crash between the two repeats the publish, which the stream's
+// Msg-Id dedup and the items' source ids both absorb.
+func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) error {
+	if len(t.items) > 0 {
+		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: t.agent, Source: "capture", Items: t.items})
+		if err != nil {
+			return err
+		}
+		msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkCandidates, t.agent), Data: body, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, "capture-"+strconv.FormatUint(t.seq, 10))
+		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+			return fmt.Errorf("publish candidates: %w", err)
+		}
+	}
+	val, _ := json.Marshal(t.cursor)
+	if _, err := kv.Put(ctx, t.cursorKey, val); err != nil {
+		return fmt.Errorf("save cursor: %w", err)
+	}
+	return nil
+}
+
+// fingerprint identifies a message by role and text.
+func fingerprint(m schemas.Message) string {
+	h := sha256.Sum256([]byte(m.Role + "\x00" + m.Text()))
+	return hex.EncodeToString(h[:8])
+}
+
+// sourceID names a captured text within its agent and session: the same
+// text captured again is the same source, so it is stored once.
+func sourceID(agent, session, text string) string {
+	h := sha256.Sum256([]byte(agent + "\x00" + session + "\x00" + text))
+	return hex.EncodeToString(h[:16])
+}

@@ -1,0 +1,295 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// permanentError marks a failure no retry can fix (a malformed message);
+// the stage dead-letters it at once.
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+// Permanent wraps err so the stage sends the message to the DLQ without
+// retrying.
+func Permanent(err error) error { return permanentError{err} }
+
+// IsPermanent reports a Permanent error.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// StageConfig tunes a consuming stage.
+type StageConfig struct {
+	Batch       int           // messages handled together; default 64
+	Linger      time.Duration // how long a partial batch waits for more; default 5 ms
+	AckWait     time.Duration // default 30 s; heartbeats keep slow work alive
+	MaxDeliver  int           // deliveries before a failing message goes to the DLQ; default 5
+	Backoff     []time.Duration
+	MaxDuration time.Duration // one batch's time limit; default 2 min
+}
+
+func (c StageConfig) withDefaults() StageConfig {
+	if c.Batch <= 0 {
+		c.Batch = 64
+	}
+	if c.Linger <= 0 {
+		c.Linger = 5 * time.Millisecond
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 30 * time.Second
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if len(c.Backoff) == 0 {
+		c.Backoff = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
+	}
+	if c.MaxDuration <= 0 {
+		c.MaxDuration = 2 * time.Minute
+	}
+	return c
+}
+
+// batchHandler processes a batch and returns one error per message.
+type batchHandler func(ctx context.Context, msgs []jetstream.Msg) []error
+
+// stage runs one durable pull consumer: it fetches batches, keeps them
+// alive with InProgress while they are handled, acks what succeeded, naks
+// with backoff what failed, and dead-letters what failed for good.
+type stage struct {
+	name     string
+	js       jetstream.JetStream
+	stream   string
+	subjects []string
+	cfg      StageConfig
+	handle   batchHandler
+	metrics  *StageMetrics
+	log      *slog.Logger
+}
+
+// StageMetrics are the per-stage Prometheus series.
+type StageMetrics struct {
+	Messages *prometheus.CounterVec   // stage, result: ok, retry, dlq
+	Duration *prometheus.HistogramVec // stage
+}
+
+// NewStageMetrics registers the stage series with reg (nil: unregistered).
+func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
+	m := &StageMetrics{
+		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "stage_messages_total",
+			Help: "Messages handled by each pipeline stage, by result."}, []string{"stage", "result"}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "clawmem", Name: "stage_batch_seconds",
+			Help: "Time to handle one batch, per stage.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"stage"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Messages, m.Duration)
+	}
+	return m
+}
+
+func (s *stage) consumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:        s.name,
+		FilterSubjects: s.subjects,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        s.cfg.AckWait,
+		// Deliveries are counted here, not by the server: a message whose
+		// attempts are used up goes to the DLQ instead of silently stopping.
+		MaxDeliver:    -1,
+		MaxAckPending: s.cfg.Batch * 4,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// run consumes until ctx ends, then finishes the batch in hand.
+func (s *stage) run(ctx context.Context) error {
+	s.cfg = s.cfg.withDefaults()
+	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
+	if err != nil {
+		return fmt.Errorf("%s: consumer: %w", s.name, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch * 2))
+	if err != nil {
+		return fmt.Errorf("%s: consume: %w", s.name, err)
+	}
+	defer it.Stop()
+	s.log.Info("stage started", "stage", s.name, "stream", s.stream)
+	for {
+		first, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			s.log.Warn("fetch failed", "stage", s.name, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		msgs := []jetstream.Msg{first}
+		deadline := time.Now().Add(s.cfg.Linger)
+		for len(msgs) < s.cfg.Batch {
+			wait := time.Until(deadline)
+			if wait <= time.Millisecond {
+				break
+			}
+			m, err := it.Next(jetstream.NextMaxWait(wait))
+			if err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		// In-flight work finishes even when shutdown starts: its acks must
+		// reach the server or it would all be redelivered.
+		s.process(context.WithoutCancel(ctx), msgs)
+	}
+}
+
+func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) {
+	start := time.Now()
+	var live []jetstream.Msg
+	var liveIdx []int
+	results := make([]string, len(msgs))
+	for i, m := range msgs {
+		md, err := m.Metadata()
+		if err == nil && int(md.NumDelivered) > s.cfg.MaxDeliver {
+			// Earlier attempts timed out or crashed without an answer.
+			results[i] = s.deadLetter(ctx, m, fmt.Sprintf("no result after %d deliveries (handler timed out or crashed)", md.NumDelivered-1))
+			continue
+		}
+		live = append(live, m)
+		liveIdx = append(liveIdx, i)
+	}
+	if len(live) > 0 {
+		hctx, cancel := context.WithTimeout(ctx, s.cfg.MaxDuration)
+		stop := s.heartbeat(live)
+		errs := s.safeHandle(hctx, live)
+		stop()
+		cancel()
+		for j, m := range live {
+			results[liveIdx[j]] = s.settle(ctx, m, errs[j])
+		}
+	}
+	for _, r := range results {
+		s.metrics.Messages.WithLabelValues(s.name, r).Inc()
+	}
+	s.metrics.Duration.WithLabelValues(s.name).Observe(time.Since(start).Seconds())
+}
+
+// safeHandle turns a handler panic into a retryable failure of the batch.
+func (s *stage) safeHandle(ctx context.Context, msgs []jetstream.Msg) (errs []error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "stage", s.name, "panic", r)
+			errs = make([]error, len(msgs))
+			for i := range errs {
+				errs[i] = fmt.Errorf("handler panic: %v", r)
+			}
+		}
+	}()
+	errs = s.handle(ctx, msgs)
+	if len(errs) != len(msgs) {
+		panic(fmt.Sprintf("stage %s: handler returned %d results for %d messages", s.name, len(errs), len(msgs)))
+	}
+	return errs
+}
+
+// heartbeat tells the server the batch is still being worked on, so a slow
+// LLM or embedding call is not mistaken for a dead worker.
+func (s *stage) heartbeat(msgs []jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(s.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, m := range msgs {
+					_ = m.InProgress()
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// settle acks, retries or dead-letters one message and names the outcome.
+func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
+	if err == nil {
+		if aerr := m.DoubleAck(ctx); aerr != nil {
+			s.log.Warn("ack failed; the message will be redelivered", "stage", s.name, "err", aerr)
+		}
+		return "ok"
+	}
+	md, merr := m.Metadata()
+	attempts := 1
+	if merr == nil {
+		attempts = int(md.NumDelivered)
+	}
+	if IsPermanent(err) || attempts >= s.cfg.MaxDeliver {
+		return s.deadLetter(ctx, m, err.Error())
+	}
+	delay := s.cfg.Backoff[min(attempts-1, len(s.cfg.Backoff)-1)]
+	s.log.Warn("handling failed; will retry", "stage", s.name, "attempt", attempts, "retryIn", delay, "err", err)
+	_ = m.NakWithDelay(delay)
+	return "retry"
+}
+
+// deadLetter copies m to the DLQ with headers that say where, why and how
+// often it failed, then acks it so it leaves the work stream. If the copy
+// cannot be written the message is naked instead: it is never dropped.
+func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) string {
+	h := nats.Header{}
+	for k, v := range m.Headers() {
+		if k != jetstream.MsgIDHeader {
+			h[k] = v
+		}
+	}
+	attempts := "1"
+	if md, err := m.Metadata(); err == nil {
+		attempts = strconv.FormatUint(md.NumDelivered, 10)
+		h.Set(schemas.HeaderDLQStream, md.Stream)
+		h.Set(schemas.HeaderDLQSequence, strconv.FormatUint(md.Sequence.Stream, 10))
+	}
+	if len(reason) > 1024 {
+		reason = reason[:1024]
+	}
+	host, _ := os.Hostname()
+	h.Set(schemas.HeaderDLQStage, s.name)
+	h.Set(schemas.HeaderDLQReason, reason)
+	h.Set(schemas.HeaderDLQAttempts, attempts)
+	h.Set(schemas.HeaderDLQSubject, m.Subject())
+	h.Set(schemas.HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	h.Set(schemas.HeaderDLQWorker, fmt.Sprintf("%s/%d", host, os.Getpid()))
+	dlq := &nats.Msg{Subject: schemas.DLQSubjectFor(s.name, m.Subject()), Data: m.Data(), Header: h}
+	if _, err := s.js.PublishMsg(ctx, dlq); err != nil {
+		s.log.Error("dead-letter failed; keeping the message", "stage", s.name, "err", err)
+		_ = m.NakWithDelay(s.cfg.Backoff[len(s.cfg.Backoff)-1])
+		return "retry"
+	}
+	s.log.Warn("message dead-lettered", "stage", s.name, "subject", m.Subject(), "attempts", attempts, "reason", reason)
+	if err := m.DoubleAck(ctx); err != nil {
+		s.log.Warn("ack after dead-letter failed", "stage", s.name, "err", err)
+	}
+	return "dlq"
+}

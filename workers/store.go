@@ -1,0 +1,115 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// idNamespace derives memory ids from source ids (UUIDv5), which makes the
+// store worker idempotent: a redelivered candidate maps to the id that is
+// already stored.
+var idNamespace = uuid.MustParse("6f1d6c2e-8a59-4b4e-9c53-6b8f3f0e2a11")
+
+// MemoryID is the id a candidate with sourceID for agent is stored under.
+func MemoryID(agent, sourceID string) string {
+	return uuid.NewSHA1(idNamespace, []byte(agent+"\x00"+sourceID)).String()
+}
+
+// StoreWorker is the single writer: it takes candidate batches from the
+// WORK stream, deduplicates them against the store and each other, and
+// writes each batch of messages in one transaction.
+type StoreWorker struct {
+	eng     *memory.Engine
+	st      stage
+	outcome *prometheus.CounterVec
+	log     *slog.Logger
+}
+
+// NewStoreWorker builds the store stage. Batch defaults to 256 messages.
+func NewStoreWorker(js jetstream.JetStream, eng *memory.Engine, cfg StageConfig, m *StageMetrics, reg prometheus.Registerer, log *slog.Logger) *StoreWorker {
+	if cfg.Batch <= 0 {
+		cfg.Batch = 256
+	}
+	w := &StoreWorker{eng: eng, log: log,
+		outcome: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "store_items_total",
+			Help: "Memory candidates handled by the store worker, by outcome."}, []string{"outcome"})}
+	if reg != nil {
+		reg.MustRegister(w.outcome)
+	}
+	w.st = stage{name: schemas.ConsumerStore, js: js, stream: schemas.StreamWork,
+		subjects: []string{schemas.WorkCandidatesAll, schemas.WorkLessonsAll}, cfg: cfg, handle: w.handle, metrics: m, log: log}
+	return w
+}
+
+// Run consumes until ctx ends.
+func (w *StoreWorker) Run(ctx context.Context) error { return w.st.run(ctx) }
+
+func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error {
+	errs := make([]error, len(msgs))
+	var items []memory.BatchItem
+	owner := make([]int, 0, len(msgs)) // item index → message index
+	for i, m := range msgs {
+		agent, err := schemas.AgentFromSubject(m.Subject())
+		if err != nil {
+			errs[i] = Permanent(err)
+			continue
+		}
+		var b schemas.WorkBatch
+		if err := json.Unmarshal(m.Data(), &b); err != nil {
+			errs[i] = Permanent(fmt.Errorf("work batch is not JSON: %w", err))
+			continue
+		}
+		if b.V != schemas.Version {
+			errs[i] = Permanent(fmt.Errorf("work batch version %d, this worker reads %d", b.V, schemas.Version))
+			continue
+		}
+		for _, it := range b.Items {
+			imp := it.Importance
+			req := memory.StoreRequest{Text: it.Text, Category: it.Category, Scope: it.Scope, Importance: &imp,
+				Metadata: it.Metadata, Vector: it.Vector}
+			if it.SourceID != "" {
+				req.ID = MemoryID(agent, it.SourceID)
+			}
+			items = append(items, memory.BatchItem{Who: memory.Agent(agent), Req: req, Dedup: it.Dedup})
+			owner = append(owner, i)
+		}
+	}
+	if len(items) == 0 {
+		return errs
+	}
+	results, itemErrs, err := w.eng.StoreBatch(ctx, items)
+	if err != nil {
+		for _, i := range owner {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	}
+	for k, ierr := range itemErrs {
+		switch {
+		case ierr == nil:
+			w.outcome.WithLabelValues(string(results[k].Status)).Inc()
+		case memory.IsInputError(ierr):
+			// A candidate the rules or scopes refuse is dropped, not
+			// retried: retrying cannot change the answer.
+			w.outcome.WithLabelValues("rejected").Inc()
+			w.log.Info("candidate rejected", "agent", items[k].Who.AgentID(), "err", ierr)
+		default:
+			w.outcome.WithLabelValues("error").Inc()
+			if errs[owner[k]] == nil {
+				errs[owner[k]] = ierr
+			}
+		}
+	}
+	return errs
+}
