@@ -77,6 +77,8 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 			mems[i].Vector = vecs[j]
 		}
 	}
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
 	for i, it := range items {
 		if errs[i] != nil {
 			continue

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawmem/clawmem/engine"
@@ -57,11 +58,14 @@ func (w Who) IsAdmin() bool { return w.admin }
 
 // Engine ties the store, embedder, retriever and scope rules together.
 type Engine struct {
-	store  engine.Store
-	emb    embed.Embedder
-	ret    *retrieve.Retriever
-	scopes *scopes.Manager
-	now    func() time.Time
+	// writeMu makes a batch's duplicate checks and its insert one step, so
+	// concurrent stores of the same text cannot both pass the check.
+	writeMu sync.Mutex
+	store   engine.Store
+	emb     embed.Embedder
+	ret     *retrieve.Retriever
+	scopes  *scopes.Manager
+	now     func() time.Time
 }
 
 // New builds an engine.
@@ -298,11 +302,14 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 	return ForgetResult{Candidates: stripVectors(res.Candidates)}, nil
 }
 
-// confident returns the one candidate above ForgetAutoDelete, if exactly one is.
+// confident returns the one candidate whose relevance is above
+// ForgetAutoDelete, if exactly one is. Relevance is the fused retrieval
+// score, before recency, importance and age adjust the ranking: an exact
+// match must not lose its certainty for being a week old.
 func confident(cs []retrieve.Candidate) *retrieve.Candidate {
 	var hit *retrieve.Candidate
 	for i := range cs {
-		if cs[i].Score > ForgetAutoDelete {
+		if cs[i].Sources.Fused > ForgetAutoDelete {
 			if hit != nil {
 				return nil
 			}
@@ -354,14 +361,13 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		if err != nil {
 			return UpdateResult{}, err
 		}
-		switch sure := confident(res.Candidates); {
-		case len(res.Candidates) == 1:
-			id = res.Candidates[0].Memory.ID
-		case sure != nil:
-			id = sure.Memory.ID
-		default:
+		// Only a confident match is changed: a lone weak candidate is
+		// returned for the caller to confirm, never overwritten.
+		sure := confident(res.Candidates)
+		if sure == nil {
 			return UpdateResult{Candidates: stripVectors(res.Candidates)}, nil
 		}
+		id = sure.Memory.ID
 	}
 	p := engine.Patch{Category: r.Category, Importance: r.Importance}
 	if r.Category != nil && !r.Category.Valid() {
