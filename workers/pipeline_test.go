@@ -160,9 +160,9 @@ func TestCaptureEndToEnd(t *testing.T) {
 	}
 	p.publishAgentEnd(t, "main", "s1", msgs, "")
 	want := map[string]schemas.Category{
-		"I prefer dark mode in every editor":                  schemas.CategoryPreference,
+		"I prefer dark mode in every editor":                   schemas.CategoryPreference,
 		"We decided to use PostgreSQL for the billing service": schemas.CategoryDecision,
-		"My email is alice@example.com":                       schemas.CategoryEntity,
+		"My email is alice@example.com":                        schemas.CategoryEntity,
 	}
 	waitFor(t, 10*time.Second, func() error {
 		if got := len(p.texts(t)); got != len(want) {

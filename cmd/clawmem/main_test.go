@@ -111,13 +111,15 @@ func TestSearchExplain(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "search", "JINA_API_KEY", "--data-dir", dir, "--json")
 	var res struct {
-		Candidates []struct {
-			Memory  struct{ Text string }
-			Sources struct{ BM25Hit bool }
+		Details struct {
+			Memories []struct {
+				Text    string
+				Sources struct{ BM25Hit bool }
+			}
 		}
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Candidates) == 0 ||
-		!strings.Contains(res.Candidates[0].Memory.Text, "JINA_API_KEY") || !res.Candidates[0].Sources.BM25Hit {
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Details.Memories) == 0 ||
+		!strings.Contains(res.Details.Memories[0].Text, "JINA_API_KEY") || !res.Details.Memories[0].Sources.BM25Hit {
 		t.Fatalf("json search: %d %s", code, out)
 	}
 	if code, _, errOut := runCLI(t, "search", "x", "--data-dir", dir, "--agent", "a.b"); code != 1 || !strings.Contains(errOut, "agent id") {

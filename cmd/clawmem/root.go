@@ -23,6 +23,8 @@ type app struct {
 	configPath string
 	dataDir    string
 	jsonOut    bool
+	natsURL    string
+	dbDir      string
 	stdout     io.Writer
 	stderr     io.Writer
 }
@@ -71,7 +73,10 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.configPath, "config", "", "config file (default $CLAWMEM_CONFIG, else <data-dir>/config.json if present)")
 	pf.StringVar(&a.dataDir, "data-dir", "", "data directory (default $CLAWMEM_DATA_DIR, else ~/.clawmem)")
 	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(a.versionCmd(), a.doctorCmd(), a.searchCmd(), a.benchCmd())
+	pf.StringVar(&a.natsURL, "nats-url", "", "NATS server of a running clawmem (default: the config's nats.url, else the local `clawmem up`)")
+	pf.StringVar(&a.dbDir, "db", "", "work directly on this store directory (nothing may be running on it)")
+	root.AddCommand(a.upCmd(), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.listCmd(), a.statsCmd(), a.forgetCmd(),
+		a.versionCmd(), a.doctorCmd(), a.benchCmd())
 	return root
 }
 

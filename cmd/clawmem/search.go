@@ -1,22 +1,21 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 func (a *app) searchCmd() *cobra.Command {
 	var (
-		scope, category, agent string
-		limit                  int
-		explain                bool
+		r       schemas.RecallRequest
+		agent   string
+		explain bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
@@ -29,64 +28,52 @@ With --explain each result shows where its score came from.`,
   clawmem search "乌龙茶" --agent main --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			eng, st, err := openEngine(cmd.Context(), cfg, slog.New(slog.NewTextHandler(a.stderr, nil)))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			who := memory.Admin()
-			if agent != "" {
-				who = memory.Agent(agent)
-			}
-			var cat schemas.Category
-			if category != "" {
-				if cat, err = schemas.ParseCategory(category); err != nil {
-					return err
-				}
-			}
-			res, err := eng.Recall(cmd.Context(), who, args[0], memory.RecallOptions{Limit: limit, Scope: scope, Category: cat})
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				for i := range res.Candidates {
-					res.Candidates[i].Memory.Vector = nil
-				}
-				return a.printJSON(res)
-			}
-			printResults(a, res, explain)
-			return nil
+			r.Query = args[0]
+			return a.do(cmd, schemas.OpRecall, agent, r, func(res schemas.ToolResult) error {
+				return a.printRecall(res, explain)
+			})
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&scope, "scope", "", "only this scope")
-	f.StringVar(&category, "category", "", "only this category")
+	f.StringVar(&r.Scope, "scope", "", "only this scope")
+	f.StringVar(&r.Category, "category", "", "only this category")
 	f.StringVar(&agent, "agent", "", "search as this agent (its scopes only); default: every scope")
-	f.IntVar(&limit, "limit", 10, "results")
+	f.IntVar(&r.Limit, "limit", 10, "results")
 	f.BoolVar(&explain, "explain", false, "show each result's score sources")
 	return cmd
 }
 
-func printResults(a *app, res retrieve.Result, explain bool) {
-	w := a.stdout
-	if len(res.Candidates) == 0 {
-		fmt.Fprintln(w, "No memories found.")
-		return
+func (a *app) printRecall(res schemas.ToolResult, explain bool) error {
+	raw, err := json.Marshal(res.Details)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "%d result(s) (mode %s, rerank %s)\n", len(res.Candidates), res.Mode, res.Rerank)
-	for i, c := range res.Candidates {
-		m := c.Memory
-		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s\n", i+1, m.ID[:8], c.Score*100, m.Category, m.Scope, oneLine(m.Text, 200))
-		if explain {
-			s := c.Sources
+	// Sources is typed here; the wire type leaves it open.
+	var d struct {
+		Mode, Rerank string
+		Memories     []struct {
+			schemas.MemoryView
+			Sources *retrieve.Sources `json:"sources"`
+		}
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("unexpected recall reply: %w", err)
+	}
+	w := a.stdout
+	if len(d.Memories) == 0 {
+		fmt.Fprintln(w, "No memories found.")
+		return nil
+	}
+	fmt.Fprintf(w, "%d result(s) (mode %s, rerank %s)\n", len(d.Memories), d.Mode, d.Rerank)
+	for i, m := range d.Memories {
+		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, oneLine(m.Text, 200))
+		if explain && m.Sources != nil {
+			s := m.Sources
 			fmt.Fprintf(w, "      vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f  importance %.2f\n",
 				hit(s.VectorHit, s.Vector), hit(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine, m.Importance)
 		}
 	}
+	return nil
 }
 
 func hit(ok bool, v float64) string {

@@ -126,8 +126,10 @@ const connectors = "_-."
 // MatchQuery builds an FTS5 MATCH expression that ORs the query's terms,
 // each a quoted string so nothing in it is read as syntax. It returns ""
 // when the query has no searchable term.
-func MatchQuery(query string) string {
-	terms := Terms(query)
+func MatchQuery(query string) string { return MatchTerms(Terms(query)) }
+
+// MatchTerms builds the MATCH expression for terms from Terms.
+func MatchTerms(terms []string) string {
 	if len(terms) == 0 {
 		return ""
 	}

@@ -63,6 +63,9 @@ type Store struct {
 	closed atomic.Bool
 	// bg tracks the background index build, which Close waits for.
 	bg sync.WaitGroup
+
+	dfMu sync.Mutex
+	df   map[string]dfEntry
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -88,7 +91,8 @@ CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, timestamp DESC)
 // ftsSchema indexes fts.IndexText(text) under the memory's seq. It is
 // contentless: the text lives once, in memories.
 const ftsSchema = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-	body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')`
+	body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row');`
 
 // Open opens (creating if needed) the store in dir.
 func Open(ctx context.Context, dir string, o Options) (*Store, error) {
@@ -117,7 +121,7 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &Store{db: db, lock: lock, now: o.Now, groups: map[string]uint32{}}
+	s := &Store{db: db, lock: lock, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -898,7 +902,11 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	if !s.fts || o.Scopes.Denies() {
 		return nil, nil
 	}
-	match := fts.MatchQuery(query)
+	terms, err := s.selectiveTerms(ctx, fts.Terms(query))
+	if err != nil {
+		return nil, err
+	}
+	match := fts.MatchTerms(terms)
 	if match == "" {
 		return nil, nil
 	}
@@ -938,6 +946,67 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// Terms found in more than maxDocShare of all memories (and in more than
+// minCommonDocs) are left out of BM25 queries. Their IDF is near zero, so
+// they barely move the ranking, but FTS5 scores every row holding any query
+// term: "the" alone would make a query cost a scan of the whole store.
+const (
+	maxDocShare   = 0.02
+	minCommonDocs = 2000
+)
+
+// selectiveTerms drops terms too common to be worth their cost, keeping
+// terms the vocabulary does not know (phrases, diacritics) as they are.
+func (s *Store) selectiveTerms(ctx context.Context, terms []string) ([]string, error) {
+	limit := max(minCommonDocs, int(maxDocShare*float64(s.ix.Len())))
+	if s.ix.Len() <= limit {
+		return terms, nil
+	}
+	out := terms[:0:0]
+	for _, t := range terms {
+		docs, err := s.docFreq(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if docs <= limit {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// dfCacheSize bounds the document-frequency cache.
+const dfCacheSize = 10000
+
+type dfEntry struct {
+	docs, atLen int
+}
+
+// docFreq is how many memories hold term (0 when the vocabulary does not
+// know it). Counting reads the term's whole posting list, so answers are
+// cached until the store's size moves by 5%: frequencies drift slowly.
+func (s *Store) docFreq(ctx context.Context, term string) (int, error) {
+	n := s.ix.Len()
+	s.dfMu.Lock()
+	e, ok := s.df[term]
+	s.dfMu.Unlock()
+	if ok && math.Abs(float64(n-e.atLen)) <= 0.05*float64(n) {
+		return e.docs, nil
+	}
+	var docs int
+	err := s.db.QueryRowContext(ctx, `SELECT doc FROM memories_fts_vocab WHERE term = ?`, term).Scan(&docs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("full-text vocabulary: %w", err)
+	}
+	s.dfMu.Lock()
+	if len(s.df) >= dfCacheSize {
+		clear(s.df)
+	}
+	s.df[term] = dfEntry{docs: docs, atLen: n}
+	s.dfMu.Unlock()
+	return docs, nil
 }
 
 // Iterate implements engine.Store.

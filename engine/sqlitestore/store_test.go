@@ -3,11 +3,14 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/storetest"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 func TestConformance(t *testing.T) {
@@ -54,4 +57,41 @@ func TestNewStoreNeedsDimensions(t *testing.T) {
 		t.Fatalf("reopen adopting stored dimensions: %v", err)
 	}
 	s.Close()
+}
+
+// TestCommonTermsLeftOutOfBM25: a word in (nearly) every memory costs a
+// scan of the store and ranks nothing, so queries drop it.
+func TestCommonTermsLeftOutOfBM25(t *testing.T) {
+	s, err := Open(context.Background(), t.TempDir(), Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ms []schemas.Memory
+	for i := 0; i < minCommonDocs+500; i++ {
+		text := fmt.Sprintf("the note number %d", i)
+		if i%1000 == 7 {
+			text += " mentions zeppelin"
+		}
+		ms = append(ms, schemas.Memory{Text: text, Vector: storetest.Axis(i)})
+	}
+	if _, err := s.Add(context.Background(), ms...); err != nil {
+		t.Fatal(err)
+	}
+	all := engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 10}
+	res, err := s.TextSearch(context.Background(), "the zeppelin", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Fatalf("got %d hits, want the 3 zeppelin notes", len(res))
+	}
+	for _, r := range res {
+		if !strings.Contains(r.Memory.Text, "zeppelin") {
+			t.Fatalf("hit %q matched only the common word", r.Memory.Text)
+		}
+	}
+	if res, _ := s.TextSearch(context.Background(), "the note", all); len(res) != 0 {
+		t.Fatalf("a query of only common words still ran: %d hits", len(res))
+	}
 }

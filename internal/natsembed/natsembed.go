@@ -83,7 +83,9 @@ func (s *Server) Stop() {
 // slogAdapter turns the server's logger interface into slog calls.
 type slogAdapter struct{ l *slog.Logger }
 
-func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+// Notices (the start-up banner, connection chatter) go to debug: clawmem
+// logs its own start-up; the server's warnings and errors stay visible.
+func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }

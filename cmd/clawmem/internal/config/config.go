@@ -32,6 +32,39 @@ type Config struct {
 	Store     Store         `json:"store"`
 	Retrieval Retrieval     `json:"retrieval"`
 	Scopes    scopes.Config `json:"scopes"`
+
+	AutoCapture           *bool         `json:"autoCapture,omitempty"` // default true
+	AutoRecall            bool          `json:"autoRecall,omitempty"`
+	CaptureAssistant      bool          `json:"captureAssistant,omitempty"`
+	CaptureMaxChars       int           `json:"captureMaxChars,omitempty"` // 100..10000, default 500
+	EnableManagementTools bool          `json:"enableManagementTools,omitempty"`
+	SessionMemory         SessionMemory `json:"sessionMemory"`
+
+	NATS   NATS   `json:"nats"`
+	Ingest Ingest `json:"ingest"`
+}
+
+// SessionMemory is the seed's sessionMemory block.
+type SessionMemory struct {
+	Enabled      bool `json:"enabled,omitempty"`
+	MessageCount int  `json:"messageCount,omitempty"`
+}
+
+// NATS says where the pipeline's NATS is.
+type NATS struct {
+	// URL of an external server or cluster; empty runs one embedded.
+	URL string `json:"url,omitempty"`
+	// Port of the embedded server (default 4244, not 4222, so a system
+	// NATS keeps its port; -1 picks a free one).
+	Port int `json:"port,omitempty"`
+	// Credentials is a .creds file for an external server.
+	Credentials string `json:"credentials,omitempty"`
+}
+
+// Ingest is the hook ingest HTTP endpoint.
+type Ingest struct {
+	Addr  string `json:"addr,omitempty"`  // default 127.0.0.1:7433
+	Token string `json:"token,omitempty"` // bearer token; required off loopback
 }
 
 // Retrieval is the seed's retrieval.* block: the pipeline's knobs plus the
@@ -146,6 +179,22 @@ func (c *Config) applyDefaults() {
 	if c.Store.Index == "" {
 		c.Store.Index = "exact"
 	}
+	if c.AutoCapture == nil {
+		on := true
+		c.AutoCapture = &on
+	}
+	if c.CaptureMaxChars == 0 {
+		c.CaptureMaxChars = 500
+	}
+	if c.SessionMemory.MessageCount == 0 {
+		c.SessionMemory.MessageCount = 15
+	}
+	if c.NATS.Port == 0 {
+		c.NATS.Port = 4244
+	}
+	if c.Ingest.Addr == "" {
+		c.Ingest.Addr = "127.0.0.1:7433"
+	}
 }
 
 // Validate checks values that defaults cannot fix.
@@ -157,6 +206,9 @@ func (c *Config) Validate() error {
 	case "exact", "approximate":
 	default:
 		return fmt.Errorf("store.index is %q: want exact or approximate", c.Store.Index)
+	}
+	if c.CaptureMaxChars < 100 || c.CaptureMaxChars > 10000 {
+		return fmt.Errorf("captureMaxChars is %d: allowed range 100..10000", c.CaptureMaxChars)
 	}
 	if c.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions is %d: want a positive number", c.Embedding.Dimensions)

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers"
+)
+
+// requestTimeout bounds one CLI request to a running instance.
+const requestTimeout = 30 * time.Second
+
+// caller answers service operations: over NATS from a running instance,
+// or in-process on the data dir when none runs.
+type caller interface {
+	call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
+	close()
+}
+
+type natsCaller struct{ nc *nats.Conn }
+
+func (c natsCaller) call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return schemas.ToolResult{}, err
+	}
+	subject := schemas.AdminSubject(op)
+	if agent != "" {
+		if err := schemas.ValidateAgentID(agent); err != nil {
+			return schemas.ToolResult{}, err
+		}
+		subject = schemas.ServiceSubject(agent, op)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	msg, err := c.nc.RequestWithContext(ctx, subject, body)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return schemas.ToolResult{}, fmt.Errorf("no clawmem query service answers on NATS (%s): is `clawmem up` (or a store worker) running?", c.nc.ConnectedUrl())
+		}
+		return schemas.ToolResult{}, fmt.Errorf("request %s: %w", subject, err)
+	}
+	var res schemas.ToolResult
+	if err := json.Unmarshal(msg.Data, &res); err != nil {
+		return res, fmt.Errorf("bad reply from the query service: %w", err)
+	}
+	return res, nil
+}
+
+func (c natsCaller) close() { c.nc.Close() }
+
+type directCaller struct {
+	svc   *workers.QueryService
+	store interface{ Close() error }
+}
+
+func (c directCaller) call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return schemas.ToolResult{}, err
+	}
+	who := memory.Admin()
+	if agent != "" {
+		who = memory.Agent(agent)
+	}
+	return c.svc.Answer(ctx, who, op, body), nil
+}
+
+func (c directCaller) close() { c.store.Close() }
+
+// connect finds who answers: --db opens that store directly; otherwise a
+// running instance (its run file, --nats-url or nats.url) over NATS; with
+// none running, the data dir's store directly.
+func (a *app) connect(ctx context.Context) (caller, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	if a.dbDir != "" {
+		cfg.DBPath = a.dbDir
+		return a.direct(ctx, cfg)
+	}
+	url := a.natsURL
+	if url == "" {
+		url = cfg.NATS.URL
+	}
+	if url == "" && !instanceRunning(cfg.DataDir) {
+		return a.direct(ctx, cfg)
+	}
+	if url == "" {
+		if url, err = a.localNATS(cfg); err != nil {
+			return nil, err
+		}
+	}
+	nc, err := connectNATS(url, cfg, "clawmem-cli")
+	if err != nil {
+		return nil, err
+	}
+	return natsCaller{nc}, nil
+}
+
+// instanceRunning reports a live `clawmem up` on dataDir.
+func instanceRunning(dataDir string) bool {
+	b, err := os.ReadFile(filepath.Join(dataDir, runFile))
+	if err != nil {
+		return false
+	}
+	var info runInfo
+	if json.Unmarshal(b, &info) != nil || info.PID <= 0 {
+		return false
+	}
+	return processAlive(info.PID)
+}
+
+func (a *app) direct(ctx context.Context, cfg *config.Config) (caller, error) {
+	eng, st, err := openEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if errors.Is(err, engine.ErrLocked) {
+		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, cfg.DBPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return directCaller{svc: workers.NewQueryService(nil, eng, workers.DefaultQueryConfig(), nil, slog.New(slog.DiscardHandler)), store: st}, nil
+}
+
+// do runs one operation and prints its reply: the text, or with --json the
+// whole reply. An error reply exits 1.
+func (a *app) do(cmd *cobra.Command, op, agent string, req any, render func(schemas.ToolResult) error) error {
+	c, err := a.connect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	res, err := c.call(cmd.Context(), op, agent, req)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.jsonOut:
+		if err := a.printJSON(res); err != nil {
+			return err
+		}
+	case render != nil && !res.IsError:
+		if err := render(res); err != nil {
+			return err
+		}
+	default:
+		for _, c := range res.Content {
+			fmt.Fprintln(a.stdout, c.Text)
+		}
+	}
+	if res.IsError {
+		msg := "request failed"
+		if len(res.Content) > 0 {
+			msg = res.Content[0].Text
+		}
+		if a.jsonOut {
+			return errSilent{errors.New(msg)}
+		}
+		return errors.New(strings.TrimPrefix(msg, "Error: "))
+	}
+	return nil
+}
+
+func (a *app) statsCmd() *cobra.Command {
+	var scope, agent string
+	cmd := &cobra.Command{
+		Use:     "stats",
+		Short:   "Count memories per scope and category",
+		Example: "  clawmem stats\n  clawmem stats --scope global --json\n  clawmem stats --agent main",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.do(cmd, schemas.OpStats, agent, schemas.StatsRequest{Scope: scope}, nil)
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "only this scope")
+	cmd.Flags().StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")
+	return cmd
+}
+
+func (a *app) listCmd() *cobra.Command {
+	var r schemas.ListRequest
+	var agent string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List memories, newest first",
+		Example: "  clawmem list\n  clawmem list --scope global --category fact --limit 50 --offset 50",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.do(cmd, schemas.OpList, agent, r, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&r.Scope, "scope", "", "only this scope")
+	f.StringVar(&r.Category, "category", "", "only this category")
+	f.IntVar(&r.Limit, "limit", 20, "memories to show")
+	f.IntVar(&r.Offset, "offset", 0, "memories to skip")
+	f.StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")
+	return cmd
+}
+
+func (a *app) forgetCmd() *cobra.Command {
+	var query, scope, agent string
+	cmd := &cobra.Command{
+		Use:   "forget [ID|PREFIX]",
+		Short: "Delete a memory by id (or 8+ char prefix), or by query",
+		Long: `Deletes one memory. By id or prefix it deletes that memory; by --query it deletes only
+when exactly one memory matches with high confidence, and otherwise lists candidates.`,
+		Aliases: []string{"delete"},
+		Example: "  clawmem forget 3f2a9c1e\n  clawmem forget --query \"old wifi password\"",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r := schemas.ForgetRequest{Query: query, Scope: scope}
+			if len(args) == 1 {
+				r.MemoryID = args[0]
+			}
+			if r.MemoryID == "" && r.Query == "" {
+				return errors.New("give a memory id (or prefix) or --query")
+			}
+			return a.do(cmd, schemas.OpForget, agent, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&query, "query", "", "find the memory by this query")
+	cmd.Flags().StringVar(&scope, "scope", "", "only this scope")
+	cmd.Flags().StringVar(&agent, "agent", "", "as this agent (its scopes only)")
+	return cmd
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// lockedBuffer collects a subprocess's output while tests read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type instance struct {
+	cmd  *exec.Cmd
+	dir  string
+	info runInfo
+	logs *lockedBuffer
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// clawmemBinary builds the real binary once, without the race detector,
+// so the crash test measures clawmem and not the detector's overhead.
+func clawmemBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "clawmem-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "clawmem")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// startUp runs `clawmem up` in a subprocess on dir and waits for it.
+func startUp(t *testing.T, dir string) *instance {
+	t.Helper()
+	cfg := `{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"}}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, runFile))
+	logs := &lockedBuffer{}
+	cmd := exec.Command(clawmemBinary(t), "up", "--data-dir", dir)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{cmd: cmd, dir: dir, logs: logs}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, runFile))
+		if err == nil && json.Unmarshal(b, &in.info) == nil && in.info.PID == cmd.Process.Pid {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clawmem up did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// words make texts that share few words, so no two are near-duplicates.
+var e2eWords = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord
+grove harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage thyme umber violet willow yarrow zinnia
+anchor beacon canyon dynamo engine falcon glacier horizon island jungle kernel lantern meadow nebula orbit prism
+quiver rocket saddle temple utopia vortex wagon xenon yacht zephyr acorn bamboo cactus daisy eagle fern garnet
+hazel ivory jade koala lemon mango nutmeg olive peach quince radish saffron tulip urchin vanilla walnut`)
+
+func e2eText(rng *rand.Rand, i int) string {
+	w := make([]string, 7)
+	for j := range w {
+		w[j] = e2eWords[rng.IntN(len(e2eWords))]
+	}
+	return fmt.Sprintf("Remember that code %05d means %s", i, strings.Join(w, " "))
+}
+
+func postAgentEnd(client *http.Client, url string, i int, text string) error {
+	body, _ := json.Marshal(map[string]any{
+		"event": map[string]any{"success": true, "messages": []map[string]any{{"role": "user", "content": text}}},
+		"ctx":   map[string]any{"agentId": "main", "sessionKey": fmt.Sprintf("session-%d", i), "runId": "run-1"},
+	})
+	resp, err := client.Post(url+"/v1/hooks/agent_end", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// TestCrashSafety kills `clawmem up` with SIGKILL in the middle of ingesting
+// 5,000 events, restarts it, and proves every acknowledged event became a
+// memory exactly once.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real clawmem processes")
+	}
+	const total = 5000
+	dir := t.TempDir()
+	up := startUp(t, dir)
+	rng := rand.New(rand.NewPCG(11, 13))
+	texts := make([]string, total)
+	for i := range texts {
+		texts[i] = e2eText(rng, i)
+	}
+	acked := make([]atomic.Bool, total)
+	var ackCount atomic.Int64
+	client := &http.Client{Timeout: 5 * time.Second}
+	send := func(url string, idx []int) {
+		var wg sync.WaitGroup
+		work := make(chan int)
+		for w := 0; w < 16; w++ {
+			wg.Go(func() {
+				for i := range work {
+					if postAgentEnd(client, url, i, texts[i]) == nil {
+						acked[i].Store(true)
+						ackCount.Add(1)
+					}
+				}
+			})
+		}
+		for _, i := range idx {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+	}
+	all := make([]int, total)
+	for i := range all {
+		all[i] = i
+	}
+	killed := make(chan struct{})
+	go func() {
+		for ackCount.Load() < total/2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		up.cmd.Process.Signal(syscall.SIGKILL)
+		up.cmd.Wait()
+		close(killed)
+	}()
+	send(up.info.IngestURL, all)
+	<-killed
+	t.Logf("%d of %d events acknowledged before the kill", ackCount.Load(), total)
+
+	up2 := startUp(t, dir)
+	var rest []int
+	for i := range acked {
+		if !acked[i].Load() {
+			rest = append(rest, i)
+		}
+	}
+	send(up2.info.IngestURL, rest)
+	for i := range acked {
+		if !acked[i].Load() {
+			t.Fatalf("event %d was never acknowledged", i)
+		}
+	}
+	// Wait for the pipeline to drain, then stop gracefully and check the
+	// store itself.
+	waitStats(t, up2, total)
+	up2.cmd.Process.Signal(syscall.SIGTERM)
+	if err := up2.cmd.Wait(); err != nil {
+		t.Fatalf("graceful stop: %v\n%s", err, up2.logs.String())
+	}
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(dir, "store"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seen := map[string]int{}
+	err = st.Iterate(context.Background(), engine.IterateOptions{Scopes: engine.AllScopes()}, func(m schemas.Memory) error {
+		seen[m.Text]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		if seen[text] != 1 {
+			t.Fatalf("event %d stored %d times: %q", i, seen[text], text)
+		}
+	}
+	if len(seen) != total {
+		t.Fatalf("%d memories, want %d", len(seen), total)
+	}
+}
+
+// waitStats polls the store's count through the running instance's
+// process: the store is locked, so it asks over the ingest-side NATS.
+func waitStats(t *testing.T, in *instance, want int) {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		code, out, _ := runCLI(t, "stats", "--data-dir", in.dir, "--json")
+		var st struct {
+			Details struct {
+				Total int `json:"total"`
+			} `json:"details"`
+		}
+		if code == 0 && json.Unmarshal([]byte(out), &st) == nil && st.Details.Total >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store has not reached %d memories: %s\n%s", want, out, in.logs.String())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/producers"
+	"github.com/clawmem/clawmem/producers/ingest"
+	"github.com/clawmem/clawmem/workers"
+)
+
+// runFile records how to reach a running `clawmem up`, so other clawmem
+// commands with the same data dir find it without flags.
+const runFile = "run.json"
+
+type runInfo struct {
+	PID       int    `json:"pid"`
+	NATSURL   string `json:"natsUrl"`
+	IngestURL string `json:"ingestUrl,omitempty"`
+	Started   string `json:"started"`
+}
+
+// Roles `clawmem up` runs and `clawmem worker` runs one of.
+const (
+	roleCapture = "capture"
+	roleStore   = "store"
+	roleQuery   = "query"
+	roleIngest  = "ingest"
+)
+
+func (a *app) upCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run everything: NATS (embedded), store, capture, query service and hook ingest",
+		Long: `Runs the whole pipeline in one process. With no --nats-url it embeds a NATS server with
+JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem commands using the
+same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind},
+GET /healthz, GET /metrics). SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
+		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), a.natsURL, []string{roleStore, roleQuery, roleCapture, roleIngest}, true)
+		},
+	}
+	return cmd
+}
+
+func (a *app) workerCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker capture|store|query|ingest",
+		Short: "Run one role of the pipeline against an external NATS",
+		Long: `Runs a single role, for deployments that scale roles apart. The store role owns the
+store and also serves queries (they share its in-memory vector index): run exactly one
+store worker per store. capture and ingest are stateless: run as many as you like.`,
+		Example:   "  clawmem worker store --nats-url nats://nats:4222\n  clawmem worker capture --nats-url nats://nats:4222",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{roleCapture, roleStore, roleQuery, roleIngest},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			roles := []string{args[0]}
+			switch args[0] {
+			case roleStore, roleQuery:
+				roles = []string{roleStore, roleQuery}
+			case roleCapture, roleIngest:
+			default:
+				return fmt.Errorf("unknown role %q: want capture, store, query or ingest", args[0])
+			}
+			return a.serve(cmd.Context(), a.natsURL, roles, false)
+		},
+	}
+	return cmd
+}
+
+func (a *app) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// serve runs roles until ctx ends. embedded allows starting a NATS server.
+func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedded bool) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	log := a.logger()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	if natsURL == "" {
+		natsURL = cfg.NATS.URL
+	}
+	if natsURL, err = envsubst.Expand(natsURL); err != nil {
+		return fmt.Errorf("nats.url: %w", err)
+	}
+	var srv *natsembed.Server
+	if natsURL == "" {
+		if !embedded {
+			if natsURL, err = a.localNATS(cfg); err != nil {
+				return err
+			}
+		} else {
+			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log})
+			if err != nil {
+				return err
+			}
+			defer srv.Stop()
+			natsURL = srv.ClientURL()
+			log.Info("embedded NATS started", "url", natsURL)
+		}
+	}
+	nc, err := connectNATS(natsURL, cfg, "clawmem-"+roles[0])
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	stageMetrics := workers.NewStageMetrics(reg)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	start := func(name string, run func(context.Context) error) {
+		wg.Go(func() {
+			if err := run(ctx); err != nil {
+				log.Error("role failed", "role", name, "err", err)
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	has := func(r string) bool {
+		for _, x := range roles {
+			if x == r {
+				return true
+			}
+		}
+		return false
+	}
+	if has(roleStore) {
+		eng, st, err := openEngine(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		go startupChecks(ctx, eng, log)
+		start(roleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
+		start(roleQuery, workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), reg, log).Run)
+	}
+	if has(roleCapture) && *cfg.AutoCapture {
+		emb, err := embed.New(cfg.EmbedConfig())
+		if err != nil {
+			return fmt.Errorf("embedding: %w", err)
+		}
+		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars}
+		start(roleCapture, workers.NewCapture(js, emb, cc, stageMetrics, log).Run)
+	}
+	ingestURL := ""
+	if has(roleIngest) {
+		token, err := envsubst.Expand(cfg.Ingest.Token)
+		if err != nil {
+			return fmt.Errorf("ingest.token: %w", err)
+		}
+		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token}
+		if err := ic.Validate(); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", cfg.Ingest.Addr)
+		if err != nil {
+			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
+		}
+		ingestURL = "http://" + ln.Addr().String()
+		srvIngest := ingest.New(ic, producers.New(js), reg, log)
+		start(roleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
+		log.Info("hook ingest listening", "url", ingestURL)
+	}
+	if srv != nil {
+		if err := writeRunInfo(cfg.DataDir, runInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL,
+			Started: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+			return err
+		}
+		defer os.Remove(filepath.Join(cfg.DataDir, runFile))
+	}
+	log.Info("clawmem running", "roles", roles, "dataDir", cfg.DataDir)
+	<-ctx.Done()
+	log.Info("shutting down: draining in-flight work")
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func writeRunInfo(dir string, info runInfo) error {
+	b, _ := json.MarshalIndent(info, "", "  ")
+	tmp := filepath.Join(dir, runFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, runFile))
+}
+
+// localNATS finds the NATS of the `clawmem up` using this data dir, else
+// the default embedded address.
+func (a *app) localNATS(cfg *config.Config) (string, error) {
+	b, err := os.ReadFile(filepath.Join(cfg.DataDir, runFile))
+	if err == nil {
+		var info runInfo
+		if json.Unmarshal(b, &info) == nil && info.NATSURL != "" {
+			return info.NATSURL, nil
+		}
+	}
+	return fmt.Sprintf("nats://127.0.0.1:%d", cfg.NATS.Port), nil
+}
+
+func connectNATS(url string, cfg *config.Config, name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
+	if cfg.NATS.Credentials != "" {
+		opts = append(opts, nats.UserCredentials(cfg.NATS.Credentials))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is `clawmem up` running?)", url, err)
+	}
+	return nc, nil
+}
+
+// startupChecks tests the embedder and retrieval in the background with
+// the seed's 8 s bound, so a dead endpoint never delays start-up.
+func startupChecks(ctx context.Context, eng *memory.Engine, log *slog.Logger) {
+	tctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	res := eng.Embedder().Test(tctx)
+	cancel()
+	if res.Success {
+		log.Info("embedder check ok", "model", eng.Embedder().Model(), "dimensions", res.Dimensions)
+	} else {
+		log.Warn("embedder check failed; capture and recall will retry", "model", eng.Embedder().Model(), "err", res.Error)
+	}
+	tctx, cancel = context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	if _, err := eng.Recall(tctx, memory.Admin(), "test", memory.RecallOptions{Limit: 1}); err != nil {
+		log.Warn("retrieval check failed", "err", err)
+		return
+	}
+	log.Info("retrieval check ok", "fullText", eng.Backend().HasFullText())
+}
