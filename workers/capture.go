@@ -186,7 +186,7 @@ func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.M
 		}
 		meta, _ := json.Marshal(map[string]string{"source": "auto-capture", "sessionKey": session, "role": msg.Role})
 		t.items = append(t.items, schemas.CaptureItem{
-			SourceID:   sourceID(agent, session, text),
+			SourceID:   SourceID(agent, session, text),
 			Text:       text,
 			Category:   rules.DetectCategory(text),
 			Importance: c.cfg.Importance,
@@ -225,9 +225,9 @@ func fingerprint(m schemas.Message) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// sourceID names a captured text within its agent and session: the same
+// SourceID names a captured text within its agent and session: the same
 // text captured again is the same source, so it is stored once.
-func sourceID(agent, session, text string) string {
+func SourceID(agent, session, text string) string {
 	h := sha256.Sum256([]byte(agent + "\x00" + session + "\x00" + text))
 	return hex.EncodeToString(h[:16])
 }

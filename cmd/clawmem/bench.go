@@ -29,7 +29,7 @@ func (a *app) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd())
+	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd())
 	return cmd
 }
 

@@ -339,19 +339,24 @@ func TestRunGracefulShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()
 
-	// Start a request and send only half of its body, then cancel: the
-	// server must stop accepting yet finish this request.
+	// Start a request and hold back its body. "Expect: 100-continue" makes
+	// the server say when the handler is reading it, i.e. when the request
+	// is certainly in flight; then cancel: the server must stop accepting,
+	// yet finish this request.
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	half := len(agentEndBody) / 2
-	fmt.Fprintf(conn, "POST /v1/hooks/agent_end HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		len(agentEndBody), agentEndBody[:half])
-	time.Sleep(100 * time.Millisecond) // let the server start reading it
+	br := bufio.NewReader(conn)
+	fmt.Fprintf(conn, "POST /v1/hooks/agent_end HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(agentEndBody))
+	cont, err := http.ReadResponse(br, nil)
+	if err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue: %v %v", cont, err)
+	}
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // let Shutdown close the listener
 	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		c.Close()
 		t.Fatal("still accepting connections after cancel")
@@ -361,10 +366,10 @@ func TestRunGracefulShutdown(t *testing.T) {
 		t.Fatalf("Serve returned (%v) with a request in flight", err)
 	default:
 	}
-	if _, err := io.WriteString(conn, agentEndBody[half:]); err != nil {
+	if _, err := io.WriteString(conn, agentEndBody); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/producers"
+	"github.com/clawmem/clawmem/producers/ingest"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers"
+)
+
+// pipelineBench is what `clawmem bench pipeline` reports.
+type pipelineBench struct {
+	Index         string                `json:"index"`
+	Preloaded     int                   `json:"preloaded"`
+	PreloadSec    float64               `json:"preloadSeconds"`
+	IngestHTTP    producers.BenchResult `json:"ingestHttp"`
+	IngestDirect  producers.BenchResult `json:"ingestDirect"`
+	Captured      int                   `json:"captured"`
+	OfferedPerSec float64               `json:"offeredPerSecond"`
+	CapturePerSec float64               `json:"capturedPerSecond"`
+	FreshP50ms    float64               `json:"freshnessP50ms"`
+	FreshP99ms    float64               `json:"freshnessP99ms"`
+	RecallEngine  [2]float64            `json:"recallEngineP50P99ms"`
+	RecallNATS    [2]float64            `json:"recallNatsP50P99ms"`
+}
+
+func (a *app) benchPipelineCmd() *cobra.Command {
+	var preload, events, ingestEvents, queries, rate int
+	var index string
+	cmd := &cobra.Command{
+		Use:   "pipeline",
+		Short: "Benchmark ingest, capture-to-store throughput, freshness and recall over NATS",
+		Long: `Runs the whole pipeline in-process on a temporary data dir with the local embedder:
+  - hook ingest: events/s accepted and persisted, through HTTP and by direct NATS publish
+  - end to end: captured memories/s with PRELOAD memories already stored, and freshness
+    (publish → recallable) p50/p99
+  - recall over NATS request-reply next to the engine's own recall, p50/p99`,
+		Example: "  clawmem bench pipeline\n  clawmem bench pipeline --preload 20000 --index approximate --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := a.benchPipeline(cmd.Context(), preload, events, ingestEvents, queries, rate, index)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(rep)
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
+			fmt.Fprintf(w, "  ingest HTTP      %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestHTTP.EventsPerSec, rep.IngestHTTP.P50Ms, rep.IngestHTTP.P99Ms, rep.IngestHTTP.Events)
+			fmt.Fprintf(w, "  ingest direct    %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestDirect.EventsPerSec, rep.IngestDirect.P50Ms, rep.IngestDirect.P99Ms, rep.IngestDirect.Events)
+			fmt.Fprintf(w, "  end to end       %8.0f captured memories/s (%d memories, offered at %.0f/s)\n", rep.CapturePerSec, rep.Captured, rep.OfferedPerSec)
+			fmt.Fprintf(w, "  freshness        p50 %.1f ms  p99 %.1f ms (publish → stored and recallable)\n", rep.FreshP50ms, rep.FreshP99ms)
+			fmt.Fprintf(w, "  recall, engine   p50 %.2f ms  p99 %.2f ms\n", rep.RecallEngine[0], rep.RecallEngine[1])
+			fmt.Fprintf(w, "  recall, NATS     p50 %.2f ms  p99 %.2f ms  (p99 overhead %+.2f ms)\n", rep.RecallNATS[0], rep.RecallNATS[1], rep.RecallNATS[1]-rep.RecallEngine[1])
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&preload, "preload", 100_000, "memories stored before measuring")
+	f.IntVar(&events, "events", 20_000, "agent_end events for the end-to-end run (one new memory each)")
+	f.IntVar(&ingestEvents, "ingest-events", 20_000, "events per ingest benchmark")
+	f.IntVar(&queries, "queries", 300, "recall queries")
+	f.StringVar(&index, "index", "exact", "vector index: exact or approximate")
+	f.IntVar(&rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
+	return cmd
+}
+
+func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, queries, rate int, index string) (pipelineBench, error) {
+	rep := pipelineBench{Index: index}
+	logf := func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+	dir, err := os.MkdirTemp("", "clawmem-bench-pipeline-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		return rep, err
+	}
+	cfg.Store.Index = index
+	if err := cfg.Validate(); err != nil {
+		return rep, err
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: dir + "/nats", Port: -1})
+	if err != nil {
+		return rep, err
+	}
+	defer srv.Stop()
+	nc, err := connectNATS(srv.ClientURL(), cfg, "clawmem-bench")
+	if err != nil {
+		return rep, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		return rep, err
+	}
+	eng, st, err := openEngine(ctx, cfg, quiet)
+	if err != nil {
+		return rep, err
+	}
+	defer st.Close()
+
+	logf("preloading %d memories...", preload)
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(5, 8))
+	for done := 0; done < preload; {
+		n := min(1000, preload-done)
+		texts := make([]string, n)
+		for i := range texts {
+			texts[i] = benchSentence(rng, done+i)
+		}
+		vecs, err := eng.Embedder().EmbedPassages(ctx, texts)
+		if err != nil {
+			return rep, err
+		}
+		ms := make([]schemas.Memory, n)
+		for i := range ms {
+			ms[i] = schemas.Memory{Text: texts[i], Vector: vecs[i], Scope: "agent:bench", Category: schemas.CategoryFact, Importance: 0.7}
+		}
+		if _, err := st.Add(ctx, ms...); err != nil {
+			return rep, err
+		}
+		done += n
+	}
+	rep.Preloaded, rep.PreloadSec = st.Len(), time.Since(start).Seconds()
+
+	// Ingest, before any worker runs; the events are purged afterwards.
+	logf("ingest over HTTP...")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return rep, err
+	}
+	ictx, stopIngest := context.WithCancel(ctx)
+	srvIngest := ingest.New(ingest.Config{Addr: ln.Addr().String()}, producers.New(js), nil, quiet)
+	var iwg sync.WaitGroup
+	iwg.Go(func() { _ = srvIngest.Serve(ictx, ln) })
+	rep.IngestHTTP, err = ingest.RunBench(ctx, "http://"+ln.Addr().String(), "", producers.BenchOptions{Events: ingestEvents})
+	stopIngest()
+	iwg.Wait()
+	if err != nil {
+		return rep, err
+	}
+	logf("ingest by direct publish...")
+	if rep.IngestDirect, err = producers.RunPublishBench(ctx, producers.New(js), producers.BenchOptions{Events: ingestEvents}); err != nil {
+		return rep, err
+	}
+	if s, err := js.Stream(ctx, schemas.StreamEvents); err == nil {
+		_ = s.Purge(ctx)
+	}
+
+	logf("end to end: %d events through capture and store...", events)
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sm := workers.NewStageMetrics(nil)
+	wg.Go(func() { _ = workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, sm, quiet).Run(wctx) })
+	wg.Go(func() { _ = workers.NewStoreWorker(js, eng, workers.StageConfig{}, sm, nil, quiet).Run(wctx) })
+	wg.Go(func() { _ = workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), nil, quiet).Run(wctx) })
+	if err := a.benchEndToEnd(ctx, js, st, events, rate, &rep); err != nil {
+		return rep, err
+	}
+
+	logf("recall: engine vs NATS, %d queries each...", queries)
+	qs := make([]string, 50)
+	for i := range qs {
+		qs[i] = strings.Join(strings.Fields(benchSentence(rng, i))[3:7], " ")
+	}
+	var lat []time.Duration
+	for i := 0; i < queries; i++ {
+		t0 := time.Now()
+		if _, err := eng.Recall(ctx, memory.Agent("bench"), qs[i%len(qs)], memory.RecallOptions{}); err != nil {
+			return rep, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	rep.RecallEngine = [2]float64{ms(pct(lat, 0.5)), ms(pct(lat, 0.99))}
+	p50, p99, err := workers.RunRecallBench(ctx, nc, "bench", qs, queries)
+	if err != nil {
+		return rep, err
+	}
+	rep.RecallNATS = [2]float64{ms(p50), ms(p99)}
+	return rep, nil
+}
+
+// benchEndToEnd publishes events agent_end events, each with one new
+// capturable sentence, and measures throughput and freshness.
+func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st interface {
+	Len() int
+	Has(context.Context, string) (bool, error)
+}, events, rate int, rep *pipelineBench) error {
+	rng := rand.New(rand.NewPCG(9, 9))
+	base := st.Len()
+	type sample struct {
+		id  string
+		pub time.Time
+	}
+	var (
+		mu      sync.Mutex
+		pending []sample
+		fresh   []time.Duration
+	)
+	done := make(chan struct{})
+	var pollers sync.WaitGroup
+	pollers.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			mu.Lock()
+			batch := slices.Clone(pending)
+			mu.Unlock()
+			for _, s := range batch {
+				if ok, _ := st.Has(ctx, s.id); ok {
+					seen := time.Now()
+					mu.Lock()
+					fresh = append(fresh, seen.Sub(s.pub))
+					pending = slices.DeleteFunc(pending, func(p sample) bool { return p.id == s.id })
+					mu.Unlock()
+				}
+			}
+		}
+	})
+	start := time.Now()
+	// Paced at rate events/s so freshness is measured at a sustained load,
+	// not as the queueing delay of one burst.
+	interval := time.Second / time.Duration(max(rate, 1))
+	for i := 0; i < events; i++ {
+		if due := start.Add(time.Duration(i) * interval); time.Until(due) > 0 {
+			time.Sleep(time.Until(due))
+		}
+		text := fmt.Sprintf("Remember that %s", benchSentence(rng, 1_000_000+i))
+		session := fmt.Sprintf("e2e-%d", i)
+		ev, _ := json.Marshal(schemas.AgentEndEvent{Success: true, Messages: []schemas.Message{{Role: "user", Content: mustJSON(text)}}})
+		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: schemas.KindAgentEnd, SessionKey: session, Timestamp: time.Now().UnixMilli(), Event: ev})
+		if i%50 == 0 {
+			mu.Lock()
+			pending = append(pending, sample{id: workers.MemoryID("bench", workers.SourceID("bench", session, text)), pub: time.Now()})
+			mu.Unlock()
+		}
+		if _, err := js.PublishAsync(schemas.EventSubject(schemas.KindAgentEnd, "bench"), body); err != nil {
+			return err
+		}
+		if i%1000 == 999 {
+			<-js.PublishAsyncComplete()
+		}
+	}
+	<-js.PublishAsyncComplete()
+	published := time.Since(start)
+	deadline := time.Now().Add(10 * time.Minute)
+	for st.Len() < base+events {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d memories stored", st.Len()-base, events)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	el := time.Since(start)
+	time.Sleep(20 * time.Millisecond)
+	close(done)
+	pollers.Wait()
+	rep.Captured = st.Len() - base
+	rep.CapturePerSec = float64(rep.Captured) / el.Seconds()
+	rep.OfferedPerSec = float64(events) / published.Seconds()
+	rep.FreshP50ms, rep.FreshP99ms = ms(pct(fresh, 0.5)), ms(pct(fresh, 0.99))
+	return nil
+}
+
+func mustJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func pct(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+var benchVocab = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord grove
+harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage thyme umber violet willow yarrow zinnia anchor
+beacon canyon dynamo engine falcon glacier horizon island jungle kernel lantern meadow nebula orbit prism quiver rocket
+saddle temple utopia vortex wagon xenon yacht zephyr acorn bamboo cactus daisy eagle fern garnet hazel ivory jade koala
+lemon mango nutmeg olive peach quince radish saffron tulip urchin vanilla walnut server deploy docker config backup
+invoice customer meeting budget report release review cache token cluster editor theme coffee tea flight hotel`)
+
+// benchSentence makes a sentence of rare word combinations, so the local
+// embedder sees no near-duplicates among thousands.
+func benchSentence(rng *rand.Rand, i int) string {
+	w := make([]string, 8)
+	for j := range w {
+		w[j] = benchVocab[rng.IntN(len(benchVocab))]
+	}
+	return fmt.Sprintf("item %d: the %s", i, strings.Join(w, " "))
+}

@@ -1,0 +1,1140 @@
+package retrieve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/rerank"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// testDim is the size of the hand-made vectors: the query is the first axis
+// and each memory lies in its own plane (axis 0, axis k), so its cosine to
+// the query is exactly what the test chose and two memories in different
+// planes have cosine c1·c2 to each other — below MMR's 0.85 for the values
+// used here, so MMR never reorders unless a test wants it to.
+const testDim = 32
+
+// scoreTol absorbs float32 storage of vectors (cosines are exact to ~1e-7).
+const scoreTol = 1e-5
+
+var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// queryVec is the query embedding every hand-made test uses.
+func queryVec() []float32 {
+	v := make([]float32, testDim)
+	v[0] = 1
+	return v
+}
+
+// vecAt is a unit vector with cosine c to queryVec, in plane k (1..testDim-1).
+func vecAt(c float64, k int) []float32 {
+	v := make([]float32, testDim)
+	v[0] = float32(c)
+	v[k] = float32(math.Sqrt(1 - c*c))
+	return v
+}
+
+// tm describes one test memory.
+type tm struct {
+	key        int // → a fixed UUID, and the plane of its vector
+	text       string
+	cos        float64 // cosine to queryVec
+	scope      string
+	category   schemas.Category
+	importance float64 // 0 means 1 here, so most tests run with ×1
+	ageDays    float64
+}
+
+func idOf(key int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", key) }
+
+func keyOf(id string) int {
+	var k int
+	fmt.Sscanf(id[len(id)-12:], "%d", &k)
+	return k
+}
+
+func (m tm) memory() schemas.Memory {
+	imp := m.importance
+	if imp == 0 {
+		imp = 1
+	}
+	cat := m.category
+	if cat == "" {
+		cat = schemas.CategoryFact
+	}
+	return schemas.Memory{
+		ID: idOf(m.key), Text: m.text, Vector: vecAt(m.cos, m.key), Category: cat, Scope: m.scope,
+		Importance: imp, Timestamp: testNow.Add(-time.Duration(m.ageDays * float64(24*time.Hour))).UnixMilli(),
+	}
+}
+
+func openStore(t testing.TB, dim int) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{Dimensions: dim, Index: vecindex.Options{Mode: vecindex.IVF}})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func seedStore(t testing.TB, ms ...tm) *sqlitestore.Store {
+	t.Helper()
+	if len(ms) >= testDim {
+		t.Fatalf("at most %d hand-made memories", testDim-1)
+	}
+	s := openStore(t, testDim)
+	batch := make([]schemas.Memory, len(ms))
+	for i, m := range ms {
+		if m.key < 1 || m.key >= testDim {
+			t.Fatalf("key %d out of 1..%d", m.key, testDim-1)
+		}
+		batch[i] = m.memory()
+	}
+	if err := s.Import(context.Background(), batch...); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	return s
+}
+
+// quietLog keeps expected rerank failures out of the test output.
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newRetriever(t testing.TB, s engine.Store, cfg Config, opts ...Option) *Retriever {
+	t.Helper()
+	r, err := New(s, cfg, append([]Option{WithClock(func() time.Time { return testNow }), WithLogger(quietLog)}, opts...)...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r
+}
+
+// cfgWith is DefaultConfig with rerank set and changes applied.
+func cfgWith(rerankMode string, change ...func(*Config)) Config {
+	c := DefaultConfig()
+	c.Rerank = rerankMode
+	for _, f := range change {
+		f(&c)
+	}
+	return c
+}
+
+func retrieve(t testing.TB, r *Retriever, q Query) Result {
+	t.Helper()
+	if q.Vector == nil {
+		q.Vector = queryVec()
+	}
+	if q.Scopes.Denies() { // unset: tests that care about scopes set them
+		q.Scopes = engine.AllScopes()
+	}
+	res, err := r.Retrieve(context.Background(), q)
+	if err != nil {
+		t.Fatalf("Retrieve(%q): %v", q.Text, err)
+	}
+	return res
+}
+
+func byID(cs []Candidate) map[string]Candidate {
+	m := make(map[string]Candidate, len(cs))
+	for _, c := range cs {
+		m[c.Memory.ID] = c
+	}
+	return m
+}
+
+// postRerank applies the seed's stages after rerank to a reranked score,
+// written out independently of stages.go.
+func postRerank(cfg Config, now time.Time, m schemas.Memory, s float64) float64 {
+	age := math.Max(0, float64(now.UnixMilli()-m.Timestamp)/864e5)
+	if cfg.RecencyHalfLifeDays > 0 && cfg.RecencyWeight > 0 {
+		s = math.Min(1, s+math.Exp(-age/cfg.RecencyHalfLifeDays)*cfg.RecencyWeight)
+	}
+	s *= 0.7 + 0.3*m.Importance
+	if cfg.LengthNormAnchor > 0 {
+		n := float64(len([]rune(m.Text)))
+		s /= 1 + 0.5*math.Log2(math.Max(n/cfg.LengthNormAnchor, 1))
+	}
+	if cfg.TimeDecayHalfLifeDays > 0 {
+		s *= 0.5 + 0.5*math.Exp(-age/cfg.TimeDecayHalfLifeDays)
+	}
+	return s
+}
+
+// checkFinal asserts the invariants every returned candidate must meet:
+// Final is the score, it follows from Reranked by the post-rerank stages,
+// and the list is sorted (MMR never fires with the hand-made vectors).
+func checkFinal(t *testing.T, cfg Config, res Result) {
+	t.Helper()
+	for i, c := range res.Candidates {
+		if c.Sources.Final != c.Score {
+			t.Errorf("%s: Final %v != Score %v", c.Memory.ID, c.Sources.Final, c.Score)
+		}
+		if want := postRerank(cfg, testNow, c.Memory, c.Sources.Reranked); math.Abs(c.Score-want) > scoreTol {
+			t.Errorf("%s: final %v, want %v from reranked %v", c.Memory.ID, c.Score, want, c.Sources.Reranked)
+		}
+		if c.Sources.Rerank != res.Rerank {
+			t.Errorf("%s: Sources.Rerank %q, Result.Rerank %q", c.Memory.ID, c.Sources.Rerank, res.Rerank)
+		}
+		if i > 0 && res.Candidates[i-1].Score < c.Score {
+			t.Errorf("not sorted at %d: %v < %v", i, res.Candidates[i-1].Score, c.Score)
+		}
+	}
+}
+
+// fillers are vector-near memories with no keyword in common with the
+// keyword tests' queries.
+var fillers = []tm{
+	{key: 1, text: "The user prefers dark mode in every editor", cos: 0.9},
+	{key: 2, text: "Standup meetings happen at 9:30 on weekdays", cos: 0.85},
+	{key: 3, text: "The staging cluster runs in eu-west-1", cos: 0.8},
+	{key: 4, text: "Alice owns the billing service migration", cos: 0.75},
+	{key: 5, text: "Deploys are frozen during the last week of December", cos: 0.7},
+}
+
+// jinaMem holds the keyword but points away from the query vector.
+var jinaMem = tm{key: 9, text: "Export JINA_API_KEY before starting the reranker sidecar", cos: -0.5}
+
+// farFillers are 12 memories all nearer the query than jinaMem (cosines 0.3
+// down to -0.25) but with vector scores below 0.6, so a BM25-only hit
+// (fused ≥ 0.5) can outrank most of them.
+func farFillers() []tm {
+	ms := make([]tm, 12)
+	for i := range ms {
+		ms[i] = tm{key: 10 + i, text: fmt.Sprintf("Unrelated memory %d about lunch orders", i), cos: 0.3 - 0.05*float64(i)}
+	}
+	return ms
+}
+
+func TestHybridFindsKeywordOnlyHit(t *testing.T) {
+	s := seedStore(t, append(farFillers(), jinaMem)...)
+	// The pool (max(candidatePoolSize, limit) = 10) holds only fillers, so
+	// the far-away keyword memory can come in only through BM25.
+	small := func(c *Config) { c.CandidatePoolSize = 10 }
+
+	cfg := cfgWith(RerankNone, small)
+	res := retrieve(t, newRetriever(t, s, cfg), Query{Text: "JINA_API_KEY", Limit: 10})
+	if res.Mode != ModeHybrid {
+		t.Errorf("mode %q, want hybrid", res.Mode)
+	}
+	c, ok := byID(res.Candidates)[idOf(jinaMem.key)]
+	if !ok {
+		t.Fatalf("the JINA_API_KEY memory was not recalled: %v", candIDs(res.Candidates))
+	}
+	src := c.Sources
+	if src.VectorHit || !src.BM25Hit {
+		t.Errorf("want a BM25-only hit, got %+v", src)
+	}
+	if want := math.Max(src.BM25, 0.5); math.Abs(src.Fused-want) > tol || src.BM25 <= 0 {
+		t.Errorf("fused %v, want max(bm25 %v, 0.5)", src.Fused, src.BM25)
+	}
+	// Its cosine is filled in for BM25-only hits too (the rerank fallback
+	// needs it).
+	if math.Abs(src.Cosine-jinaMem.cos) > scoreTol {
+		t.Errorf("cosine %v, want %v", src.Cosine, jinaMem.cos)
+	}
+	checkFinal(t, cfg, res)
+
+	// Vector mode never consults BM25.
+	cfg = cfgWith(RerankNone, small, func(c *Config) { c.Mode = ModeVector })
+	res = retrieve(t, newRetriever(t, s, cfg), Query{Text: "JINA_API_KEY", Limit: 10})
+	if res.Mode != ModeVector {
+		t.Errorf("mode %q, want vector", res.Mode)
+	}
+	if len(res.Candidates) != 10 {
+		t.Errorf("vector mode returned %d, want the limit of 10", len(res.Candidates))
+	}
+	for _, c := range res.Candidates {
+		if c.Sources.BM25Hit || c.Memory.ID == idOf(jinaMem.key) {
+			t.Errorf("vector mode returned a BM25 result: %+v", c)
+		}
+	}
+}
+
+// TestHybridBoostsBothHits pins the fusion through the store: a memory found
+// by both searches gets v·1.15 (BM25 scores here are far below 0.69).
+func TestHybridBoostsBothHits(t *testing.T) {
+	s := seedStore(t,
+		tm{key: 1, text: "The user drinks oolong tea every morning", cos: 0.6},
+		tm{key: 2, text: "The user prefers dark mode in every editor", cos: 0.9},
+	)
+	cfg := cfgWith(RerankNone)
+	res := retrieve(t, newRetriever(t, s, cfg), Query{Text: "oolong", Limit: 10})
+	got := byID(res.Candidates)
+	both, vecOnly := got[idOf(1)].Sources, got[idOf(2)].Sources
+	if !both.VectorHit || !both.BM25Hit || vecOnly.BM25Hit || !vecOnly.VectorHit {
+		t.Fatalf("hit kinds wrong: %+v / %+v", both, vecOnly)
+	}
+	v := 1 / (2 - 0.6)
+	if math.Abs(both.Vector-v) > scoreTol || math.Abs(both.Fused-math.Max(v*1.15, math.Max(both.BM25, 0.5))) > scoreTol {
+		t.Errorf("both: vector %v fused %v, want %v and %v·1.15", both.Vector, both.Fused, v, v)
+	}
+	if math.Abs(vecOnly.Fused-1/(2-0.9)) > scoreTol {
+		t.Errorf("vector only: fused %v, want %v", vecOnly.Fused, 1/(2-0.9))
+	}
+	checkFinal(t, cfg, res)
+}
+
+func TestScopeFilter(t *testing.T) {
+	s := seedStore(t,
+		tm{key: 1, text: "kubernetes upgrade for team A", cos: 0.7, scope: "agent:a"},
+		tm{key: 2, text: "kubernetes is the shared platform", cos: 0.6, scope: "global"},
+		tm{key: 3, text: "legacy memory without a scope mentions nothing", cos: 0.5},
+		// Agent b's memories are the best matches on both sides; none may leak.
+		tm{key: 4, text: "kubernetes kubernetes secrets of team B", cos: 0.99, scope: "agent:b"},
+		tm{key: 5, text: "kubernetes admin password of team B", cos: -0.9, scope: "agent:b"},
+		tm{key: 6, text: "agent b private note", cos: 0.95, scope: "agent:b"},
+	)
+	cfg := cfgWith(RerankNone)
+	r := newRetriever(t, s, cfg)
+	tests := []struct {
+		name   string
+		scopes engine.ScopeFilter
+		want   []int // keys expected, any order
+	}{
+		// Agent b's kubernetes memories are BM25 matches too: a text
+		// search that ignored scopes would bring them in as BM25-only hits.
+		{"a and global", engine.InScopes("agent:a", "global"), []int{1, 2, 3}},
+		{"b only", engine.InScopes("agent:b"), []int{4, 5, 6}},
+		{"global only", engine.InScopes("global"), []int{2, 3}},
+		{"unknown scope", engine.InScopes("agent:zzz"), nil},
+		{"zero filter denies all", engine.ScopeFilter{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := r.Retrieve(context.Background(), Query{Text: "kubernetes", Vector: queryVec(), Scopes: tt.scopes, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []int
+			for _, c := range res.Candidates {
+				if !tt.scopes.Allows(c.Memory.Scope) {
+					t.Errorf("returned %s from scope %q outside %v", c.Memory.ID, c.Memory.Scope, tt.scopes)
+				}
+				keys = append(keys, keyOf(c.Memory.ID))
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("keys %v, want %v", keys, tt.want)
+			}
+		})
+	}
+}
+
+func TestCategoryFilter(t *testing.T) {
+	s := seedStore(t,
+		tm{key: 1, text: "The user prefers oolong tea", cos: 0.5, category: schemas.CategoryPreference},
+		tm{key: 2, text: "The user prefers dark mode", cos: 0.6, category: schemas.CategoryPreference},
+		tm{key: 3, text: "The tea shop closes at six", cos: 0.95, category: schemas.CategoryFact},
+		tm{key: 4, text: "We decided to drop the tea budget", cos: 0.9, category: schemas.CategoryDecision},
+		tm{key: 5, text: "Tea: oolong, green, black", cos: -0.5, category: schemas.CategoryFact},
+	)
+	cfg := cfgWith(RerankNone)
+	r := newRetriever(t, s, cfg)
+	for _, cat := range []schemas.Category{schemas.CategoryPreference, schemas.CategoryFact, schemas.CategoryDecision, schemas.CategoryEntity} {
+		res := retrieve(t, r, Query{Text: "tea oolong", Category: cat, Limit: 10})
+		want := map[schemas.Category]int{schemas.CategoryPreference: 2, schemas.CategoryFact: 2, schemas.CategoryDecision: 1}[cat]
+		if len(res.Candidates) != want {
+			t.Errorf("%s: %d results, want %d", cat, len(res.Candidates), want)
+		}
+		for _, c := range res.Candidates {
+			if c.Memory.Category != cat {
+				t.Errorf("%s: got a %s memory %q", cat, c.Memory.Category, c.Memory.Text)
+			}
+		}
+	}
+}
+
+// recordingStore wraps a store to observe (and optionally break) searches.
+type recordingStore struct {
+	engine.Store
+	noFTS     bool
+	vecErr    error
+	textErr   error
+	mu        sync.Mutex
+	vecOpts   []engine.SearchOptions
+	textOpts  []engine.SearchOptions
+	textQuery []string
+}
+
+func (s *recordingStore) HasFullText() bool { return !s.noFTS && s.Store.HasFullText() }
+
+func (s *recordingStore) VectorSearch(ctx context.Context, v []float32, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	s.mu.Lock()
+	s.vecOpts = append(s.vecOpts, o)
+	s.mu.Unlock()
+	if s.vecErr != nil {
+		return nil, s.vecErr
+	}
+	return s.Store.VectorSearch(ctx, v, o)
+}
+
+func (s *recordingStore) TextSearch(ctx context.Context, q string, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	s.mu.Lock()
+	s.textOpts = append(s.textOpts, o)
+	s.textQuery = append(s.textQuery, q)
+	s.mu.Unlock()
+	if s.textErr != nil {
+		return nil, s.textErr
+	}
+	return s.Store.TextSearch(ctx, q, o)
+}
+
+func manyFillers(n int) []tm {
+	ms := make([]tm, n)
+	for i := range ms {
+		ms[i] = tm{key: i + 1, text: fmt.Sprintf("Project note number %d about the release train", i+1), cos: 0.9 - 0.03*float64(i)}
+	}
+	return ms
+}
+
+func TestLimitAndPool(t *testing.T) {
+	rs := &recordingStore{Store: seedStore(t, manyFillers(25)...)}
+	cfg := cfgWith(RerankNone)
+	r := newRetriever(t, rs, cfg)
+	tests := []struct {
+		limit    int
+		category schemas.Category
+		want     int // results
+		pool     int // the Limit the store is asked for
+	}{
+		{3, "", 3, 20},
+		{0, "", 5, 20},  // default limit
+		{-1, "", 5, 20}, // default limit
+		{25, "", 25, 25},
+		{40, "", 25, 40}, // pool grows with the limit
+		// A category filter fetches 4× the pool so the filtered pool stays full.
+		{3, schemas.CategoryFact, 3, 80},
+	}
+	for _, tt := range tests {
+		rs.vecOpts, rs.textOpts = nil, nil
+		res := retrieve(t, r, Query{Text: "release", Limit: tt.limit, Category: tt.category})
+		if len(res.Candidates) != tt.want {
+			t.Errorf("limit %d: %d results, want %d", tt.limit, len(res.Candidates), tt.want)
+		}
+		if len(rs.vecOpts) != 1 || len(rs.textOpts) != 1 {
+			t.Fatalf("limit %d: %d vector and %d text searches, want 1 each", tt.limit, len(rs.vecOpts), len(rs.textOpts))
+		}
+		if rs.vecOpts[0].Limit != tt.pool || rs.textOpts[0].Limit != tt.pool {
+			t.Errorf("limit %d: store asked for %d/%d, want %d", tt.limit, rs.vecOpts[0].Limit, rs.textOpts[0].Limit, tt.pool)
+		}
+		checkFinal(t, cfg, res)
+	}
+}
+
+func TestNoFullTextFallsBackToVector(t *testing.T) {
+	rs := &recordingStore{Store: seedStore(t, append(slices.Clone(fillers), jinaMem)...), noFTS: true}
+	res := retrieve(t, newRetriever(t, rs, cfgWith(RerankNone)), Query{Text: "JINA_API_KEY", Limit: 10})
+	if res.Mode != ModeVector || len(rs.textOpts) != 0 {
+		t.Errorf("mode %q after %d text searches, want vector and none", res.Mode, len(rs.textOpts))
+	}
+	if len(res.Candidates) == 0 {
+		t.Error("no results from vector search")
+	}
+}
+
+func TestSearchErrorsPropagate(t *testing.T) {
+	boom := errors.New("disk on fire")
+	for _, rs := range []*recordingStore{
+		{Store: seedStore(t, fillers...), vecErr: boom},
+		{Store: seedStore(t, fillers...), textErr: boom},
+	} {
+		_, err := newRetriever(t, rs, cfgWith(RerankNone)).Retrieve(context.Background(),
+			Query{Text: "standup", Vector: queryVec(), Scopes: engine.AllScopes()})
+		if !errors.Is(err, boom) {
+			t.Errorf("error %v, want %v", err, boom)
+		}
+	}
+}
+
+func TestMinScores(t *testing.T) {
+	ms := []tm{
+		{key: 1, text: "Memory alpha about the payments queue", cos: 0.95},
+		{key: 2, text: "Memory bravo about the payments queue", cos: 0.6},
+		{key: 3, text: "Memory charlie about the payments queue", cos: 0.2, ageDays: 90},
+		{key: 4, text: "Memory delta about the payments queue", cos: 0, ageDays: 400, importance: 0.1},
+		{key: 5, text: "Memory echo about the payments queue", cos: -0.8, ageDays: 400, importance: 0.1},
+	}
+	s := seedStore(t, ms...)
+	zero := 0.0
+	all := retrieve(t, newRetriever(t, s, cfgWith(RerankNone, func(c *Config) { c.HardMinScore = 0 })), Query{Limit: 10})
+	if len(all.Candidates) != len(ms) {
+		t.Fatalf("hard minimum 0 returned %d of %d", len(all.Candidates), len(ms))
+	}
+	finals := map[string]float64{}
+	for _, c := range all.Candidates {
+		finals[c.Memory.ID] = c.Score
+	}
+	survivors := func(min float64) []string {
+		var ids []string
+		for id, f := range finals {
+			if f >= min {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	got := func(res Result) []string {
+		ids := candIDs(res.Candidates)
+		slices.Sort(ids)
+		return ids
+	}
+	tests := []struct {
+		name     string
+		hardMin  float64  // config
+		override *float64 // Query.MinScore
+		min      float64  // effective
+	}{
+		// Finals ≈ 1, 0.814, 0.340, 0.183, 0.131.
+		{"config default 0.35", 0.35, nil, 0.35},
+		{"config 0.15", 0.15, nil, 0.15},
+		{"config 0.9", 0.9, nil, 0.9},
+		{"override lowers", 0.9, &zero, 0},
+		{"override raises", 0, ptr(0.3), 0.3},
+		{"override 1", 0.35, ptr(1.0), 1},
+	}
+	distinct := map[int]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRetriever(t, s, cfgWith(RerankNone, func(c *Config) { c.HardMinScore = tt.hardMin }))
+			res := retrieve(t, r, Query{Limit: 10, MinScore: tt.override})
+			if g, w := got(res), survivors(tt.min); !slices.Equal(g, w) {
+				t.Errorf("kept %v, want %v (finals %v)", g, w, finals)
+			}
+			for _, c := range res.Candidates {
+				if c.Score < tt.min {
+					t.Errorf("%s scored %v < %v", c.Memory.ID, c.Score, tt.min)
+				}
+			}
+			distinct[len(res.Candidates)] = true
+		})
+	}
+	// The thresholds must actually cut at different places, or this test
+	// proves nothing.
+	if len(distinct) < 3 {
+		t.Errorf("the thresholds did not separate the memories: result sizes %v, finals %v", distinct, finals)
+	}
+
+	// minScore applies to fused scores, before rerank: cosine 0 is a
+	// vector score of 0.5.
+	r := newRetriever(t, s, cfgWith(RerankNone, func(c *Config) { c.MinScore, c.HardMinScore = 0.6, 0 }))
+	res := retrieve(t, r, Query{Limit: 10})
+	for _, c := range res.Candidates {
+		if c.Sources.Fused < 0.6 {
+			t.Errorf("%s fused %v passed minScore 0.6", c.Memory.ID, c.Sources.Fused)
+		}
+	}
+	if len(res.Candidates) != 2 {
+		t.Errorf("minScore 0.6 kept %d, want 2 (cosines 0.95, 0.6; the next is 0.556)", len(res.Candidates))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestSourcesAndRerankNone checks every explanation field against values
+// computed from the hand-made cosines, through the whole pipeline with the
+// default stages active (ages, importances and lengths vary).
+func TestSourcesAndRerankNone(t *testing.T) {
+	ms := []tm{
+		{key: 1, text: "The user drinks oolong tea every morning", cos: 0.8, importance: 0.9, ageDays: 3},
+		{key: 2, text: "Weekly sync is on Thursdays", cos: 0.7, importance: 0.5, ageDays: 30},
+		{key: 3, text: strings.Repeat("Long design notes on the oolong ingestion path. ", 30), cos: 0.75, ageDays: 1},
+		{key: 4, text: "Oolong is the codename of the search project", cos: -0.3, importance: 0.8, ageDays: 100},
+	}
+	s := seedStore(t, ms...)
+	cfg := cfgWith(RerankNone, func(c *Config) { c.HardMinScore = 0 })
+	res := retrieve(t, newRetriever(t, s, cfg), Query{Text: "oolong", Limit: 10})
+	if res.Rerank != RerankNone || res.Mode != ModeHybrid {
+		t.Errorf("rerank %q mode %q, want none/hybrid", res.Rerank, res.Mode)
+	}
+	if len(res.Candidates) != len(ms) {
+		t.Fatalf("%d results, want %d", len(res.Candidates), len(ms))
+	}
+	got := byID(res.Candidates)
+	for _, m := range ms {
+		c := got[idOf(m.key)].Sources
+		wantBM := strings.Contains(strings.ToLower(m.text), "oolong")
+		if !c.VectorHit || c.BM25Hit != wantBM {
+			t.Errorf("key %d: hits vector=%v bm25=%v, want true/%v", m.key, c.VectorHit, c.BM25Hit, wantBM)
+		}
+		v := 1 / (2 - m.cos)
+		fused := v
+		if wantBM {
+			fused = math.Min(1, math.Max(v*1.15, math.Max(c.BM25, 0.5)))
+			// FTS5 floors the IDF of a term in most documents at a tiny
+			// positive value, so the normalised score may be just above 0.5.
+			if !(c.BM25 >= 0.5 && c.BM25 < 1) {
+				t.Errorf("key %d: bm25 %v not a normalised positive score", m.key, c.BM25)
+			}
+		}
+		for _, f := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"cosine", c.Cosine, m.cos},
+			{"vector", c.Vector, v},
+			{"fused", c.Fused, fused},
+			{"reranked", c.Reranked, fused}, // none leaves scores alone
+		} {
+			if math.Abs(f.got-f.want) > scoreTol {
+				t.Errorf("key %d: %s %v, want %v", m.key, f.name, f.got, f.want)
+			}
+		}
+	}
+	checkFinal(t, cfg, res)
+}
+
+// rerankServer is a jina-format endpoint that checks the request (POST,
+// bearer key, JSON body) and hands it to a per-test handler; calls counts
+// requests and reqs keeps the decoded bodies.
+type rerankServer struct {
+	*httptest.Server
+	calls atomic.Int32
+	mu    sync.Mutex
+	reqs  []jinaRequest
+}
+
+type jinaRequest struct {
+	Model     string   `json:"model"`
+	Query     string   `json:"query"`
+	Documents []string `json:"documents"`
+	TopN      int      `json:"top_n"`
+}
+
+func newRerankServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, req jinaRequest)) *rerankServer {
+	t.Helper()
+	rs := &rerankServer{}
+	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rs.calls.Add(1)
+		var req jinaRequest
+		if r.Method != http.MethodPost || r.Header.Get("Authorization") != "Bearer k" ||
+			json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		rs.mu.Lock()
+		rs.reqs = append(rs.reqs, req)
+		rs.mu.Unlock()
+		handle(w, r, req)
+	}))
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+func (rs *rerankServer) client(t *testing.T) rerank.Reranker {
+	t.Helper()
+	c, err := rerank.New(rerank.Config{Provider: "jina", Endpoint: rs.URL, APIKey: "k", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// scoreByText answers with a relevance per document text prefix; documents
+// matching no prefix are left out of the reply.
+func scoreByText(scores map[string]float64) func(http.ResponseWriter, *http.Request, jinaRequest) {
+	return func(w http.ResponseWriter, _ *http.Request, req jinaRequest) {
+		type result struct {
+			Index int     `json:"index"`
+			Score float64 `json:"relevance_score"`
+		}
+		var out struct {
+			Results []result `json:"results"`
+		}
+		for i, d := range req.Documents {
+			for prefix, s := range scores {
+				if strings.HasPrefix(d, prefix) {
+					out.Results = append(out.Results, result{i, s})
+				}
+			}
+		}
+		json.NewEncoder(w).Encode(out)
+	}
+}
+
+// rerankMems are three vector-only hits (the query text shares no word with
+// them) with fused scores 1/(2-cos): 0.909, 0.714, 0.588.
+var rerankMems = []tm{
+	{key: 1, text: "Alpha: the user is based in Lisbon", cos: 0.9},
+	{key: 2, text: "Bravo: the user's manager is Dana", cos: 0.6},
+	{key: 3, text: "Charlie: the user writes Go at work", cos: 0.3},
+}
+
+// noBoost turns off recency, so final scores stay below 1 and comparable,
+// and the hard minimum, so every candidate's score can be checked.
+func noBoost(c *Config) { c.RecencyWeight, c.HardMinScore = 0, 0 }
+
+func TestCrossEncoderReorders(t *testing.T) {
+	srv := newRerankServer(t, scoreByText(map[string]float64{"Alpha": 0.1, "Charlie": 1.0})) // Bravo left out
+	s := seedStore(t, rerankMems...)
+	cfg := cfgWith(RerankCrossEncoder, noBoost)
+	res := retrieve(t, newRetriever(t, s, cfg, WithReranker(srv.client(t))), Query{Text: "home city", Limit: 10})
+	if res.Rerank != RerankCrossEncoder {
+		t.Fatalf("rerank %q, want cross-encoder", res.Rerank)
+	}
+	if n := srv.calls.Load(); n != 1 {
+		t.Fatalf("%d rerank calls, want 1", n)
+	}
+	req := srv.reqs[0]
+	if req.Query != "home city" || req.Model == "" || len(req.Documents) != 3 || req.TopN != 3 {
+		t.Errorf("request %+v: want the query, a model, 3 documents, top_n 3", req)
+	}
+	// Documents go out best-fused first.
+	if !strings.HasPrefix(req.Documents[0], "Alpha") || !strings.HasPrefix(req.Documents[2], "Charlie") {
+		t.Errorf("documents %q not in fused order", req.Documents)
+	}
+	want := map[string]float64{
+		idOf(1): 0.6*0.1 + 0.4/(2-0.9), // 0.424
+		idOf(2): 0.8 / (2 - 0.6),       // left out: ×0.8 = 0.571
+		idOf(3): 0.6*1.0 + 0.4/(2-0.3), // 0.835
+	}
+	for _, c := range res.Candidates {
+		if math.Abs(c.Sources.Reranked-want[c.Memory.ID]) > scoreTol {
+			t.Errorf("%s: reranked %v, want %v", c.Memory.Text, c.Sources.Reranked, want[c.Memory.ID])
+		}
+	}
+	if ids := candIDs(res.Candidates); !slices.Equal(ids, []string{idOf(3), idOf(2), idOf(1)}) {
+		t.Errorf("order %v, want Charlie, Bravo, Alpha", ids)
+	}
+	checkFinal(t, cfg, res)
+}
+
+// TestCrossEncoderPartlyUsableReply: entries with a bad index are dropped,
+// the good one still counts, so this is a rerank and not a fallback.
+func TestCrossEncoderPartlyUsableReply(t *testing.T) {
+	srv := newRerankServer(t, func(w http.ResponseWriter, _ *http.Request, _ jinaRequest) {
+		io.WriteString(w, `{"results":[{"index":7,"relevance_score":0.9},{"index":2,"relevance_score":0.95},{"index":-1,"relevance_score":0.9},{"index":1.5,"relevance_score":0.9}]}`)
+	})
+	s := seedStore(t, rerankMems...)
+	cfg := cfgWith(RerankCrossEncoder, noBoost)
+	res := retrieve(t, newRetriever(t, s, cfg, WithReranker(srv.client(t))), Query{Text: "personal details", Limit: 10})
+	if res.Rerank != RerankCrossEncoder {
+		t.Fatalf("rerank %q, want cross-encoder", res.Rerank)
+	}
+	want := map[string]float64{
+		idOf(1): 0.8 / (2 - 0.9),
+		idOf(2): 0.8 / (2 - 0.6),
+		idOf(3): 0.6*0.95 + 0.4/(2-0.3),
+	}
+	for _, c := range res.Candidates {
+		if math.Abs(c.Sources.Reranked-want[c.Memory.ID]) > scoreTol {
+			t.Errorf("%s: reranked %v, want %v", c.Memory.Text, c.Sources.Reranked, want[c.Memory.ID])
+		}
+	}
+	checkFinal(t, cfg, res)
+}
+
+// TestCrossEncoderFallback: whatever goes wrong with the reranker, the
+// query succeeds with 0.7·fused + 0.3·cosine — and those scores differ from
+// the fused ones, which proves the fallback is not the plugin's silent no-op.
+func TestCrossEncoderFallback(t *testing.T) {
+	write := func(status int, body string) func(http.ResponseWriter, *http.Request, jinaRequest) {
+		return func(w http.ResponseWriter, _ *http.Request, _ jinaRequest) {
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}
+	}
+	tests := []struct {
+		name   string
+		handle func(http.ResponseWriter, *http.Request, jinaRequest) // nil: no reranker configured
+	}{
+		{"slow", func(w http.ResponseWriter, r *http.Request, _ jinaRequest) {
+			// Well past the 200ms timeout; ends early once the client gives up.
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			io.WriteString(w, `{"results":[{"index":0,"relevance_score":1}]}`)
+		}},
+		{"500", write(http.StatusInternalServerError, `{"error":"overloaded"}`)},
+		{"429", write(http.StatusTooManyRequests, `rate limited`)},
+		{"garbage JSON", write(http.StatusOK, `{"results":[{"index":0,"relevance_sc`)},
+		{"HTML", write(http.StatusOK, `<html><body>gateway</body></html>`)},
+		{"out-of-range index", write(http.StatusOK, `{"results":[{"index":3,"relevance_score":0.9},{"index":99,"relevance_score":0.8}]}`)},
+		{"no results", write(http.StatusOK, `{"results":[]}`)},
+		{"wrong shape", write(http.StatusOK, `{"data":[{"index":0,"score":0.9}]}`)},
+		{"NaN-like scores", write(http.StatusOK, `{"results":[{"index":0,"relevance_score":null},{"index":1}]}`)},
+		{"no reranker", nil},
+	}
+	// Pool 3: vector search finds Alpha, Bravo, Charlie; BM25 finds Alpha
+	// (both) and Delta (BM25 only, fused ≥ 0.5, so it displaces Charlie,
+	// 0.455, from the pool). Delta's cosine is negative: its fallback uses
+	// max(cosine, 0) = 0.
+	s := seedStore(t,
+		tm{key: 1, text: "Alpha: the user is based in Lisbon", cos: 0.9},
+		tm{key: 2, text: "Bravo: the user's manager is Dana", cos: 0.6},
+		tm{key: 3, text: "Charlie: the user writes Go at work", cos: -0.2},
+		tm{key: 4, text: "Delta: Lisbon office keys are at reception", cos: -0.4},
+	)
+	pool3 := func(c *Config) { c.CandidatePoolSize = 3 }
+	cfg := cfgWith(RerankCrossEncoder, noBoost, pool3)
+	q := Query{Text: "Lisbon", Limit: 3}
+
+	none := retrieve(t, newRetriever(t, s, cfgWith(RerankNone, noBoost, pool3)), q)
+	noneFinal := map[string]float64{}
+	for _, c := range none.Candidates {
+		noneFinal[c.Memory.ID] = c.Score
+	}
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []Option
+			var srv *rerankServer
+			if tt.handle != nil {
+				srv = newRerankServer(t, tt.handle)
+				opts = append(opts, WithReranker(srv.client(t)))
+			}
+			start := time.Now()
+			q := q
+			q.Vector, q.Scopes = queryVec(), engine.AllScopes()
+			res, err := newRetriever(t, s, cfg, opts...).Retrieve(context.Background(), q)
+			if err != nil {
+				t.Fatalf("Retrieve: %v", err)
+			}
+			if el := time.Since(start); el > 2*time.Second {
+				t.Errorf("took %v: the 200ms rerank timeout did not hold", el)
+			}
+			if srv != nil && srv.calls.Load() != 1 {
+				t.Errorf("%d rerank calls, want 1", srv.calls.Load())
+			}
+			if res.Rerank != "cosine-fallback" {
+				t.Fatalf("rerank %q, want cosine-fallback", res.Rerank)
+			}
+			if ids := candIDs(res.Candidates); len(ids) != 3 || !slices.Contains(ids, idOf(4)) {
+				t.Fatalf("results %v, want Alpha, Bravo and the BM25-only Delta", ids)
+			}
+			if d := byID(res.Candidates)[idOf(4)].Sources; d.VectorHit || !d.BM25Hit {
+				t.Fatalf("Delta is not a BM25-only hit: %+v", d)
+			}
+			for _, c := range res.Candidates {
+				src := c.Sources
+				want := 0.7*src.Fused + 0.3*math.Max(src.Cosine, 0)
+				if math.Abs(src.Reranked-want) > scoreTol {
+					t.Errorf("%s: reranked %v, want 0.7·%v + 0.3·max(%v,0) = %v", c.Memory.Text, src.Reranked, src.Fused, src.Cosine, want)
+				}
+				if math.Abs(src.Reranked-src.Fused) < 0.01 {
+					t.Errorf("%s: fallback left the score at %v (fused %v): a no-op", c.Memory.Text, src.Reranked, src.Fused)
+				}
+				if math.Abs(c.Score-noneFinal[c.Memory.ID]) < 0.005 {
+					t.Errorf("%s: final %v equals the no-rerank final %v", c.Memory.Text, c.Score, noneFinal[c.Memory.ID])
+				}
+			}
+			checkFinal(t, cfg, res)
+		})
+	}
+}
+
+func TestLightweightMakesNoCall(t *testing.T) {
+	srv := newRerankServer(t, scoreByText(map[string]float64{"": 1}))
+	mems := []tm{
+		{key: 1, text: "Alpha: the user likes green tea", cos: 0.9},
+		{key: 2, text: "Bravo: oolong tea is the user's favourite", cos: 0.6},
+		{key: 3, text: "Charlie: the user writes Go at work", cos: 0.8},
+	}
+	s := seedStore(t, mems...)
+	cfg := cfgWith(RerankLightweight, noBoost)
+	query := "favourite oolong"
+	res := retrieve(t, newRetriever(t, s, cfg, WithReranker(srv.client(t))), Query{Text: query, Limit: 10})
+	if n := srv.calls.Load(); n != 0 {
+		t.Errorf("lightweight rerank made %d network calls", n)
+	}
+	if res.Rerank != RerankLightweight {
+		t.Errorf("rerank %q, want lightweight", res.Rerank)
+	}
+	// Overlap with {favourite, oolong}: Alpha 0, Bravo 2/2, Charlie 0.
+	overlap := map[string]float64{idOf(1): 0, idOf(2): 1, idOf(3): 0}
+	for _, c := range res.Candidates {
+		want := 0.8*c.Sources.Fused + 0.2*overlap[c.Memory.ID]
+		if math.Abs(c.Sources.Reranked-want) > scoreTol {
+			t.Errorf("%s: reranked %v, want %v", c.Memory.Text, c.Sources.Reranked, want)
+		}
+	}
+	checkFinal(t, cfg, res)
+}
+
+func TestBadInput(t *testing.T) {
+	srv := newRerankServer(t, scoreByText(map[string]float64{"": 0.5}))
+	s := seedStore(t, append(slices.Clone(fillers), jinaMem)...)
+	long := strings.Repeat("deploy frozen December ", 100*1024/23+1) // > 100 KB
+	tests := []struct {
+		name     string
+		text     string
+		wantMode string
+	}{
+		{"empty text: vector only", "", ModeVector},
+		{"100 KB", long, ModeHybrid},
+		{"100 KB of one rune, cut mid-rune", strings.Repeat("记", 40*1024), ModeHybrid},
+		{"pure emoji", "🙂🚀🔥👍🏽", ModeHybrid},
+		{"quote", `"`, ModeHybrid},
+		{"unbalanced quotes", `"JINA_API_KEY`, ModeHybrid},
+		{"star", "*", ModeHybrid},
+		{"prefix star", "dep*", ModeHybrid},
+		{"NEAR(", "NEAR(", ModeHybrid},
+		{"NEAR expression", "NEAR(deploy frozen, 2)", ModeHybrid},
+		{"boolean ops", "deploy AND NOT OR frozen", ModeHybrid},
+		{"column filter", "body:deploy text:x", ModeHybrid},
+		{"caret and braces", "^deploy {a b} (c", ModeHybrid},
+		{"invalid UTF-8", "\xff\xfe JINA_API_KEY \xc3", ModeHybrid},
+		{"NUL byte", "dep\x00loy", ModeHybrid},
+		{"only punctuation", "?!.,;:-_", ModeHybrid},
+		{"whitespace", " \t\n ", ModeHybrid},
+	}
+	for _, mode := range []string{RerankCrossEncoder, RerankLightweight} {
+		r := newRetriever(t, s, cfgWith(mode), WithReranker(srv.client(t)))
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				res, err := r.Retrieve(context.Background(), Query{Text: tt.text, Vector: queryVec(), Scopes: engine.AllScopes(), Limit: 10})
+				if err != nil {
+					t.Fatalf("error: %v", err)
+				}
+				if res.Mode != tt.wantMode {
+					t.Errorf("mode %q, want %q", res.Mode, tt.wantMode)
+				}
+				if len(res.Candidates) < 3 {
+					t.Errorf("only %d results: vector hits must survive any text", len(res.Candidates))
+				}
+				for _, c := range res.Candidates {
+					if math.IsNaN(c.Score) || c.Score < 0 || c.Score > 1 {
+						t.Errorf("score %v out of [0,1]", c.Score)
+					}
+				}
+			})
+		}
+	}
+	// Every query that reached the reranker was cut to MaxQueryBytes.
+	srv.mu.Lock()
+	for _, req := range srv.reqs {
+		if len(req.Query) > MaxQueryBytes+8 { // +8: U+FFFD for invalid bytes
+			t.Errorf("reranker got a %d-byte query", len(req.Query))
+		}
+	}
+	srv.mu.Unlock()
+
+	r := newRetriever(t, s, cfgWith(RerankNone))
+	badVectors := []struct {
+		name string
+		vec  []float32
+		is   error // nil: any error
+	}{
+		{"nil", nil, schemas.ErrInvalid},
+		{"empty", []float32{}, schemas.ErrInvalid},
+		{"wrong dimension", []float32{1, 0, 0}, nil},
+		{"NaN", append([]float32{float32(math.NaN())}, make([]float32, testDim-1)...), nil},
+		{"Inf", append([]float32{float32(math.Inf(1))}, make([]float32, testDim-1)...), nil},
+	}
+	for _, tt := range badVectors {
+		_, err := r.Retrieve(context.Background(), Query{Text: "deploy", Vector: tt.vec, Scopes: engine.AllScopes()})
+		if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) {
+			t.Errorf("%s vector: error %v, want %v", tt.name, err, tt.is)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"hello", 10, "hello"},
+		{"hello", 5, "hello"},
+		{"hello", 3, "hel"},
+		{"héllo", 2, "h"}, // é is 2 bytes: never cut inside it
+		{"记记", 4, "记"},
+		{"记记", 2, ""},
+		{"\xff\xffab", 3, "\xff\xffa"}, // invalid bytes count as rune starts
+	}
+	for _, tt := range tests {
+		if got := truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestNoiseAndMMRInPipeline: noise memories never come back, and a
+// near-duplicate is moved behind a distinct memory that scores lower.
+func TestNoiseAndMMRInPipeline(t *testing.T) {
+	s := openStore(t, testDim)
+	dup := vecAt(0.9, 1)
+	dup[2] = 0.05 // cosine to memory 1 ≈ 0.999
+	batch := []schemas.Memory{
+		tm{key: 1, text: "The user's cat is called Miso", cos: 0.9}.memory(),
+		{ID: idOf(2), Text: "The user has a cat named Miso", Vector: dup, Category: schemas.CategoryFact, Importance: 1, Timestamp: testNow.UnixMilli()},
+		tm{key: 3, text: "The user's dog is called Pixel", cos: 0.7}.memory(),
+		tm{key: 4, text: "I don't have any information about that", cos: 0.99}.memory(),
+		tm{key: 5, text: "HEARTBEAT", cos: 0.98}.memory(),
+	}
+	if err := s.Import(context.Background(), batch...); err != nil {
+		t.Fatal(err)
+	}
+	res := retrieve(t, newRetriever(t, s, cfgWith(RerankNone)), Query{Text: "pet names", Limit: 10})
+	if ids := candIDs(res.Candidates); !slices.Equal(ids, []string{idOf(1), idOf(3), idOf(2)}) {
+		t.Errorf("order %v, want cat, dog, then the near-duplicate cat", ids)
+	}
+	// With the filter off the noise comes back (so the check above is real).
+	res = retrieve(t, newRetriever(t, s, cfgWith(RerankNone, func(c *Config) { c.FilterNoise = false })), Query{Text: "pet names", Limit: 10})
+	if len(res.Candidates) != 5 {
+		t.Errorf("filterNoise false: %d results, want 5", len(res.Candidates))
+	}
+}
+
+// TestLocalEmbedder runs the pipeline the way the service does offline: the
+// deterministic lexical embedder for both memories and queries.
+func TestLocalEmbedder(t *testing.T) {
+	ctx := context.Background()
+	e, err := embed.New(embed.Config{Provider: "local", Dimensions: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"The user prefers oolong tea over coffee in the afternoon",
+		"Set JINA_API_KEY in the environment before starting the rerank sidecar",
+		"The staging database lives on db-staging-02 in eu-west-1",
+		"Standup meetings happen at 9:30 on weekdays",
+		"The user's daughter is called Mia and loves drawing",
+		"We decided to migrate the billing service to Go in Q3",
+		"用户最喜欢喝乌龙茶",
+		"Deploys are frozen during the last week of December",
+	}
+	s, err := sqlitestore.Open(ctx, t.TempDir(), sqlitestore.Options{Dimensions: e.Dimensions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	vecs, err := e.EmbedPassages(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]schemas.Memory, len(texts))
+	for i, text := range texts {
+		batch[i] = schemas.Memory{ID: idOf(i + 1), Text: text, Vector: vecs[i], Importance: 0.7, Timestamp: testNow.UnixMilli()}
+	}
+	if err := s.Import(ctx, batch...); err != nil {
+		t.Fatal(err)
+	}
+	r := newRetriever(t, s, cfgWith(RerankLightweight))
+	tests := []struct{ query, want string }{
+		{"what tea does the user prefer", texts[0]},
+		{"JINA_API_KEY", texts[1]},
+		{"staging database host", texts[2]},
+		{"when is standup", texts[3]},
+		{"乌龙茶", texts[6]},
+	}
+	for _, tt := range tests {
+		qv, err := e.EmbedQuery(ctx, tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := retrieve(t, r, Query{Text: tt.query, Vector: qv, Limit: 3})
+		if len(res.Candidates) == 0 || res.Candidates[0].Memory.Text != tt.want {
+			var got []string
+			for _, c := range res.Candidates {
+				got = append(got, fmt.Sprintf("%.3f %s", c.Score, c.Memory.Text))
+			}
+			t.Errorf("%q: top %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestConcurrentRetrieve runs queries in parallel, for the race detector:
+// the BM25 search runs on its own goroutine inside every call.
+func TestConcurrentRetrieve(t *testing.T) {
+	srv := newRerankServer(t, scoreByText(map[string]float64{"The": 0.7, "Standup": 0.2}))
+	s := seedStore(t, append(slices.Clone(fillers), jinaMem)...)
+	r := newRetriever(t, s, cfgWith(RerankCrossEncoder), WithReranker(srv.client(t)))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*10)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				q := []string{"JINA_API_KEY", "standup", "", "dark mode"}[(g+i)%4]
+				if _, err := r.Retrieve(context.Background(), Query{Text: q, Vector: queryVec(), Scopes: engine.AllScopes()}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestCanceledContext: a caller that has gone away gets an error or a
+// result, never a hang or a panic.
+func TestCanceledContext(t *testing.T) {
+	s := seedStore(t, fillers...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := newRetriever(t, s, cfgWith(RerankNone))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Retrieve(ctx, Query{Text: "standup", Vector: queryVec(), Scopes: engine.AllScopes()})
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Retrieve hung on a canceled context")
+	}
+}
+
+// TestSingleCandidateIsReranked: one match goes through the reranker like
+// twenty would. Skipping it (as the pipeline once did) left a lone
+// irrelevant memory at its fused score, so the hard minimum could not drop
+// it, and reported rerank "none" in cross-encoder mode.
+func TestSingleCandidateIsReranked(t *testing.T) {
+	s := seedStore(t, tm{key: 1, text: "The user's locker code is 4471", cos: 0.4})
+	fused := 1 / (2 - 0.4) // 0.625
+	tests := []struct {
+		name     string
+		handle   func(http.ResponseWriter, *http.Request, jinaRequest)
+		wantMode string
+		reranked float64
+	}{
+		{"irrelevant per cross-encoder", scoreByText(map[string]float64{"": 0.02}), RerankCrossEncoder, 0.6*0.02 + 0.4*fused},
+		{"fallback", func(w http.ResponseWriter, _ *http.Request, _ jinaRequest) { w.WriteHeader(http.StatusBadGateway) },
+			"cosine-fallback", 0.7*fused + 0.3*0.4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newRerankServer(t, tt.handle)
+			cfg := cfgWith(RerankCrossEncoder, noBoost)
+			res := retrieve(t, newRetriever(t, s, cfg, WithReranker(srv.client(t))), Query{Text: "gym", Limit: 5})
+			if res.Rerank != tt.wantMode || srv.calls.Load() != 1 || len(res.Candidates) != 1 {
+				t.Fatalf("rerank %q after %d calls with %d results, want %s after 1 call with 1",
+					res.Rerank, srv.calls.Load(), len(res.Candidates), tt.wantMode)
+			}
+			if got := res.Candidates[0].Sources.Reranked; math.Abs(got-tt.reranked) > scoreTol {
+				t.Errorf("reranked %v, want %v", got, tt.reranked)
+			}
+			checkFinal(t, cfg, res)
+		})
+	}
+	// At the default hard minimum the cross-encoder's verdict removes it.
+	srv := newRerankServer(t, scoreByText(map[string]float64{"": 0.02}))
+	res := retrieve(t, newRetriever(t, s, cfgWith(RerankCrossEncoder, func(c *Config) { c.RecencyWeight = 0 }),
+		WithReranker(srv.client(t))), Query{Text: "gym"})
+	if len(res.Candidates) != 0 {
+		t.Errorf("an irrelevant lone memory survived hardMinScore 0.35 at %v", res.Candidates[0].Score)
+	}
+}
