@@ -21,9 +21,6 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/engine/retrieve"
-	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
@@ -55,24 +52,9 @@ type pipeline struct {
 func newEngine(t *testing.T, emb embed.Embedder) *memory.Engine {
 	t.Helper()
 	if emb == nil {
-		var err error
-		if emb, err = embed.New(embed.Config{Provider: "local", Dimensions: 256}); err != nil {
-			t.Fatal(err)
-		}
+		emb = queryLocalEmbedder(t)
 	}
-	st, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{Dimensions: emb.Dimensions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sm, _ := scopes.New(scopes.Config{})
-	cfg := retrieve.DefaultConfig()
-	cfg.Rerank = retrieve.RerankNone
-	ret, err := retrieve.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return memory.New(st, emb, ret, sm)
+	return queryTestEngine(t, emb)
 }
 
 // startPipeline runs capture and store workers on an embedded server.

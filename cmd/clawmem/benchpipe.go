@@ -170,10 +170,12 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 	}
 
 	logf("end to end: %d events through capture and store...", events)
-	wctx, stopWorkers := context.WithCancel(ctx)
-	defer stopWorkers()
+	// Deferred in this order so the workers are told to stop before they
+	// are waited for.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
 	sm := workers.NewStageMetrics(nil)
 	wg.Go(func() { _ = workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, sm, quiet).Run(wctx) })
 	wg.Go(func() { _ = workers.NewStoreWorker(js, eng, workers.StageConfig{}, sm, nil, quiet).Run(wctx) })

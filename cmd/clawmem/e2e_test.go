@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -104,22 +103,6 @@ func startUp(t *testing.T, dir string) *instance {
 	}
 }
 
-// words make texts that share few words, so no two are near-duplicates.
-var e2eWords = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
-oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord
-grove harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage thyme umber violet willow yarrow zinnia
-anchor beacon canyon dynamo engine falcon glacier horizon island jungle kernel lantern meadow nebula orbit prism
-quiver rocket saddle temple utopia vortex wagon xenon yacht zephyr acorn bamboo cactus daisy eagle fern garnet
-hazel ivory jade koala lemon mango nutmeg olive peach quince radish saffron tulip urchin vanilla walnut`)
-
-func e2eText(rng *rand.Rand, i int) string {
-	w := make([]string, 7)
-	for j := range w {
-		w[j] = e2eWords[rng.IntN(len(e2eWords))]
-	}
-	return fmt.Sprintf("Remember that code %05d means %s", i, strings.Join(w, " "))
-}
-
 func postAgentEnd(client *http.Client, url string, i int, text string) error {
 	body, _ := json.Marshal(map[string]any{
 		"event": map[string]any{"success": true, "messages": []map[string]any{{"role": "user", "content": text}}},
@@ -149,7 +132,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	texts := make([]string, total)
 	for i := range texts {
-		texts[i] = e2eText(rng, i)
+		texts[i] = "Remember that " + benchSentence(rng, i)
 	}
 	acked := make([]atomic.Bool, total)
 	var ackCount atomic.Int64

@@ -105,6 +105,7 @@ func fixture(b *testing.B, n int, mode vecindex.Mode) *benchFixture {
 		if err != nil {
 			b.Fatal(err)
 		}
+		s.WaitIndex()
 		f.store, f.mode = s, mode
 		b.Logf("opened %d memories in %s mode (index built) in %v", n, modeName(mode), time.Since(t0).Round(time.Millisecond))
 	}

@@ -218,6 +218,11 @@ func (s *Store) load(ctx context.Context) error {
 	return nil
 }
 
+// WaitIndex blocks until a background index build started at open is
+// done (at once for an exact index). Searches work meanwhile; benchmarks
+// and tests that measure the approximate index wait for it.
+func (s *Store) WaitIndex() { s.bg.Wait() }
+
 // Dimensions implements engine.Store.
 func (s *Store) Dimensions() int { return s.dim }
 
