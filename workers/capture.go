@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -92,10 +93,13 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 		return fill(errs, fmt.Errorf("cursor bucket: %w", err))
 	}
 	turns := make([]*turn, len(msgs))
+	// Each read and emit is a few JetStream round trips; done one after
+	// another they, not embedding, bound throughput, so they run in
+	// parallel (per session in order, for the cursor).
+	forEach(len(msgs), func(i int) { turns[i], errs[i] = c.read(ctx, kv, msgs[i]) })
 	var texts []string
-	for i, m := range msgs {
-		turns[i], errs[i] = c.read(ctx, kv, m)
-		if t := turns[i]; t != nil {
+	for _, t := range turns {
+		if t != nil {
 			for _, it := range t.items {
 				texts = append(texts, it.Text)
 			}
@@ -117,13 +121,40 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 			}
 		}
 	}
+	bySession := map[string][]int{}
+	var keys []string
 	for i, t := range turns {
 		if t == nil || errs[i] != nil {
 			continue
 		}
-		errs[i] = c.emit(ctx, kv, t)
+		if _, ok := bySession[t.cursorKey]; !ok {
+			keys = append(keys, t.cursorKey)
+		}
+		bySession[t.cursorKey] = append(bySession[t.cursorKey], i)
 	}
+	forEach(len(keys), func(k int) {
+		for _, i := range bySession[keys[k]] {
+			errs[i] = c.emit(ctx, kv, turns[i])
+		}
+	})
 	return errs
+}
+
+// emitParallelism bounds concurrent JetStream round trips per batch.
+const emitParallelism = 16
+
+// forEach runs fn(0..n-1) on up to emitParallelism goroutines.
+func forEach(n int, fn func(i int)) {
+	sem := make(chan struct{}, emitParallelism)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
 }
 
 func fill(errs []error, err error) []error {
