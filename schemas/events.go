@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -31,14 +32,7 @@ var EventKinds = []EventKind{KindAgentEnd, KindBeforePromptBuild, KindBeforeAgen
 	KindCommandReset, KindBeforeReset, KindSessionEnd, KindMessageReceived, KindMessageSent}
 
 // Valid reports a known kind.
-func (k EventKind) Valid() bool {
-	for _, v := range EventKinds {
-		if k == v {
-			return true
-		}
-	}
-	return false
-}
+func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
 
 // ParseEventKind accepts OpenClaw's spelling too ("command:new", "agent-end").
 func ParseEventKind(s string) (EventKind, bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,14 +33,7 @@ var Categories = []Category{
 }
 
 // Valid reports whether c is one of Categories.
-func (c Category) Valid() bool {
-	for _, v := range Categories {
-		if c == v {
-			return true
-		}
-	}
-	return false
-}
+func (c Category) Valid() bool { return slices.Contains(Categories, c) }
 
 // ParseCategory returns the category named s, or an error listing the valid ones.
 func ParseCategory(s string) (Category, error) {

@@ -197,7 +197,7 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	rep.RecallEngine = [2]float64{ms(pct(lat, 0.5)), ms(pct(lat, 0.99))}
+	rep.RecallEngine = [2]float64{ms(workers.QueryPercentile(lat, 0.5)), ms(workers.QueryPercentile(lat, 0.99))}
 	p50, p99, err := workers.RunRecallBench(ctx, nc, "bench", qs, queries)
 	if err != nil {
 		return rep, err
@@ -286,22 +286,13 @@ func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st inte
 	rep.Captured = st.Len() - base
 	rep.CapturePerSec = float64(rep.Captured) / el.Seconds()
 	rep.OfferedPerSec = float64(events) / published.Seconds()
-	rep.FreshP50ms, rep.FreshP99ms = ms(pct(fresh, 0.5)), ms(pct(fresh, 0.99))
+	rep.FreshP50ms, rep.FreshP99ms = ms(workers.QueryPercentile(fresh, 0.5)), ms(workers.QueryPercentile(fresh, 0.99))
 	return nil
 }
 
 func mustJSON(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-func pct(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 var benchVocab = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
