@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -44,7 +45,7 @@ type pipelineBench struct {
 
 func (a *app) benchPipelineCmd() *cobra.Command {
 	var preload, events, ingestEvents, queries, rate int
-	var index string
+	var index, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "pipeline",
 		Short: "Benchmark ingest, capture-to-store throughput, freshness and recall over NATS",
@@ -56,6 +57,17 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 		Example: "  clawmem bench pipeline\n  clawmem bench pipeline --preload 20000 --index approximate --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			rep, err := a.benchPipeline(cmd.Context(), preload, events, ingestEvents, queries, rate, index)
 			if err != nil {
 				return err
@@ -80,6 +92,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	f.IntVar(&ingestEvents, "ingest-events", 20_000, "events per ingest benchmark")
 	f.IntVar(&queries, "queries", 300, "recall queries")
 	f.StringVar(&index, "index", "exact", "vector index: exact or approximate")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.IntVar(&rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
 	return cmd
 }
