@@ -126,6 +126,10 @@ type SearchOptions struct {
 	Scopes   ScopeFilter
 	Limit    int     // <= 0: 5
 	MinScore float64 // results scoring below are dropped
+	// Probes, for an approximate index, is how many clusters to probe (0:
+	// the index's setting). Fewer is faster and less exact; a duplicate
+	// check, looking only for near-identical vectors, needs few.
+	Probes int
 }
 
 // SearchResult is one hit. Score is in [0,1]: 1/(1+d) with d the cosine

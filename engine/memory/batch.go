@@ -85,7 +85,7 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 		}
 		m := mems[i]
 		if it.Dedup > 0 {
-			hits, err := e.store.VectorSearch(ctx, m.Vector, engine.SearchOptions{Scopes: filters[i], Limit: 1, MinScore: it.Dedup})
+			hits, err := e.store.VectorSearch(ctx, m.Vector, engine.SearchOptions{Scopes: filters[i], Limit: 1, MinScore: it.Dedup, Probes: dedupProbes})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -126,6 +126,11 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 	}
 	return results, errs, nil
 }
+
+// dedupProbes is how many clusters of an approximate index a duplicate
+// check probes: a near-identical vector (cosine ≥ 0.9) lies in or next to
+// the query's own cluster, so a few suffice where recall needs 16.
+const dedupProbes = 3
 
 // errAnswered marks an item answered before embedding (an idempotent
 // retry); it never leaves StoreBatch.

@@ -846,7 +846,7 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
 	}
-	hits := s.ix.Search(vec, o.Limit, groups)
+	hits := s.ix.SearchProbes(vec, o.Limit, groups, o.Probes)
 	seqs := make([]int64, 0, len(hits))
 	sims := make(map[int64]float64, len(hits))
 	for _, h := range hits {

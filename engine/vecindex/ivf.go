@@ -140,7 +140,7 @@ func (iv *ivf) bytes() int64 {
 // searchIVF probes the clusters nearest q with the int8 codes, keeps the best
 // candidates and re-scores them against the float32 matrix. Callers hold mu
 // for reading.
-func (ix *Index) searchIVF(q []float32, k int, allow *Groups) []Hit {
+func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit {
 	iv := ix.ivf
 	n := len(ix.keys)
 	allowed := ix.allowedRows(allow)
@@ -150,7 +150,10 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups) []Hit {
 	// A filter keeping a fraction f of the rows keeps about f of each cluster,
 	// so probe nprobe/f clusters to see as many candidates. When that reaches
 	// every cluster, scoring just the allowed rows exactly is cheaper.
-	probe := (ix.probes(iv)*n + allowed - 1) / allowed
+	if probes <= 0 {
+		probes = ix.probes(iv)
+	}
+	probe := (min(probes, iv.nlist)*n + allowed - 1) / allowed
 	if probe >= iv.nlist {
 		return ix.exact(q, k, allow)
 	}

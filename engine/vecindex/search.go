@@ -10,6 +10,13 @@ const scanChunk = 1 << 18
 // index is in IVF mode and trained. A q of the wrong length or with a
 // non-finite component, or k < 1, returns nil.
 func (ix *Index) Search(q []float32, k int, allow *Groups) []Hit {
+	return ix.SearchProbes(q, k, allow, 0)
+}
+
+// SearchProbes is Search with the number of IVF clusters to probe given
+// per query (0: the index's setting). A duplicate check, which only looks
+// for near-identical vectors, needs far fewer probes than a recall.
+func (ix *Index) SearchProbes(q []float32, k int, allow *Groups, probes int) []Hit {
 	if ix.mode != IVF {
 		return ix.SearchExact(q, k, allow)
 	}
@@ -22,7 +29,7 @@ func (ix *Index) Search(q []float32, k int, allow *Groups) []Hit {
 	if ix.ivf == nil || zero || len(ix.keys) < minIVFRows {
 		return ix.exact(qn, k, allow)
 	}
-	return ix.searchIVF(qn, k, allow)
+	return ix.searchIVF(qn, k, allow, probes)
 }
 
 // SearchExact is Search by a full scan, whatever the mode.
