@@ -149,7 +149,7 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 	if strings.TrimSpace(query) == "" {
 		return retrieve.Result{}, fmt.Errorf("%w: query is empty", schemas.ErrInvalid)
 	}
-	qv, err := e.emb.EmbedQuery(ctx, truncateRunes(query, retrieve.MaxQueryBytes))
+	qv, err := e.emb.EmbedQuery(ctx, retrieve.Truncate(query, retrieve.MaxQueryBytes))
 	if err != nil {
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
 	}
@@ -454,14 +454,4 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 		out.EmbedderInfo = &cs
 	}
 	return out, nil
-}
-
-func truncateRunes(s string, maxBytes int) string {
-	if len(s) <= maxBytes {
-		return s
-	}
-	for maxBytes > 0 && s[maxBytes]&0xC0 == 0x80 {
-		maxBytes--
-	}
-	return s[:maxBytes]
 }

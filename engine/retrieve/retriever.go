@@ -86,7 +86,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	}
 	limit = min(limit, MaxLimit)
 	pool := max(r.cfg.CandidatePoolSize, limit)
-	text := truncate(q.Text, MaxQueryBytes)
+	text := Truncate(q.Text, MaxQueryBytes)
 	hybrid := r.cfg.Mode == ModeHybrid && r.store.HasFullText() && text != ""
 	if !hybrid {
 		res.Mode = ModeVector
@@ -222,7 +222,8 @@ func cosine(a, b []float32) float64 {
 	return float64(vecindex.Cosine(a, b))
 }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

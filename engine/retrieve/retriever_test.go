@@ -963,8 +963,8 @@ func TestTruncate(t *testing.T) {
 		{"\xff\xffab", 3, "\xff\xffa"}, // invalid bytes count as rune starts
 	}
 	for _, tt := range tests {
-		if got := truncate(tt.in, tt.n); got != tt.want {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		if got := Truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
 }
