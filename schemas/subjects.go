@@ -51,6 +51,11 @@ const (
 
 	// KV buckets.
 	BucketCursors = "clawmem_cursors" // capture: per-session message cursor
+	// BucketWatch holds the session-file watcher's byte offset per file.
+	BucketWatch = "clawmem_watch"
+	// BucketDistill holds distillation jobs (idempotency and status) and
+	// the cursor job's per-session transcript cursors.
+	BucketDistill = "clawmem_distill"
 )
 
 // Service operations, the last token of a service subject.

@@ -78,11 +78,17 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 		}
 	}
 	c = c.withDefaults()
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: schemas.BucketCursors, Description: "capture cursors per session", Storage: jetstream.FileStorage,
-		Replicas: c.Replicas, TTL: c.EventsMaxAge * 4,
-	}); err != nil {
-		return fmt.Errorf("kv %s: %w", schemas.BucketCursors, err)
+	for _, kv := range []jetstream.KeyValueConfig{
+		{Bucket: schemas.BucketCursors, Description: "capture cursors per session", TTL: c.EventsMaxAge * 4},
+		// Watch offsets and distill cursors must outlive any stream: losing
+		// them re-emits or re-distils whole files.
+		{Bucket: schemas.BucketWatch, Description: "session-file watcher offsets per file", History: 1},
+		{Bucket: schemas.BucketDistill, Description: "distillation jobs and transcript cursors", History: 1},
+	} {
+		kv.Storage, kv.Replicas = jetstream.FileStorage, c.Replicas
+		if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
+			return fmt.Errorf("kv %s: %w", kv.Bucket, err)
+		}
 	}
 	return nil
 }
