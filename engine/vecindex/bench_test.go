@@ -116,5 +116,10 @@ func BenchmarkDot1024(b *testing.B) {
 			s += float32(dot8(c, q))
 		}
 	})
+	b.Run("int8-generic", func(b *testing.B) {
+		for b.Loop() {
+			s += float32(dot8Generic(c, q))
+		}
+	})
 	_ = s
 }

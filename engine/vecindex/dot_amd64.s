@@ -114,6 +114,69 @@ sdone:
 	MOVSS X0, ret+24(FP)
 	RET
 
+// func dot8AVX2(c []int8, q []int16) int32
+// Requires len(q) >= len(c). Sixteen codes at a time are sign-extended to
+// int16 and multiply-added with the query into eight int32 lanes; two
+// accumulators, then 16, then 1 element at a time.
+TEXT ·dot8AVX2(SB), NOSPLIT, $0-52
+	MOVQ c_base+0(FP), SI
+	MOVQ c_len+8(FP), CX
+	MOVQ q_base+24(FP), DI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+iloop32:
+	CMPQ      CX, $32
+	JLT       iloop16
+	VPMOVSXBW (SI), Y2
+	VPMOVSXBW 16(SI), Y3
+	VPMADDWD  (DI), Y2, Y2
+	VPMADDWD  32(DI), Y3, Y3
+	VPADDD    Y2, Y0, Y0
+	VPADDD    Y3, Y1, Y1
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	SUBQ      $32, CX
+	JMP       iloop32
+
+iloop16:
+	CMPQ      CX, $16
+	JLT       ireduce
+	VPMOVSXBW (SI), Y2
+	VPMADDWD  (DI), Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	JMP       iloop16
+
+ireduce:
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+
+itail:
+	TESTQ   CX, CX
+	JEQ     idone
+	MOVBQSX (SI), BX
+	MOVWQSX (DI), DX
+	IMULQ   DX, BX
+	ADDL    BX, AX
+	INCQ    SI
+	ADDQ    $2, DI
+	DECQ    CX
+	JMP     itail
+
+idone:
+	VZEROUPPER
+	MOVL AX, ret+48(FP)
+	RET
+
 // func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX

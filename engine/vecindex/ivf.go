@@ -115,7 +115,7 @@ func (iv *ivf) closest(q []float32, p int) []int32 {
 	return out
 }
 
-func (iv *ivf) scanCluster(cl *cluster, q []int32, allow *Groups, groups []uint32, t *topk) {
+func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint32, t *topk) {
 	dim := iv.dim
 	for j, r := range cl.rows {
 		if allow != nil && !allow.Has(groups[r]) {

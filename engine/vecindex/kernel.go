@@ -25,23 +25,24 @@ func dotGeneric(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot8 is the inner product of an int8 code with a query quantised to the
-// same ±127 range; |result| ≤ 127²·len fits int32 for any realistic dimension.
-// The query is widened to int32 ahead of time because Go compiles an int8×int8
-// product into several address computations per element, while int8×int32
-// becomes one sign-extending load and one multiply with a memory operand.
-func dot8(c []int8, q []int32) int32 {
+// dot8Generic is the inner product of an int8 code with a query quantised
+// to the same ±127 range, and the reference the assembly kernel is tested
+// against; |result| ≤ 127²·len fits int32 for any realistic dimension. The
+// query is widened to int16 ahead of time: Go compiles an int8×int8 product
+// into several address computations per element, while a sign-extending
+// load of each operand and one multiply is what the wider type gives.
+func dot8Generic(c []int8, q []int16) int32 {
 	q = q[:len(c)]
 	var s0, s1 int32
 	i := 0
 	for ; i+8 <= len(c); i += 8 {
 		x := c[i : i+8 : i+8]
 		y := q[i : i+8 : i+8]
-		s0 += int32(x[0])*y[0] + int32(x[1])*y[1] + int32(x[2])*y[2] + int32(x[3])*y[3]
-		s1 += int32(x[4])*y[4] + int32(x[5])*y[5] + int32(x[6])*y[6] + int32(x[7])*y[7]
+		s0 += int32(x[0])*int32(y[0]) + int32(x[1])*int32(y[1]) + int32(x[2])*int32(y[2]) + int32(x[3])*int32(y[3])
+		s1 += int32(x[4])*int32(y[4]) + int32(x[5])*int32(y[5]) + int32(x[6])*int32(y[6]) + int32(x[7])*int32(y[7])
 	}
 	for ; i < len(c); i++ {
-		s0 += int32(c[i]) * q[i]
+		s0 += int32(c[i]) * int32(q[i])
 	}
 	return s0 + s1
 }
@@ -84,17 +85,17 @@ func quantize(code []int8, v []float32) float32 {
 	return m / 127
 }
 
-// quantizeQuery is quantize for a query, widened to int32 for dot8. The
+// quantizeQuery is quantize for a query, widened to int16 for dot8. The
 // query's scale is common to every candidate, so it is not needed for ranking.
-func quantizeQuery(q []float32) []int32 {
-	out := make([]int32, len(q))
+func quantizeQuery(q []float32) []int16 {
+	out := make([]int16, len(q))
 	m := maxAbs(q)
 	if m == 0 {
 		return out
 	}
 	inv := 127 / m
 	for i, x := range q {
-		out[i] = roundInt(x * inv)
+		out[i] = int16(roundInt(x * inv))
 	}
 	return out
 }

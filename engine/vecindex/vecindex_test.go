@@ -396,18 +396,33 @@ func TestCosine(t *testing.T) {
 }
 
 func TestDot8(t *testing.T) {
+	t.Logf("AVX2 int8 kernel in use: %v", hasAVX2)
 	rng := rand.New(rand.NewPCG(5, 5))
+	buf := make([]int8, 80)
+	qbuf := make([]int16, 80)
 	for n := range 70 {
-		c := make([]int8, n)
-		q := make([]int32, n)
-		var want int32
-		for i := range c {
-			c[i], q[i] = int8(rng.IntN(255)-127), int32(rng.IntN(255)-127)
-			want += int32(c[i]) * q[i]
+		for off := range 3 { // unaligned starts as well
+			c, q := buf[off:off+n], qbuf[off:off+n+1] // q may be longer
+			var want int32
+			for i := range c {
+				c[i], q[i] = int8(rng.IntN(255)-127), int16(rng.IntN(255)-127)
+				want += int32(c[i]) * int32(q[i])
+			}
+			if got := dot8(c, q); got != want {
+				t.Errorf("dot8 n=%d off=%d: %v, want %v", n, off, got, want)
+			}
+			if got := dot8Generic(c, q); got != want {
+				t.Errorf("dot8Generic n=%d off=%d: %v, want %v", n, off, got, want)
+			}
 		}
-		if got := dot8(c, q); got != want {
-			t.Errorf("dot8 n=%d: %v, want %v", n, got, want)
-		}
+	}
+	// Extremes: every product at ±127², the largest magnitudes possible.
+	c, q := make([]int8, 1024), make([]int16, 1024)
+	for i := range c {
+		c[i], q[i] = -127, 127
+	}
+	if got, want := dot8(c, q), int32(-127*127*1024); got != want {
+		t.Errorf("dot8 extremes: %v, want %v", got, want)
 	}
 }
 
@@ -454,7 +469,7 @@ func TestQuantize(t *testing.T) {
 			if d := math.Abs(float64(x - scale*float32(code[i]))); d > float64(scale)/2+1e-6 {
 				t.Fatalf("dim %d comp %d: %v decoded as %v", dim, i, x, scale*float32(code[i]))
 			}
-			if qc[i] != int32(code[i]) {
+			if qc[i] != int16(code[i]) {
 				t.Fatalf("query and row quantisation differ at %d", i)
 			}
 		}
