@@ -183,9 +183,10 @@ func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) {
 		errs := s.safeHandle(hctx, live)
 		stop()
 		cancel()
-		for j, m := range live {
-			results[liveIdx[j]] = s.settle(ctx, m, errs[j])
-		}
+		// Each settle is a server round trip (DoubleAck waits for the
+		// ack to be recorded); one after another they, not the handler,
+		// would bound a stage's throughput.
+		forEach(len(live), func(j int) { results[liveIdx[j]] = s.settle(ctx, live[j], errs[j]) })
 	}
 	for _, r := range results {
 		s.metrics.Messages.WithLabelValues(s.name, r).Inc()
