@@ -91,7 +91,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	f.IntVar(&events, "events", 20_000, "agent_end events for the end-to-end run (one new memory each)")
 	f.IntVar(&ingestEvents, "ingest-events", 20_000, "events per ingest benchmark")
 	f.IntVar(&queries, "queries", 300, "recall queries")
-	f.StringVar(&index, "index", "exact", "vector index: exact or approximate")
+	f.StringVar(&index, "index", "auto", "vector index: auto, exact or approximate")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.IntVar(&rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
 	return cmd

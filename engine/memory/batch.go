@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -34,33 +37,34 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 	mems := make([]schemas.Memory, len(items))
 	filters := make([]engine.ScopeFilter, len(items))
 	for i, it := range items {
-		m, f, err := e.prepareItem(it.Who, it.Req)
-		if err != nil {
+		mems[i], filters[i], errs[i] = e.prepareItem(it.Who, it.Req)
+	}
+	// An idempotent retry is answered before any embedding call. The
+	// lookups are independent reads and run side by side.
+	failed := make([]error, len(items))
+	parallel(len(items), func(i int) {
+		if errs[i] != nil || mems[i].ID == "" {
+			return
+		}
+		visible := filters[i]
+		if items[i].Who.admin {
+			visible = engine.AllScopes()
+		}
+		done, res, err := e.existing(ctx, mems[i].ID, visible)
+		switch {
+		case err != nil && (IsInputError(err) || errors.Is(err, engine.ErrExists)):
 			errs[i] = err
-			continue
+		case err != nil:
+			failed[i] = err
+		case done:
+			results[i], errs[i] = res, errAnswered
 		}
-		mems[i], filters[i] = m, f
-		if m.ID != "" {
-			// An idempotent retry is answered before any embedding call.
-			visible := f
-			if it.Who.admin {
-				visible = engine.AllScopes()
-			}
-			done, res, err := e.existing(ctx, m.ID, visible)
-			if err != nil {
-				if IsInputError(err) || errors.Is(err, engine.ErrExists) {
-					errs[i] = err
-					continue
-				}
-				return nil, nil, err
-			}
-			if done {
-				results[i] = res
-				errs[i] = errAnswered
-				continue
-			}
-		}
-		if m.Vector == nil {
+	})
+	if err := errors.Join(failed...); err != nil {
+		return nil, nil, err
+	}
+	for i := range items {
+		if errs[i] == nil && mems[i].Vector == nil {
 			toEmbed = append(toEmbed, i)
 		}
 	}
@@ -79,17 +83,25 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 	}
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
+	// The store checks are independent reads, so they run side by side;
+	// the checks within the batch, which depend on what was accepted
+	// before, follow in order.
+	dups := make([][]engine.SearchResult, len(items))
+	parallel(len(items), func(i int) {
+		if errs[i] == nil && items[i].Dedup > 0 {
+			dups[i], failed[i] = e.store.VectorSearch(ctx, mems[i].Vector, engine.SearchOptions{Scopes: filters[i], Limit: 1, MinScore: items[i].Dedup, Probes: dedupProbes})
+		}
+	})
+	if err := errors.Join(failed...); err != nil {
+		return nil, nil, err
+	}
 	for i, it := range items {
 		if errs[i] != nil {
 			continue
 		}
 		m := mems[i]
 		if it.Dedup > 0 {
-			hits, err := e.store.VectorSearch(ctx, m.Vector, engine.SearchOptions{Scopes: filters[i], Limit: 1, MinScore: it.Dedup, Probes: dedupProbes})
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(hits) > 0 {
+			if hits := dups[i]; len(hits) > 0 {
 				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(hits[0].Memory), Score: hits[0].Score}
 				continue
 			}
@@ -125,6 +137,21 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 		results[p.i] = StoreResult{Status: Created, Memory: withoutVector(batch[j])}
 	}
 	return results, errs, nil
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // dedupProbes is how many clusters of an approximate index a duplicate

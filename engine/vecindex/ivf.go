@@ -5,10 +5,13 @@ import (
 	"slices"
 )
 
-// minIVFRows is the size below which IVF searches scan exactly: a few
-// thousand rows stream in well under a millisecond, and k-means on so few
-// points would give clusters too small to be worth probing.
+// minIVFRows is the default size below which IVF searches scan exactly: a
+// few thousand rows stream in well under a millisecond, and k-means on so
+// few points would give clusters too small to be worth probing.
 const minIVFRows = 4096
+
+// exactBelow is the index's size below which IVF mode scans exactly.
+func (ix *Index) exactBelow() int { return max(ix.exactRows, minIVFRows) }
 
 // ivf is a trained clustering of the rows plus an int8 copy of every vector,
 // stored contiguously per cluster so probing a cluster is one linear read.

@@ -26,7 +26,7 @@ func (ix *Index) SearchProbes(q []float32, k int, allow *Groups, probes int) []H
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.ivf == nil || zero || len(ix.keys) < minIVFRows {
+	if ix.ivf == nil || zero || len(ix.keys) < ix.exactBelow() {
 		return ix.exact(qn, k, allow)
 	}
 	return ix.searchIVF(qn, k, allow, probes)

@@ -64,7 +64,7 @@ func (ix *Index) startTraining() (sample []float32, nlist int, rng *rand.Rand) {
 	ix.trained = true
 	ix.writes = 0
 	n := len(ix.keys)
-	if n < minIVFRows {
+	if n < ix.exactBelow() {
 		ix.ivf = nil
 		ix.mu.Unlock()
 		return nil, 0, nil

@@ -48,6 +48,9 @@ type Options struct {
 	NProbe  int // IVF: clusters probed per query; 0 = auto (NList/16, at least 16)
 	Rescore int // IVF: quantised candidates re-scored exactly; 0 = auto (max(64, 8k))
 	Workers int // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
+	// ExactBelow: IVF: below this many rows searches scan exactly and no
+	// clustering is trained; 0 = 4096 (smaller values count as 4096).
+	ExactBelow int
 }
 
 // Errors returned by Upsert, matched with errors.Is.
@@ -71,6 +74,8 @@ type Index struct {
 	nprobe  int
 	rescore int
 	workers int
+	// exactRows: see Options.ExactBelow.
+	exactRows int
 
 	mu     sync.RWMutex
 	data   []float32 // row-major n×dim; rows are unit length or zero
@@ -98,7 +103,7 @@ func New(dim int, o Options) *Index {
 		w = runtime.GOMAXPROCS(0)
 	}
 	return &Index{
-		dim: dim, mode: o.Mode, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w,
+		dim: dim, mode: o.Mode, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w, exactRows: o.ExactBelow,
 		rowOf: map[int64]int32{}, groupN: map[uint32]int{},
 	}
 }
@@ -279,7 +284,7 @@ func (ix *Index) touch(key int64) {
 // in the background when due.
 func (ix *Index) wrote() {
 	ix.writes++
-	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < minIVFRows {
+	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < ix.exactBelow() {
 		return
 	}
 	if ix.ivf != nil && ix.writes < ix.ivf.trainedOn {

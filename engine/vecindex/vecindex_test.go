@@ -668,3 +668,32 @@ func TestConcurrent(t *testing.T) {
 	ix.Build()
 	checkInvariants(t, ix)
 }
+
+// TestExactBelow: an IVF index with a raised exact threshold stays exact
+// (no clustering) below it, and trains itself once writes carry it past.
+func TestExactBelow(t *testing.T) {
+	const dim = 16
+	ix := New(dim, Options{Mode: IVF, NList: 16, Workers: 2, ExactBelow: 6000})
+	rng := rand.New(rand.NewPCG(21, 21))
+	for i := range 5000 {
+		ix.Upsert(int64(i), 0, randVec(rng, dim))
+	}
+	ix.Build()
+	if ix.Stats().Trained {
+		t.Fatal("trained at 5000 rows with ExactBelow 6000")
+	}
+	q := randVec(rng, dim)
+	if got, want := ix.Search(q, 10, nil), ix.SearchExact(q, 10, nil); !slices.Equal(got, want) {
+		t.Fatalf("search below the threshold is not exact:\n%v\n%v", got, want)
+	}
+	for i := 5000; i < 6100; i++ {
+		ix.Upsert(int64(i), 0, randVec(rng, dim))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !ix.Stats().Trained {
+		if time.Now().After(deadline) {
+			t.Fatal("no training after growing past ExactBelow")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
