@@ -100,6 +100,19 @@ func TranscriptSubject(agent, session string) string {
 	return TranscriptPrefix + "." + agent + "." + SubjectToken(session)
 }
 
+// ParseTranscriptSubject splits clawmem.transcript.<agent>.<session token>.
+func ParseTranscriptSubject(subject string) (agent, sessionToken string, err error) {
+	rest, ok := strings.CutPrefix(subject, TranscriptPrefix+".")
+	agent, sessionToken, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || sessionToken == "" || strings.Contains(sessionToken, ".") {
+		return "", "", fmt.Errorf("%w: %q is not a transcript subject", ErrInvalid, subject)
+	}
+	if err := ValidateAgentID(agent); err != nil {
+		return "", "", err
+	}
+	return agent, sessionToken, nil
+}
+
 // WorkSubject is a work item's subject: prefix is WorkCandidates or WorkLessons.
 func WorkItemSubject(prefix, agent string) string { return prefix + "." + agent }
 

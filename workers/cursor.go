@@ -1,0 +1,332 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/robfig/cron/v3"
+
+	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// CursorConfig tunes the scheduled cursor distiller (the seed's hourly
+// cron distiller, over the transcript stream instead of files).
+type CursorConfig struct {
+	// Schedule is a cron spec (five fields, or @hourly, @every 30m, ...).
+	// Default @hourly.
+	Schedule string
+	// Idle is how long a session must have been quiet before its new
+	// messages are distilled. Default 30 min.
+	Idle time.Duration
+	// Agents is the allowlist; empty, "*" or "all" mean every agent. The
+	// distiller agent itself is always skipped.
+	Agents []string
+	// Dedup is the store's duplicate threshold for lessons. Default 0.95.
+	Dedup float64
+}
+
+func (c CursorConfig) withDefaults() CursorConfig {
+	if c.Schedule == "" {
+		c.Schedule = "@hourly"
+	}
+	if c.Idle <= 0 {
+		c.Idle = 30 * time.Minute
+	}
+	if c.Dedup <= 0 {
+		c.Dedup = 0.95
+	}
+	return c
+}
+
+// allows reports whether agent is distilled.
+func (c CursorConfig) allows(agent string) bool {
+	if agent == DistillerAgent {
+		return false
+	}
+	if len(c.Agents) == 0 || slices.Contains(c.Agents, "*") || slices.Contains(c.Agents, "all") {
+		return true
+	}
+	return slices.Contains(c.Agents, agent)
+}
+
+// CursorDistiller distils transcript ranges not yet distilled, then moves
+// each session's cursor, only after the lessons are handed to the store
+// worker: a crash repeats work (which stores nothing twice) but never
+// loses it.
+type CursorDistiller struct {
+	js  jetstream.JetStream
+	d   *distill.Distiller
+	cfg CursorConfig
+	log *slog.Logger
+	// beforeCommit, for tests, runs between publishing and moving the
+	// cursor; an error there is a crash.
+	beforeCommit func(agent, session string) error
+}
+
+// NewCursorDistiller checks cfg's schedule and builds the job.
+func NewCursorDistiller(js jetstream.JetStream, d *distill.Distiller, cfg CursorConfig, log *slog.Logger) (*CursorDistiller, error) {
+	cfg = cfg.withDefaults()
+	if _, err := cron.ParseStandard(cfg.Schedule); err != nil {
+		return nil, fmt.Errorf("%w: distill schedule %q: %v", schemas.ErrInvalid, cfg.Schedule, err)
+	}
+	return &CursorDistiller{js: js, d: d, cfg: cfg, log: log}, nil
+}
+
+// Run runs the job on its schedule until ctx ends, then waits for a run in
+// progress to finish.
+func (c *CursorDistiller) Run(ctx context.Context) error {
+	cr := cron.New(cron.WithLogger(cronLogger{c.log}), cron.WithChain(cron.SkipIfStillRunning(cronLogger{c.log})))
+	if _, err := cr.AddFunc(c.cfg.Schedule, func() {
+		rep, err := c.RunOnce(ctx, CursorRun{})
+		if err != nil && ctx.Err() == nil {
+			c.log.Error("scheduled distillation failed", "err", err)
+			return
+		}
+		c.log.Info("scheduled distillation", "sessions", rep.Sessions, "distilled", rep.Distilled, "lessons", rep.Lessons, "errors", len(rep.Errors))
+	}); err != nil {
+		return err
+	}
+	cr.Start()
+	c.log.Info("cursor distiller scheduled", "schedule", c.cfg.Schedule, "idle", c.cfg.Idle)
+	<-ctx.Done()
+	<-cr.Stop().Done()
+	return nil
+}
+
+// CursorRun selects what one run distils.
+type CursorRun struct {
+	Agent   string        // only this agent
+	Session string        // only this session (its id)
+	Since   time.Duration // only sessions active within this window
+	// IgnoreIdle distils sessions that are still active, as a manual run
+	// for one session does.
+	IgnoreIdle bool
+	// Progress is called with the sessions done and due.
+	Progress func(done, total int)
+}
+
+// CursorReport is what a run did.
+type CursorReport struct {
+	Sessions  int      `json:"sessions"`  // with undistilled messages
+	Distilled int      `json:"distilled"` // ranges distilled and committed
+	Messages  int      `json:"messages"`
+	Lessons   int      `json:"lessons"`
+	Errors    []string `json:"errors,omitempty"`
+}
+
+type rangeDue struct {
+	subject, agent, token string
+	cursor, revision      uint64
+}
+
+// RunOnce distils every due range once.
+func (c *CursorDistiller) RunOnce(ctx context.Context, r CursorRun) (CursorReport, error) {
+	var rep CursorReport
+	due, err := c.due(ctx, r)
+	if err != nil {
+		return rep, err
+	}
+	rep.Sessions = len(due)
+	for i, d := range due {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		msgs, lessons, err := c.distillRange(ctx, d)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s/%s: %v", d.agent, d.token, err))
+			c.log.Warn("range distillation failed; it will be retried", "agent", d.agent, "session", d.token, "err", err)
+		} else if msgs > 0 {
+			rep.Distilled++
+			rep.Messages += msgs
+			rep.Lessons += lessons
+		}
+		if r.Progress != nil {
+			r.Progress(i+1, len(due))
+		}
+	}
+	return rep, nil
+}
+
+// due lists the sessions with messages after their cursor that are quiet
+// for long enough (or match the run's filters).
+func (c *CursorDistiller) due(ctx context.Context, r CursorRun) ([]rangeDue, error) {
+	st, err := c.js.Stream(ctx, schemas.StreamTranscripts)
+	if err != nil {
+		return nil, fmt.Errorf("transcript stream: %w", err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(schemas.TranscriptsSubject))
+	if err != nil {
+		return nil, fmt.Errorf("transcript stream: %w", err)
+	}
+	kv, err := c.js.KeyValue(ctx, schemas.BucketDistill)
+	if err != nil {
+		return nil, fmt.Errorf("distill bucket: %w", err)
+	}
+	subjects := make([]string, 0, len(info.State.Subjects))
+	for s := range info.State.Subjects {
+		subjects = append(subjects, s)
+	}
+	slices.Sort(subjects)
+	now := time.Now()
+	var out []rangeDue
+	for _, subj := range subjects {
+		agent, token, err := schemas.ParseTranscriptSubject(subj)
+		if err != nil || !c.cfg.allows(agent) || (r.Agent != "" && agent != r.Agent) ||
+			(r.Session != "" && token != schemas.SubjectToken(r.Session)) {
+			continue
+		}
+		last, err := st.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			continue // purged meanwhile
+		}
+		cur, rev, err := readCursor(ctx, kv, agent, token)
+		if err != nil {
+			return nil, err
+		}
+		if last.Sequence <= cur || (r.Since > 0 && now.Sub(last.Time) > r.Since) ||
+			(!r.IgnoreIdle && now.Sub(last.Time) < c.cfg.Idle) {
+			continue
+		}
+		out = append(out, rangeDue{subject: subj, agent: agent, token: token, cursor: cur, revision: rev})
+	}
+	return out, nil
+}
+
+// distillRange distils one session's messages after its cursor, hands the
+// lessons on, and only then moves the cursor.
+func (c *CursorDistiller) distillRange(ctx context.Context, d rangeDue) (msgCount, lessons int, err error) {
+	entries, last, err := readTranscript(ctx, c.js, d.subject, d.cursor)
+	if err != nil || len(entries) == 0 {
+		return 0, 0, err
+	}
+	session := entries[len(entries)-1].SessionID
+	if session == "" {
+		session = d.token
+	}
+	msgs := distill.FromEntries(sessionEntries(entries, session))
+	kv, err := c.js.KeyValue(ctx, schemas.BucketDistill)
+	if err != nil {
+		return 0, 0, err
+	}
+	job := DistillJob{Agent: d.agent, Session: session, Trigger: "cursor", Status: JobRunning, Source: "stream"}
+	res, err := c.d.Distill(ctx, msgs, distill.Options{})
+	if err != nil {
+		c.saveRange(ctx, kv, d, job, err)
+		return 0, 0, fmt.Errorf("distill: %w", err)
+	}
+	items := lessonItems(d.agent, session, res, msgs, c.cfg.Dedup)
+	msgID := "distill-range-" + d.agent + "-" + d.token + "-" + strconv.FormatUint(d.cursor+1, 10) + "-" + strconv.FormatUint(last, 10)
+	if err := publishWork(ctx, c.js, d.agent, "distill", msgID, items); err != nil {
+		c.saveRange(ctx, kv, d, job, err)
+		return 0, 0, err
+	}
+	if c.beforeCommit != nil {
+		if err := c.beforeCommit(d.agent, session); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := writeCursor(ctx, kv, d.agent, d.token, last, d.revision); err != nil {
+		return 0, 0, fmt.Errorf("commit cursor: %w", err)
+	}
+	job.Stats, job.Distiller, job.Model, job.Lessons, job.Warnings = res.Stats, res.Distiller, res.Model, len(items), res.Warnings
+	c.saveRange(ctx, kv, d, job, nil)
+	return len(msgs), len(items), nil
+}
+
+// saveRange records the last range run of a session for `distill status`.
+func (c *CursorDistiller) saveRange(ctx context.Context, kv jetstream.KeyValue, d rangeDue, job DistillJob, err error) {
+	job.Status = JobDone
+	if err != nil {
+		job.Status, job.Error = JobError, err.Error()
+	}
+	job.Updated = time.Now().UTC()
+	b, _ := json.Marshal(job)
+	if _, perr := kv.Put(ctx, "range."+d.agent+"."+d.token, b); perr != nil {
+		c.log.Warn("range status not saved", "agent", d.agent, "session", d.token, "err", perr)
+	}
+}
+
+type cursorValue struct {
+	Seq     uint64    `json:"seq"`
+	Updated time.Time `json:"updated"`
+}
+
+func cursorKey(agent, token string) string { return "cursor." + agent + "." + token }
+
+// readCursor returns the last distilled stream sequence of a session and
+// the entry's revision (0: no cursor yet).
+func readCursor(ctx context.Context, kv jetstream.KeyValue, agent, token string) (uint64, uint64, error) {
+	e, err := kv.Get(ctx, cursorKey(agent, token))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("read cursor: %w", err)
+	}
+	var v cursorValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return 0, e.Revision(), nil
+	}
+	return v.Seq, e.Revision(), nil
+}
+
+// writeCursor moves a cursor with compare-and-set against revision (0:
+// create), so two distillers never both commit the same range.
+func writeCursor(ctx context.Context, kv jetstream.KeyValue, agent, token string, seq, revision uint64) error {
+	b, _ := json.Marshal(cursorValue{Seq: seq, Updated: time.Now().UTC()})
+	var err error
+	if revision == 0 {
+		_, err = kv.Create(ctx, cursorKey(agent, token), b)
+	} else {
+		_, err = kv.Update(ctx, cursorKey(agent, token), b, revision)
+	}
+	return err
+}
+
+// advanceCursor moves a session's cursor forward to seq (never back).
+func advanceCursor(ctx context.Context, js jetstream.JetStream, agent, session string, seq uint64) error {
+	kv, err := js.KeyValue(ctx, schemas.BucketDistill)
+	if err != nil {
+		return err
+	}
+	token := schemas.SubjectToken(session)
+	for range 3 {
+		cur, rev, err := readCursor(ctx, kv, agent, token)
+		if err != nil || cur >= seq {
+			return err
+		}
+		if err = writeCursor(ctx, kv, agent, token, seq, rev); err == nil {
+			return nil
+		}
+	}
+	return errors.New("cursor kept changing")
+}
+
+// cronLogger adapts cron's logger to slog.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cron: "+msg, append([]any{"err", err}, kv...)...)
+}
+
+// ParseAgents splits an allowlist such as the seed's
+// OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS ("main,work").
+func ParseAgents(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

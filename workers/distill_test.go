@@ -1,0 +1,437 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// fakeGemini answers generateContent like the Gemini API: for every user
+// message in the prompt that starts with "Lesson:", a lesson quoting it;
+// mode "fail" answers 500, "empty" no lessons.
+type fakeGemini struct {
+	srv   *httptest.Server
+	calls atomic.Int64
+	mu    sync.Mutex
+	mode  string
+}
+
+var promptUserLine = regexp.MustCompile(`(?m)^\[U(\d+)\] (Lesson: [^\n]+)`)
+
+func newFakeGemini(t *testing.T) *fakeGemini {
+	f := &fakeGemini{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.calls.Add(1)
+		if !strings.HasSuffix(r.URL.Path, ":generateContent") {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Contents []struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"contents"`
+		}
+		_ = json.Unmarshal(body, &req)
+		f.mu.Lock()
+		mode := f.mode
+		f.mu.Unlock()
+		if mode == "fail" {
+			http.Error(w, `{"error":{"code":500,"message":"internal","status":"INTERNAL"}}`, http.StatusInternalServerError)
+			return
+		}
+		var prompt strings.Builder
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				prompt.WriteString(p.Text)
+			}
+		}
+		type ev struct {
+			IDs   []int  `json:"message_ids"`
+			Quote string `json:"quote"`
+		}
+		type lesson struct {
+			Category   string   `json:"category"`
+			Importance float64  `json:"importance"`
+			Text       string   `json:"text"`
+			Evidence   []ev     `json:"evidence"`
+			Keywords   []string `json:"keywords"`
+		}
+		out := struct {
+			Lessons []lesson `json:"lessons"`
+		}{Lessons: []lesson{}}
+		if mode != "empty" {
+			for _, m := range promptUserLine.FindAllStringSubmatch(prompt.String(), -1) {
+				var n int
+				fmt.Sscan(m[1], &n)
+				text := strings.TrimPrefix(m[2], "Lesson: ")
+				out.Lessons = append(out.Lessons, lesson{Category: "fact", Importance: 0.8, Text: text,
+					Evidence: []ev{{IDs: []int{n}, Quote: text}}, Keywords: []string{"test"}})
+			}
+		}
+		answer, _ := json.Marshal(out)
+		resp := map[string]any{
+			"candidates": []any{map[string]any{
+				"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"text": string(answer)}}},
+				"finishReason": "STOP",
+			}},
+			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeGemini) setMode(m string) {
+	f.mu.Lock()
+	f.mode = m
+	f.mu.Unlock()
+}
+
+func (f *fakeGemini) distiller(t *testing.T) *distill.Distiller {
+	t.Helper()
+	llm, err := distill.NewLLM(distill.LLMConfig{Provider: "gemini", APIKey: "test-key", BaseURL: f.srv.URL,
+		Timeout: 2 * time.Second, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return distill.New(distill.Config{}, llm, nil)
+}
+
+// startDistill runs a distill worker next to the capture/store pipeline.
+func startDistill(t *testing.T, p *pipeline, d *distill.Distiller, cfg DistillConfig) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	w := NewDistillWorker(p.js, d, cfg, NewStageMetrics(nil), slog.New(slog.DiscardHandler))
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+func (p *pipeline) publishSessionEvent(t *testing.T, kind schemas.EventKind, agent string, se schemas.SessionEvent) {
+	t.Helper()
+	ev, _ := json.Marshal(se)
+	body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionID: se.SessionID, Timestamp: time.Now().UnixMilli(), Event: ev})
+	if _, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, agent), body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *pipeline) job(t *testing.T, agent, session string) (DistillJob, bool) {
+	t.Helper()
+	kv, err := p.js.KeyValue(context.Background(), schemas.BucketDistill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), JobKey(agent, session))
+	if err != nil {
+		return DistillJob{}, false
+	}
+	var j DistillJob
+	if err := json.Unmarshal(e.Value(), &j); err != nil {
+		t.Fatal(err)
+	}
+	return j, true
+}
+
+func (p *pipeline) waitJob(t *testing.T, agent, session, status string) DistillJob {
+	t.Helper()
+	var j DistillJob
+	waitFor(t, 15*time.Second, func() error {
+		var ok bool
+		if j, ok = p.job(t, agent, session); !ok || j.Status != status {
+			return fmt.Errorf("job %+v", j)
+		}
+		return nil
+	})
+	return j
+}
+
+func (p *pipeline) waitMemories(t *testing.T, n int) map[string]schemas.Memory {
+	t.Helper()
+	waitFor(t, 15*time.Second, func() error {
+		if got := len(p.texts(t)); got != n {
+			return fmt.Errorf("%d memories, want %d", got, n)
+		}
+		return nil
+	})
+	return p.texts(t)
+}
+
+func TestDistillWorkerInlineOnceAndSessionMemory(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{SessionMemory: true})
+	msgs := []schemas.Message{
+		userMsg(envelope + "Lesson: the staging database listens on port 6543, not 5432"),
+		assistantMsg("Good to know, I will use port 6543 for staging."),
+		userMsg("Lesson: deploys to production need the release checklist signed off first"),
+	}
+	p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "s1", Messages: msgs})
+	j := p.waitJob(t, "main", "s1", JobDone)
+	if j.Source != "inline" || j.Lessons != 2 || !j.Summary || j.Distiller != distill.DistillerLLM || j.Stats.Messages != 3 || j.Stats.InputTokens == 0 {
+		t.Fatalf("job %+v", j)
+	}
+	got := p.waitMemories(t, 3)
+	m, ok := got["the staging database listens on port 6543, not 5432"]
+	if !ok {
+		t.Fatalf("lesson missing: %v", got)
+	}
+	var meta map[string]any
+	_ = json.Unmarshal(m.Metadata, &meta)
+	if m.Scope != "agent:main" || m.Importance != 0.8 || meta["source"] != "distill" || meta["sessionId"] != "s1" || meta["model"] == "" {
+		t.Fatalf("lesson stored as %+v meta %v", m, meta)
+	}
+	var summary *schemas.Memory
+	for _, m := range got {
+		if m.Scope == schemas.GlobalScope {
+			summary = &m
+		}
+	}
+	if summary == nil || summary.Category != schemas.CategoryFact || summary.Importance != 0.5 || !strings.Contains(summary.Text, "release checklist") {
+		t.Fatalf("session summary: %+v", summary)
+	}
+	calls := f.calls.Load()
+	// The same session ending again (reset, session_end) is not redone.
+	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "s1", Messages: msgs, Reason: "new"})
+	p.publishSessionEvent(t, schemas.KindCommandReset, "main", schemas.SessionEvent{SessionID: "s1"})
+	p.waitSettled(t)
+	if f.calls.Load() != calls || len(p.texts(t)) != 3 {
+		t.Fatalf("session distilled again: %d calls (was %d), %d memories", f.calls.Load(), calls, len(p.texts(t)))
+	}
+}
+
+// waitSettled waits until the distill consumer has nothing pending or in
+// flight.
+func (p *pipeline) waitSettled(t *testing.T) {
+	t.Helper()
+	waitFor(t, 15*time.Second, func() error {
+		c, err := p.js.Consumer(context.Background(), schemas.StreamEvents, schemas.ConsumerDistill)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.NumPending > 0 || info.NumAckPending > 0 {
+			return fmt.Errorf("pending %d, in flight %d", info.NumPending, info.NumAckPending)
+		}
+		return nil
+	})
+}
+
+func publishEntries(t *testing.T, js jetstream.JetStream, agent, session string, start int, texts ...string) {
+	t.Helper()
+	for i, text := range texts {
+		e := schemas.TranscriptEntry{V: schemas.Version, AgentID: agent, SessionID: session, File: session + ".jsonl",
+			Offset: int64((start + i) * 100), EntryID: fmt.Sprintf("%08x", start+i), Role: "user", Text: text, Timestamp: time.Now().UnixMilli()}
+		b, _ := json.Marshal(e)
+		if _, err := js.Publish(context.Background(), schemas.TranscriptSubject(agent, session), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDistillWorkerFromStreamAndFile(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	state := t.TempDir()
+	startDistill(t, p, f.distiller(t), DistillConfig{StateDir: state})
+
+	publishEntries(t, p.js, "main", "s2", 0, "Lesson: the VPN must be on before running the sync script", "thanks")
+	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "s2", Reason: "idle"})
+	if j := p.waitJob(t, "main", "s2", JobDone); j.Source != "stream" || j.Lessons != 1 {
+		t.Fatalf("stream job %+v", j)
+	}
+	kv, _ := p.js.KeyValue(context.Background(), schemas.BucketDistill)
+	if seq, _, err := readCursor(context.Background(), kv, "main", "s2"); err != nil || seq == 0 {
+		t.Fatalf("the stream distillation did not move the session's cursor: %d %v", seq, err)
+	}
+
+	dir := filepath.Join(state, "agents", "main", "sessions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"type":"session","version":3,"id":"s3","timestamp":"2026-05-01T10:00:00Z","cwd":"/w"}`,
+		`{"type":"message","id":"a0000001","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"Lesson: the build cache lives in /var/cache/bazel and fills the disk"}}`,
+		`{"type":"message","id":"a0000002","timestamp":"2026-05-01T10:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"I will clean it weekly."}]}}`,
+	}
+	// OpenClaw renamed the file on /new before the distiller got to it.
+	if err := os.WriteFile(filepath.Join(dir, "s3.jsonl.reset.2026-05-01T10-05-00.000Z"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: "s3", SessionFile: "/elsewhere/s3.jsonl"})
+	if j := p.waitJob(t, "main", "s3", JobDone); j.Source != "file" || j.Lessons != 1 {
+		t.Fatalf("file job %+v", j)
+	}
+	got := p.waitMemories(t, 2)
+	if _, ok := got["the build cache lives in /var/cache/bazel and fills the disk"]; !ok {
+		t.Fatalf("file lesson missing: %v", got)
+	}
+	// A session with no transcript anywhere is done with nothing learned.
+	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "nowhere"})
+	if j := p.waitJob(t, "main", "nowhere", JobDone); j.Source != "none" || j.Lessons != 0 {
+		t.Fatalf("empty job %+v", j)
+	}
+}
+
+func TestDistillWorkerZeroLessonsAndBadInput(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	f.setMode("empty")
+	startDistill(t, p, f.distiller(t), DistillConfig{Stage: StageConfig{MaxDeliver: 2, Backoff: []time.Duration{20 * time.Millisecond}}})
+	p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "quiet", Messages: []schemas.Message{userMsg("Lesson: nothing will come of this")}})
+	if j := p.waitJob(t, "main", "quiet", JobDone); j.Lessons != 0 {
+		t.Fatalf("job %+v", j)
+	}
+	// The distiller agent's own sessions are skipped without an LLM call.
+	calls := f.calls.Load()
+	p.publishSessionEvent(t, schemas.KindCommandNew, DistillerAgent, schemas.SessionEvent{SessionID: "d1", Messages: []schemas.Message{userMsg("Lesson: x y z")}})
+	// Poison: no session, not JSON, wrong version.
+	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{})
+	for _, body := range []string{"{not json", `{"v":99,"kind":"session_end","event":{}}`, `{"v":1,"kind":"session_end","event":"oops"}`} {
+		if _, err := p.js.Publish(context.Background(), schemas.EventSubject(schemas.KindSessionEnd, "main"), []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 15*time.Second, func() error {
+		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.State.Msgs != 4 {
+			return fmt.Errorf("%d messages in the DLQ, want 4", info.State.Msgs)
+		}
+		return nil
+	})
+	p.waitSettled(t)
+	if f.calls.Load() != calls {
+		t.Fatal("the distiller agent's session was distilled")
+	}
+	if len(p.texts(t)) != 0 {
+		t.Fatalf("memories stored: %v", p.texts(t))
+	}
+}
+
+func TestDistillWorkerLLMFailureEndsInDLQ(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	f.setMode("fail")
+	startDistill(t, p, f.distiller(t), DistillConfig{Stage: StageConfig{MaxDeliver: 3, Backoff: []time.Duration{20 * time.Millisecond}}})
+	p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "s9", Messages: []schemas.Message{userMsg("Lesson: the LLM is down")}})
+	var dlq *jetstream.RawStreamMsg
+	waitFor(t, 15*time.Second, func() error {
+		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
+		if err != nil {
+			return err
+		}
+		dlq, err = s.GetLastMsgForSubject(context.Background(), schemas.DLQSubject)
+		return err
+	})
+	if dlq.Header.Get(schemas.HeaderDLQStage) != schemas.ConsumerDistill || dlq.Header.Get(schemas.HeaderDLQAttempts) != "3" ||
+		!strings.Contains(dlq.Header.Get(schemas.HeaderDLQReason), "distill") {
+		t.Fatalf("DLQ headers %v", dlq.Header)
+	}
+	j, _ := p.job(t, "main", "s9")
+	if j.Status != JobError || j.Attempts != 3 || j.Error == "" {
+		t.Fatalf("job %+v", j)
+	}
+	// Once the LLM is back, the session is distilled on a new trigger.
+	f.setMode("")
+	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "s9", Messages: []schemas.Message{userMsg("Lesson: the LLM is down")}})
+	p.waitJob(t, "main", "s9", JobDone)
+	p.waitMemories(t, 1)
+}
+
+func TestCursorDistillerGrowingTranscriptAndCrash(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	c, err := NewCursorDistiller(p.js, f.distiller(t), CursorConfig{Idle: time.Millisecond, Agents: []string{"main", "work"}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	publishEntries(t, p.js, "main", "c1", 0, "Lesson: the cron job runs at 02:00 UTC", "ok")
+	publishEntries(t, p.js, DistillerAgent, "d1", 0, "Lesson: never distil the distiller")
+	publishEntries(t, p.js, "other", "o1", 0, "Lesson: this agent is not on the allowlist")
+	time.Sleep(5 * time.Millisecond)
+	rep, err := c.RunOnce(ctx, CursorRun{})
+	if err != nil || rep.Sessions != 1 || rep.Distilled != 1 || rep.Lessons != 1 || rep.Messages != 2 {
+		t.Fatalf("first run %+v %v", rep, err)
+	}
+	// Nothing new: nothing due, no LLM call.
+	calls := f.calls.Load()
+	if rep, err := c.RunOnce(ctx, CursorRun{}); err != nil || rep.Sessions != 0 || f.calls.Load() != calls {
+		t.Fatalf("idle run %+v %v, %d calls", rep, err, f.calls.Load()-calls)
+	}
+	// The transcript grows; a crash between distilling and committing
+	// repeats the range but stores nothing twice.
+	publishEntries(t, p.js, "main", "c1", 2, "Lesson: backups are kept for 30 days")
+	time.Sleep(5 * time.Millisecond)
+	c.beforeCommit = func(string, string) error { return fmt.Errorf("crash") }
+	if rep, err := c.RunOnce(ctx, CursorRun{}); err != nil || len(rep.Errors) != 1 || rep.Distilled != 0 {
+		t.Fatalf("crashing run %+v %v", rep, err)
+	}
+	c.beforeCommit = nil
+	calls = f.calls.Load()
+	rep, err = c.RunOnce(ctx, CursorRun{})
+	if err != nil || rep.Distilled != 1 || rep.Messages != 1 || f.calls.Load() != calls+1 {
+		t.Fatalf("run after crash %+v %v", rep, err)
+	}
+	got := p.waitMemories(t, 2)
+	for _, text := range []string{"the cron job runs at 02:00 UTC", "backups are kept for 30 days"} {
+		if _, ok := got[text]; !ok {
+			t.Fatalf("missing %q: %v", text, got)
+		}
+	}
+	if rep, _ := c.RunOnce(ctx, CursorRun{}); rep.Sessions != 0 {
+		t.Fatalf("committed range due again: %+v", rep)
+	}
+	// A session still active is left alone unless asked by name.
+	slow, _ := NewCursorDistiller(p.js, f.distiller(t), CursorConfig{Idle: time.Hour}, slog.New(slog.DiscardHandler))
+	publishEntries(t, p.js, "main", "c2", 0, "Lesson: the session is still going")
+	if rep, _ := slow.RunOnce(ctx, CursorRun{}); rep.Sessions != 0 {
+		t.Fatalf("active session distilled: %+v", rep)
+	}
+	if rep, _ := slow.RunOnce(ctx, CursorRun{Session: "c2", IgnoreIdle: true}); rep.Distilled != 1 {
+		t.Fatalf("manual run for one session: %+v", rep)
+	}
+	jobs, err := Jobs(ctx, p.js, "main")
+	if err != nil || len(jobs) != 2 || jobs[0].Trigger != "cursor" || jobs[0].Status != JobDone {
+		t.Fatalf("jobs %+v %v", jobs, err)
+	}
+	if _, err := NewCursorDistiller(p.js, f.distiller(t), CursorConfig{Schedule: "every tuesday"}, slog.New(slog.DiscardHandler)); err == nil {
+		t.Fatal("a bad schedule was accepted")
+	}
+}
