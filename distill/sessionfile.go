@@ -30,16 +30,31 @@ const (
 // that could step out of the sessions directory or act as a glob.
 var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// DefaultStateDir is $OPENCLAW_STATE_DIR, else ~/.openclaw.
+// DefaultStateDir is $OPENCLAW_STATE_DIR (with ~ expanded), else
+// ~/.openclaw.
 func DefaultStateDir() (string, error) {
 	if dir := os.Getenv(StateDirEnv); dir != "" {
-		return dir, nil
+		return ExpandHome(dir), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("distill: no home directory for the OpenClaw state dir; set %s: %w", StateDirEnv, err)
 	}
 	return filepath.Join(home, ".openclaw"), nil
+}
+
+// ExpandHome resolves a leading ~/ the way OpenClaw does for its own
+// paths; without a home directory the path is left as it is.
+func ExpandHome(path string) string {
+	rest, ok := strings.CutPrefix(path, "~"+string(filepath.Separator))
+	if !ok && path != "~" {
+		return path
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return path
+	}
+	return filepath.Join(home, rest)
 }
 
 // SessionsDir is <stateDir>/agents/<agentID>/sessions.

@@ -31,11 +31,12 @@ type fakeGemini struct {
 	calls atomic.Int64
 	mu    sync.Mutex
 	mode  string
+	delay time.Duration // per answer, as a real model takes
 }
 
 var promptUserLine = regexp.MustCompile(`(?m)^\[U(\d+)\] (Lesson: [^\n]+)`)
 
-func newFakeGemini(t *testing.T) *fakeGemini {
+func newFakeGemini(t testing.TB) *fakeGemini {
 	f := &fakeGemini{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.calls.Add(1)
@@ -53,8 +54,9 @@ func newFakeGemini(t *testing.T) *fakeGemini {
 		}
 		_ = json.Unmarshal(body, &req)
 		f.mu.Lock()
-		mode := f.mode
+		mode, delay := f.mode, f.delay
 		f.mu.Unlock()
+		time.Sleep(delay)
 		if mode == "fail" {
 			http.Error(w, `{"error":{"code":500,"message":"internal","status":"INTERNAL"}}`, http.StatusInternalServerError)
 			return
@@ -109,7 +111,7 @@ func (f *fakeGemini) setMode(m string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeGemini) distiller(t *testing.T) *distill.Distiller {
+func (f *fakeGemini) distiller(t testing.TB) *distill.Distiller {
 	t.Helper()
 	llm, err := distill.NewLLM(distill.LLMConfig{Provider: "gemini", APIKey: "test-key", BaseURL: f.srv.URL,
 		Timeout: 2 * time.Second, MaxRetries: -1})
@@ -120,7 +122,7 @@ func (f *fakeGemini) distiller(t *testing.T) *distill.Distiller {
 }
 
 // startDistill runs a distill worker next to the capture/store pipeline.
-func startDistill(t *testing.T, p *pipeline, d *distill.Distiller, cfg DistillConfig) {
+func startDistill(t testing.TB, p *pipeline, d *distill.Distiller, cfg DistillConfig) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -133,7 +135,7 @@ func startDistill(t *testing.T, p *pipeline, d *distill.Distiller, cfg DistillCo
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
-func (p *pipeline) publishSessionEvent(t *testing.T, kind schemas.EventKind, agent string, se schemas.SessionEvent) {
+func (p *pipeline) publishSessionEvent(t testing.TB, kind schemas.EventKind, agent string, se schemas.SessionEvent) {
 	t.Helper()
 	ev, _ := json.Marshal(se)
 	body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionID: se.SessionID, Timestamp: time.Now().UnixMilli(), Event: ev})
@@ -433,5 +435,63 @@ func TestCursorDistillerGrowingTranscriptAndCrash(t *testing.T) {
 	}
 	if _, err := NewCursorDistiller(p.js, f.distiller(t), CursorConfig{Schedule: "every tuesday"}, slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("a bad schedule was accepted")
+	}
+}
+
+// BenchmarkDistillWorker: 8 sessions of 400 messages queued at once, 4
+// distill workers, a Gemini fake answering in 500 ms; reports sessions per
+// minute and LLM tokens per lesson kept.
+func BenchmarkDistillWorker(b *testing.B) {
+	const sessions, perSession = 8, 400
+	for b.Loop() {
+		b.StopTimer()
+		p := startPipeline(b, nil, StageConfig{})
+		f := newFakeGemini(b)
+		f.delay = 500 * time.Millisecond
+		startDistill(b, p, f.distiller(b), DistillConfig{Workers: 4})
+		for s := range sessions {
+			msgs := make([]schemas.Message, 0, perSession)
+			for i := range perSession {
+				switch {
+				case i%50 == 0:
+					msgs = append(msgs, userMsg(fmt.Sprintf("Lesson: service %d-%d listens on port %d behind the gateway", s, i, 8000+i)))
+				case i%2 == 0:
+					msgs = append(msgs, userMsg(fmt.Sprintf("step %d: let us look at the logs of the deploy again and compare them with the previous run", i)))
+				default:
+					msgs = append(msgs, assistantMsg(fmt.Sprintf("Step %d done: the logs show the same warnings as before, nothing new in the deploy output.", i)))
+				}
+			}
+			p.publishSessionEvent(b, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: fmt.Sprintf("bench-%d", s), Messages: msgs})
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		var tokens, kept int
+		deadline := time.Now().Add(5 * time.Minute)
+		for {
+			jobs, err := Jobs(context.Background(), p.js, "main")
+			if err != nil {
+				b.Fatal(err)
+			}
+			done := 0
+			tokens, kept = 0, 0
+			for _, j := range jobs {
+				if j.Status == JobDone {
+					done++
+					tokens += j.Stats.InputTokens + j.Stats.OutputTokens
+					kept += j.Lessons
+				}
+			}
+			if done == sessions {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d sessions distilled", done, sessions)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		el := time.Since(t0)
+		b.ReportMetric(float64(sessions)/el.Minutes(), "sessions/min")
+		b.ReportMetric(float64(tokens)/float64(max(kept, 1)), "tokens/lesson")
+		b.ReportMetric(float64(kept), "lessons")
 	}
 }

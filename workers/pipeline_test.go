@@ -49,7 +49,7 @@ type pipeline struct {
 }
 
 // newEngine opens a real store with the local embedder (or emb).
-func newEngine(t *testing.T, emb embed.Embedder) *memory.Engine {
+func newEngine(t testing.TB, emb embed.Embedder) *memory.Engine {
 	t.Helper()
 	if emb == nil {
 		emb = queryLocalEmbedder(t)
@@ -59,7 +59,7 @@ func newEngine(t *testing.T, emb embed.Embedder) *memory.Engine {
 
 // startPipeline runs capture and store workers on an embedded server.
 // captureEmb is the capture stage's embedder (nil: the engine's).
-func startPipeline(t *testing.T, captureEmb embed.Embedder, stageCfg StageConfig) *pipeline {
+func startPipeline(t testing.TB, captureEmb embed.Embedder, stageCfg StageConfig) *pipeline {
 	t.Helper()
 	_, nc, js := natsembed.StartTest(t)
 	if err := topology.Ensure(context.Background(), js, topology.Config{}); err != nil {

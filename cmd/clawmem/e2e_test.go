@@ -77,7 +77,9 @@ func clawmemBinary(t *testing.T) string {
 // startUp runs `clawmem up` in a subprocess on dir and waits for it.
 func startUp(t *testing.T, dir string) *instance {
 	t.Helper()
-	cfg := `{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"}}`
+	// The watcher follows the test's own OpenClaw state dir, never the
+	// machine's ~/.openclaw.
+	cfg := fmt.Sprintf(`{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":%q}}`, filepath.Join(dir, "openclaw"))
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +237,68 @@ func waitStats(t *testing.T, in *instance, want int) {
 			t.Fatalf("store has not reached %d memories: %s\n%s", want, out, in.logs.String())
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestUpDistillsSessionFiles: `clawmem up` follows an OpenClaw session file
+// into the transcript stream, a session_end hook distils it (extractive:
+// no LLM is configured), the lesson is recallable, and `distill status`
+// and `distill run` report on it.
+func TestUpDistillsSessionFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real clawmem process")
+	}
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "openclaw", "agents", "main", "sessions")
+	if err := os.MkdirAll(sessions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	up := startUp(t, dir)
+	lines := `{"type":"session","version":3,"id":"sess-1","timestamp":"2026-05-01T10:00:00Z","cwd":"/w"}
+{"type":"message","id":"a0000001","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"I prefer PostgreSQL over MySQL for every new service"}}
+{"type":"message","id":"a0000002","timestamp":"2026-05-01T10:00:02Z","message":{"role":"assistant","content":[{"type":"text","text":"Noted."}]}}
+`
+	if err := os.WriteFile(filepath.Join(sessions, "sess-1.jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The transcript reaches the stream; then the session ends.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-1", "reason": "idle"},
+			"ctx": map[string]any{"agentId": "main", "sessionId": "sess-1"}})
+		resp, err := http.Post(up.info.IngestURL+"/v1/hooks/session_end", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		code, out, _ := runCLI(t, "distill", "status", "--data-dir", dir, "--json")
+		var jobs []struct {
+			Status, Source string
+			Lessons        int
+		}
+		if code == 0 && json.Unmarshal([]byte(out), &jobs) == nil && len(jobs) == 1 && jobs[0].Status == "done" {
+			if jobs[0].Source != "stream" || jobs[0].Lessons != 1 {
+				t.Fatalf("job %s", out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session not distilled: %s\n%s", out, up.logs.String())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	waitStats(t, up, 1)
+	code, out, _ := runCLI(t, "search", "PostgreSQL MySQL", "--data-dir", dir, "--agent", "main", "--json")
+	if code != 0 || !bytes.Contains([]byte(out), []byte("I prefer PostgreSQL over MySQL")) {
+		t.Fatalf("lesson not recallable: %s", out)
+	}
+	// Nothing new since: a manual run finds nothing to do.
+	code, out, _ = runCLI(t, "distill", "run", "--since", "24h", "--data-dir", dir, "--json")
+	if code != 0 || !bytes.Contains([]byte(out), []byte(`"distilled": 0`)) {
+		t.Fatalf("distill run: %d %s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "distill", "run", "--data-dir", dir); code != 1 || !bytes.Contains([]byte(errOut), []byte("--session")) {
+		t.Fatalf("distill run without a selection: %d %s", code, errOut)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
+	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/workers"
 )
 
@@ -46,20 +47,24 @@ const (
 	roleStore   = "store"
 	roleQuery   = "query"
 	roleIngest  = "ingest"
+	roleDistill = "distill"
+	roleWatch   = "watch"
 )
 
 func (a *app) upCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Run everything: NATS (embedded), store, capture, query service and hook ingest",
+		Short: "Run everything: NATS (embedded), store, capture, distill, query service, hook ingest and the session watcher",
 		Long: `Runs the whole pipeline in one process. With no --nats-url it embeds a NATS server with
 JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem commands using the
 same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind},
-GET /healthz, GET /metrics). SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
+GET /healthz, GET /metrics). Session files under OpenClaw's state dir (watch.stateDir) are
+followed into the transcript stream, ended sessions are distilled into lessons, and the cursor
+distiller runs on distill.schedule. SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), a.natsURL, []string{roleStore, roleQuery, roleCapture, roleIngest}, true)
+			return a.serve(cmd.Context(), a.natsURL, []string{roleStore, roleQuery, roleCapture, roleIngest, roleDistill, roleWatch}, true)
 		},
 	}
 	return cmd
@@ -67,22 +72,24 @@ GET /healthz, GET /metrics). SIGINT/SIGTERM drain in-flight work and stop cleanl
 
 func (a *app) workerCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "worker capture|store|query|ingest",
+		Use:   "worker capture|store|query|ingest|distill|watch",
 		Short: "Run one role of the pipeline against an external NATS",
 		Long: `Runs a single role, for deployments that scale roles apart. The store role owns the
 store and also serves queries (they share its in-memory vector index): run exactly one
-store worker per store. capture and ingest are stateless: run as many as you like.`,
+store worker per store. capture, distill and ingest are stateless: run as many as you like
+(distill also runs the scheduled cursor distiller; its cursors are compare-and-set, so
+several are safe). watch follows one machine's OpenClaw session files: run one per machine.`,
 		Example:   "  clawmem worker store --nats-url nats://nats:4222\n  clawmem worker capture --nats-url nats://nats:4222",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{roleCapture, roleStore, roleQuery, roleIngest},
+		ValidArgs: []string{roleCapture, roleStore, roleQuery, roleIngest, roleDistill, roleWatch},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			roles := []string{args[0]}
 			switch args[0] {
 			case roleStore, roleQuery:
 				roles = []string{roleStore, roleQuery}
-			case roleCapture, roleIngest:
+			case roleCapture, roleIngest, roleDistill, roleWatch:
 			default:
-				return fmt.Errorf("unknown role %q: want capture, store, query or ingest", args[0])
+				return fmt.Errorf("unknown role %q: want capture, store, query, ingest, distill or watch", args[0])
 			}
 			return a.serve(cmd.Context(), a.natsURL, roles, false)
 		},
@@ -185,6 +192,29 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 		}
 		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars}
 		start(roleCapture, workers.NewCapture(js, emb, cc, stageMetrics, log).Run)
+	}
+	if has(roleDistill) {
+		d, err := newDistiller(cfg)
+		if err != nil {
+			return err
+		}
+		dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
+			SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount}
+		start(roleDistill, workers.NewDistillWorker(js, d, dc, stageMetrics, log).Run)
+		if cfg.Distill.Schedule != "off" {
+			cd, err := workers.NewCursorDistiller(js, d, cursorConfig(cfg), log)
+			if err != nil {
+				return err
+			}
+			start("cursor distiller", cd.Run)
+		}
+	}
+	if has(roleWatch) && *cfg.Watch.Enabled {
+		w, err := watcher.New(watcher.Config{StateDir: cfg.Watch.StateDir, Registerer: reg}, js, log)
+		if err != nil {
+			return err
+		}
+		start(roleWatch, w.Run)
 	}
 	ingestURL := ""
 	if has(roleIngest) {

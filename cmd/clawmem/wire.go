@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/workers"
 )
 
 // openEngine builds the whole engine on the configured store. The caller
@@ -45,4 +48,24 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 		return nil, nil, err
 	}
 	return memory.New(st, emb, ret, sm), st, nil
+}
+
+// newDistiller builds the session distiller the config describes: the
+// configured LLM, or the extractive distiller when there is none.
+func newDistiller(cfg *config.Config) (*distill.Distiller, error) {
+	llm, err := distill.NewLLM(cfg.LLMConfig())
+	if err != nil {
+		return nil, fmt.Errorf("distill: %w", err)
+	}
+	emb, err := embed.New(cfg.EmbedConfig())
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	return distill.New(cfg.DistillConfig(), llm, emb), nil
+}
+
+// cursorConfig is the scheduled cursor distiller's configuration.
+func cursorConfig(cfg *config.Config) workers.CursorConfig {
+	return workers.CursorConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
+		Agents: cfg.Distill.Agents}
 }

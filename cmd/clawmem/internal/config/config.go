@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/engine/rerank"
@@ -40,8 +41,52 @@ type Config struct {
 	EnableManagementTools bool          `json:"enableManagementTools,omitempty"`
 	SessionMemory         SessionMemory `json:"sessionMemory"`
 
-	NATS   NATS   `json:"nats"`
-	Ingest Ingest `json:"ingest"`
+	NATS    NATS    `json:"nats"`
+	Ingest  Ingest  `json:"ingest"`
+	Distill Distill `json:"distill"`
+	Watch   Watch   `json:"watch"`
+}
+
+// Distill configures session distillation: the LLM (none: the extractive,
+// rule-based distiller), the map-reduce, the distill worker and the
+// scheduled cursor distiller.
+type Distill struct {
+	// Provider is gemini, openai (any OpenAI-compatible chat endpoint) or
+	// empty for none.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	APIKey   string `json:"apiKey,omitempty"` // ${ENV} expanded
+	BaseURL  string `json:"baseURL,omitempty"`
+	// TimeoutSeconds bounds one LLM call (default 60).
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// JSONSchema sends the strict json_schema response format (openai).
+	JSONSchema     bool `json:"jsonSchema,omitempty"`
+	MapChunkChars  int  `json:"mapChunkChars,omitempty"`  // default 12000
+	MapOverlapMsgs int  `json:"mapOverlapMsgs,omitempty"` // default 10
+	MaxFinal       *int `json:"maxFinal,omitempty"`       // 0..20 (0: store none), default 20
+	Parallelism    int  `json:"parallelism,omitempty"`    // concurrent map calls, default 4
+	MaxTokens      int  `json:"maxTokens,omitempty"`      // per-session token budget, 0 = none
+	LLMReduce      bool `json:"llmReduce,omitempty"`
+	// Workers is how many sessions are distilled at once (default 2).
+	Workers int `json:"workers,omitempty"`
+	// Schedule is the cursor distiller's cron spec (default @hourly;
+	// "off" disables it).
+	Schedule string `json:"schedule,omitempty"`
+	// IdleMinutes: a session must be quiet this long before the cursor
+	// distiller takes its new messages (default 30).
+	IdleMinutes int `json:"idleMinutes,omitempty"`
+	// Agents is the cursor distiller's allowlist (empty, "*" or "all":
+	// every agent); $OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS also sets it.
+	Agents []string `json:"agents,omitempty"`
+}
+
+// Watch is the session-file watcher.
+type Watch struct {
+	// Enabled runs the watcher in `clawmem up` (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+	// StateDir is OpenClaw's state directory (default $OPENCLAW_STATE_DIR,
+	// else ~/.openclaw).
+	StateDir string `json:"stateDir,omitempty"`
 }
 
 // SessionMemory is the seed's sessionMemory block.
@@ -196,6 +241,27 @@ func (c *Config) applyDefaults() {
 	if c.Ingest.Addr == "" {
 		c.Ingest.Addr = "127.0.0.1:7433"
 	}
+	if c.Watch.Enabled == nil {
+		on := true
+		c.Watch.Enabled = &on
+	}
+	if c.Watch.StateDir == "" {
+		c.Watch.StateDir, _ = distill.DefaultStateDir()
+	}
+	c.Watch.StateDir = expandHome(c.Watch.StateDir)
+	if c.Distill.Schedule == "" {
+		c.Distill.Schedule = "@hourly"
+	}
+	if c.Distill.IdleMinutes == 0 {
+		c.Distill.IdleMinutes = 30
+	}
+	if len(c.Distill.Agents) == 0 {
+		for a := range strings.SplitSeq(os.Getenv("OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS"), ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				c.Distill.Agents = append(c.Distill.Agents, a)
+			}
+		}
+	}
 }
 
 // Validate checks values that defaults cannot fix.
@@ -211,6 +277,18 @@ func (c *Config) Validate() error {
 	if c.CaptureMaxChars < 100 || c.CaptureMaxChars > 10000 {
 		return fmt.Errorf("captureMaxChars is %d: allowed range 100..10000", c.CaptureMaxChars)
 	}
+	d := c.Distill
+	switch strings.ToLower(d.Provider) {
+	case "", "none", "gemini", "openai":
+	default:
+		return fmt.Errorf("distill.provider is %q: want gemini, openai or empty", d.Provider)
+	}
+	if d.MaxFinal != nil && (*d.MaxFinal < 0 || *d.MaxFinal > 20) {
+		return fmt.Errorf("distill.maxFinal is %d: allowed range 0..20", *d.MaxFinal)
+	}
+	if d.MapChunkChars < 0 || d.MapOverlapMsgs < 0 || d.Parallelism < 0 || d.MaxTokens < 0 || d.Workers < 0 || d.TimeoutSeconds < 0 || d.IdleMinutes < 0 {
+		return errors.New("distill: mapChunkChars, mapOverlapMsgs, parallelism, maxTokens, workers, timeoutSeconds and idleMinutes must not be negative")
+	}
 	if c.Embedding.Dimensions < 0 {
 		return fmt.Errorf("embedding.dimensions is %d: want a positive number", c.Embedding.Dimensions)
 	}
@@ -224,6 +302,27 @@ func (c *Config) EmbedConfig() embed.Config {
 		Provider: e.Provider, APIKey: e.APIKey, BaseURL: e.BaseURL, Model: e.Model, Dimensions: e.Dimensions,
 		TaskQuery: e.TaskQuery, TaskPassage: e.TaskPassage, Normalized: e.Normalized, Timeout: 30 * time.Second,
 	}
+}
+
+// LLMConfig is the distillation model's configuration.
+func (c *Config) LLMConfig() distill.LLMConfig {
+	d := c.Distill
+	return distill.LLMConfig{Provider: d.Provider, Model: d.Model, APIKey: d.APIKey, BaseURL: d.BaseURL,
+		Timeout: time.Duration(d.TimeoutSeconds) * time.Second, JSONSchema: d.JSONSchema}
+}
+
+// DistillConfig is the map-reduce's configuration.
+func (c *Config) DistillConfig() distill.Config {
+	d := c.Distill
+	maxFinal := 0 // distill's default, 20
+	if d.MaxFinal != nil {
+		maxFinal = *d.MaxFinal
+		if maxFinal == 0 {
+			maxFinal = -1 // distill's "none"
+		}
+	}
+	return distill.Config{MapChunkChars: d.MapChunkChars, MapOverlapMsgs: d.MapOverlapMsgs, MaxFinal: maxFinal,
+		Parallelism: d.Parallelism, MaxTokens: d.MaxTokens, LLMReduce: d.LLMReduce, CaptureMaxChars: c.CaptureMaxChars}
 }
 
 // IndexOptions is the vector index's configuration.

@@ -1,0 +1,55 @@
+package watcher
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/distill"
+)
+
+// Config configures a Watcher.
+type Config struct {
+	// StateDir is OpenClaw's state directory; default
+	// distill.DefaultStateDir() ($OPENCLAW_STATE_DIR, else ~/.openclaw).
+	StateDir string
+	// Rescan is how often every session file is checked without waiting
+	// for a file-system event: the safety net for missed events, and the
+	// poll for an agents directory that does not exist yet. Default 2 s.
+	Rescan time.Duration
+	// Timeout bounds one publish or offset write; default 5 s.
+	Timeout time.Duration
+	// CommitEvery is how many entries a long read publishes between two
+	// offset writes; default 256.
+	CommitEvery int
+	// Registerer receives the watcher's metrics; nil leaves them
+	// unregistered.
+	Registerer prometheus.Registerer
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.StateDir == "" {
+		dir, err := distill.DefaultStateDir()
+		if err != nil {
+			return c, err
+		}
+		c.StateDir = dir
+	}
+	dir, err := filepath.Abs(distill.ExpandHome(c.StateDir))
+	if err != nil {
+		return c, fmt.Errorf("watcher: state dir %q: %w", c.StateDir, err)
+	}
+	c.StateDir = dir
+	if c.Rescan <= 0 {
+		c.Rescan = 2 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.CommitEvery <= 0 {
+		c.CommitEvery = 256
+	}
+	return c, nil
+}
