@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
 
@@ -84,6 +85,13 @@ func (a *app) distillStatusCmd() *cobra.Command {
 					jobs = []workers.DistillJob{}
 				}
 				return a.printJSON(jobs)
+			}
+			// Events not yet taken by a worker are the queued jobs: they
+			// wait in the distill consumer, not in the job table.
+			if c, err := js.Consumer(cmd.Context(), schemas.StreamEvents, schemas.ConsumerDistill); err == nil {
+				if info, err := c.Info(cmd.Context()); err == nil {
+					fmt.Fprintf(a.stdout, "queued: %d session-end events waiting, %d being handled\n", info.NumPending, info.NumAckPending)
+				}
 			}
 			if len(jobs) == 0 {
 				fmt.Fprintln(a.stdout, "no distillation jobs")

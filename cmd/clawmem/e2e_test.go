@@ -292,6 +292,10 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	if code != 0 || !bytes.Contains([]byte(out), []byte("I prefer PostgreSQL over MySQL")) {
 		t.Fatalf("lesson not recallable: %s", out)
 	}
+	if code, out, _ := runCLI(t, "distill", "status", "--data-dir", dir); code != 0 || !bytes.Contains([]byte(out), []byte("queued: 0")) ||
+		!bytes.Contains([]byte(out), []byte("sess-1")) {
+		t.Fatalf("distill status: %s", out)
+	}
 	// Nothing new since: a manual run finds nothing to do.
 	code, out, _ = runCLI(t, "distill", "run", "--since", "24h", "--data-dir", dir, "--json")
 	if code != 0 || !bytes.Contains([]byte(out), []byte(`"distilled": 0`)) {
