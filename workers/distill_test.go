@@ -323,20 +323,7 @@ func TestDistillWorkerZeroLessonsAndBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 15*time.Second, func() error {
-		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
-		if err != nil {
-			return err
-		}
-		info, err := s.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.State.Msgs != 4 {
-			return fmt.Errorf("%d messages in the DLQ, want 4", info.State.Msgs)
-		}
-		return nil
-	})
+	p.waitDLQ(t, 4)
 	p.waitSettled(t)
 	if f.calls.Load() != calls {
 		t.Fatal("the distiller agent's session was distilled")

@@ -27,7 +27,7 @@ import (
 )
 
 // waitFor polls fn until it returns nil or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, fn func() error) {
+func waitFor(t testing.TB, timeout time.Duration, fn func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -330,20 +330,7 @@ func TestPoisonMessageGoesStraightToDLQ(t *testing.T) {
 	if _, err := p.js.Publish(context.Background(), schemas.WorkItemSubject(schemas.WorkCandidates, "main"), []byte(`{"v":99}`)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
-		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
-		if err != nil {
-			return err
-		}
-		info, err := s.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.State.Msgs != 2 {
-			return fmt.Errorf("%d dead letters", info.State.Msgs)
-		}
-		return nil
-	})
+	p.waitDLQ(t, 2)
 	s, _ := p.js.Stream(context.Background(), schemas.StreamDLQ)
 	m, err := s.GetLastMsgForSubject(context.Background(), schemas.DLQPrefix+".store.>")
 	if err != nil {
@@ -383,4 +370,23 @@ func TestStoreWorkerDropsRejectedItems(t *testing.T) {
 	if _, err := p.eng.Backend().Get(context.Background(), MemoryID("main", "b"), engine.AllScopes()); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatal("a candidate for another agent's scope was stored")
 	}
+}
+
+// waitDLQ waits until the DLQ holds exactly n messages.
+func (p *pipeline) waitDLQ(t testing.TB, n uint64) {
+	t.Helper()
+	waitFor(t, 15*time.Second, func() error {
+		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.State.Msgs != n {
+			return fmt.Errorf("%d dead letters, want %d", info.State.Msgs, n)
+		}
+		return nil
+	})
 }

@@ -1,10 +1,11 @@
 package ingest
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/internal/promreg"
 )
 
 type metrics struct {
@@ -28,20 +29,7 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"result"}),
 	}
-	m.events = register(reg, m.events, log)
-	m.latency = register(reg, m.latency, log)
+	m.events = promreg.Register(reg, m.events, log, "ingest")
+	m.latency = promreg.Register(reg, m.latency, log, "ingest")
 	return m
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, log *slog.Logger) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		log.Warn("ingest metrics not registered", "err", err)
-	}
-	return c
 }

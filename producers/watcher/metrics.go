@@ -1,10 +1,11 @@
 package watcher
 
 import (
-	"errors"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/internal/promreg"
 )
 
 type metrics struct {
@@ -39,22 +40,9 @@ func newMetrics(reg prometheus.Registerer, log *slog.Logger) *metrics {
 	if reg == nil {
 		return m
 	}
-	m.entries = register(reg, m.entries, log)
-	m.skipped = register(reg, m.skipped, log)
-	m.restarts = register(reg, m.restarts, log)
-	m.failures = register(reg, m.failures, log)
+	m.entries = promreg.Register(reg, m.entries, log, "watcher")
+	m.skipped = promreg.Register(reg, m.skipped, log, "watcher")
+	m.restarts = promreg.Register(reg, m.restarts, log, "watcher")
+	m.failures = promreg.Register(reg, m.failures, log, "watcher")
 	return m
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, log *slog.Logger) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		log.Warn("watcher metrics not registered", "err", err)
-	}
-	return c
 }
