@@ -1,0 +1,75 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultHTTPAddr is where `clawmem mcp --http` listens unless told
+// otherwise: loopback, next to the hook ingest endpoint's 7433.
+const DefaultHTTPAddr = "127.0.0.1:7434"
+
+// httpSessionTimeout closes sessions idle this long, so clients that go
+// away without ending their session do not pile up. A client that comes
+// back later is told the session is gone and starts a new one.
+const httpSessionTimeout = time.Hour
+
+// CheckHTTPAddr refuses to serve addr beyond loopback without a token:
+// whoever reaches the endpoint reads, writes and deletes the agent's
+// memories.
+func CheckHTTPAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("mcp: address %q: %w (want host:port, e.g. %s)", addr, err, DefaultHTTPAddr)
+	}
+	if token == "" && !isLoopback(host) {
+		return fmt.Errorf("mcp: refusing to listen on %q without a token: anyone who can reach it could read and "+
+			"delete the agent's memories; set a token (--token or ingest.token) or listen on loopback (%s)", addr, DefaultHTTPAddr)
+	}
+	return nil
+}
+
+// isLoopback accepts loopback IPs and "localhost"; an empty host means
+// every interface, and other names may resolve anywhere, so both count as
+// exposed.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// NewHTTPHandler serves srv over MCP's streamable HTTP transport. A
+// non-empty token is then required on every request as
+// "Authorization: Bearer <token>". Browsers' cross-origin requests are
+// refused, so a web page cannot drive a loopback server.
+func NewHTTPHandler(srv *sdk.Server, token string, log *slog.Logger) http.Handler {
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Logger: log, SessionTimeout: httpSessionTimeout})
+	h = http.NewCrossOriginProtection().Handler(h)
+	if token == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// Comparing digests keeps the comparison constant-time whatever
+		// the lengths.
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="clawmem"`)
+			http.Error(w, "missing or wrong bearer token (Authorization: Bearer <token>)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
