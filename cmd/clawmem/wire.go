@@ -8,7 +8,9 @@ import (
 
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/lancestore"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
@@ -18,7 +20,7 @@ import (
 
 // openEngine builds the whole engine on the configured store. The caller
 // closes the returned store.
-func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, *sqlitestore.Store, error) {
+func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, engineStore, error) {
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedding: %w", err)
@@ -34,7 +36,7 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: emb.Dimensions(), Index: cfg.IndexOptions()})
+	st, err := openStore(ctx, cfg, emb.Dimensions())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -48,6 +50,30 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 		return nil, nil, err
 	}
 	return memory.New(st, emb, ret, sm), st, nil
+}
+
+// engineStore is the store as openEngine's callers use it.
+type engineStore interface {
+	engine.Store
+	// Len is the number of memories stored.
+	Len() int
+}
+
+// openStore opens the configured backend: SQLite, or LanceDB, which a
+// build without -tags lancedb refuses with lancestore.ErrNotBuilt.
+func openStore(ctx context.Context, cfg *config.Config, dim int) (engineStore, error) {
+	if cfg.Store.Backend == "lancedb" {
+		st, err := lancestore.Open(ctx, cfg.DBPath, lancestore.Options{Dimensions: dim, Storage: cfg.Store.StorageOptions})
+		if err != nil {
+			return nil, fmt.Errorf("store.backend lancedb: %w", err)
+		}
+		return st, nil
+	}
+	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions()})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // newDistiller builds the session distiller the config describes: the

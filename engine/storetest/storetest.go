@@ -362,10 +362,12 @@ func testUpdate(t *testing.T, open Opener) {
 	if n := count(t, s); n != 1 {
 		t.Fatalf("update changed the row count to %d", n)
 	}
+	// A backend without full-text search answers no text query; the
+	// index checks apply to those that have one.
 	if res, _ := s.TextSearch(ctx, "8080", engine.SearchOptions{Scopes: engine.AllScopes()}); len(res) != 0 {
 		t.Fatal("old text still indexed")
 	}
-	if res, _ := s.TextSearch(ctx, "9090", engine.SearchOptions{Scopes: engine.AllScopes()}); len(res) != 1 {
+	if res, _ := s.TextSearch(ctx, "9090", engine.SearchOptions{Scopes: engine.AllScopes()}); s.HasFullText() && len(res) != 1 {
 		t.Fatal("new text not indexed")
 	}
 	res, _ := s.VectorSearch(ctx, Axis(3), engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 1})
@@ -702,7 +704,7 @@ func testTextSearchSyntax(t *testing.T, open Opener) {
 		}
 	}
 	res, err := s.TextSearch(ctx, `NEAR(keyword`, engine.SearchOptions{Scopes: engine.AllScopes()})
-	if err != nil || len(res) != 1 {
+	if err != nil || (s.HasFullText() && len(res) != 1) {
 		t.Fatalf("syntax words must be plain words: %v %v", texts(res), err)
 	}
 }

@@ -1,50 +1,60 @@
 // Package config is clawmem's configuration tree: the keys of the seed
-// plugin's config object (embedding.*, dbPath, retrieval.*, ...) plus
-// clawmem's own, loaded from a JSON file with defaults applied.
+// plugins' config object (embedding.*, dbPath, retrieval.*, ...) plus
+// clawmem's own, loaded from a JSON, JSON5 or YAML file — or from an
+// OpenClaw document's plugin entry — with ${ENV} references resolved,
+// every key and value checked, and defaults applied.
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
-	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/lancestore"
 	"github.com/clawmem/clawmem/engine/rerank"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
-// Config is the whole configuration.
+// Config is the whole configuration. Its json tags are the config keys;
+// they carry no omitempty so that `clawmem config show` lists every key.
 type Config struct {
 	// DataDir holds everything clawmem writes: the store, NATS data,
 	// backups. Default ~/.clawmem.
-	DataDir string `json:"dataDir,omitempty"`
-	// DBPath is the store's directory. Default <dataDir>/store.
-	DBPath    string        `json:"dbPath,omitempty"`
+	DataDir string `json:"dataDir"`
+	// DBPath is the store's directory. Default <dataDir>/store (the seed's
+	// ~/.openclaw/memory/lancedb-pro is a LanceDB directory; clawmem's
+	// store is SQLite and lives with the rest of its data).
+	DBPath    string        `json:"dbPath"`
 	Embedding Embedding     `json:"embedding"`
 	Store     Store         `json:"store"`
 	Retrieval Retrieval     `json:"retrieval"`
 	Scopes    scopes.Config `json:"scopes"`
 
-	AutoCapture           *bool         `json:"autoCapture,omitempty"` // default true
-	AutoRecall            bool          `json:"autoRecall,omitempty"`
-	CaptureAssistant      bool          `json:"captureAssistant,omitempty"`
-	CaptureMaxChars       int           `json:"captureMaxChars,omitempty"` // 100..10000, default 500
-	EnableManagementTools bool          `json:"enableManagementTools,omitempty"`
+	AutoCapture *bool `json:"autoCapture"` // default true
+	// AutoRecall is accepted from the seed plugins and ignored (see
+	// ignored in load.go).
+	AutoRecall            bool          `json:"autoRecall"`
+	CaptureAssistant      bool          `json:"captureAssistant"`
+	CaptureMaxChars       int           `json:"captureMaxChars"`       // 100..10000, default 500
+	EnableManagementTools bool          `json:"enableManagementTools"` // clawmem mcp's list and stats tools
 	SessionMemory         SessionMemory `json:"sessionMemory"`
 
 	NATS    NATS    `json:"nats"`
 	Ingest  Ingest  `json:"ingest"`
 	Distill Distill `json:"distill"`
 	Watch   Watch   `json:"watch"`
+	Jobs    Jobs    `json:"jobs"`
 }
 
 // Distill configures session distillation: the LLM (none: the extractive,
@@ -53,94 +63,122 @@ type Config struct {
 type Distill struct {
 	// Provider is gemini, openai (any OpenAI-compatible chat endpoint) or
 	// empty for none.
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	APIKey   string `json:"apiKey,omitempty"` // ${ENV} expanded
-	BaseURL  string `json:"baseURL,omitempty"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	APIKey   string `json:"apiKey"`
+	BaseURL  string `json:"baseURL"`
 	// TimeoutSeconds bounds one LLM call (default 60).
-	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int `json:"timeoutSeconds"`
 	// JSONSchema sends the strict json_schema response format (openai).
-	JSONSchema     bool `json:"jsonSchema,omitempty"`
-	MapChunkChars  int  `json:"mapChunkChars,omitempty"`  // default 12000
-	MapOverlapMsgs int  `json:"mapOverlapMsgs,omitempty"` // default 10
-	MaxFinal       *int `json:"maxFinal,omitempty"`       // 0..20 (0: store none), default 20
-	Parallelism    int  `json:"parallelism,omitempty"`    // concurrent map calls, default 4
-	MaxTokens      int  `json:"maxTokens,omitempty"`      // per-session token budget, 0 = none
-	LLMReduce      bool `json:"llmReduce,omitempty"`
+	JSONSchema     bool `json:"jsonSchema"`
+	MapChunkChars  int  `json:"mapChunkChars"`  // default 12000
+	MapOverlapMsgs int  `json:"mapOverlapMsgs"` // default 10
+	MaxFinal       *int `json:"maxFinal"`       // 0..20 (0: store none), default 20
+	Parallelism    int  `json:"parallelism"`    // concurrent map calls, default 4
+	MaxTokens      int  `json:"maxTokens"`      // per-session token budget, 0 = none
+	LLMReduce      bool `json:"llmReduce"`
 	// Workers is how many sessions are distilled at once (default 2).
-	Workers int `json:"workers,omitempty"`
+	Workers int `json:"workers"`
 	// Schedule is the cursor distiller's cron spec (default @hourly;
 	// "off" disables it).
-	Schedule string `json:"schedule,omitempty"`
+	Schedule string `json:"schedule"`
 	// IdleMinutes: a session must be quiet this long before the cursor
 	// distiller takes its new messages (default 30).
-	IdleMinutes int `json:"idleMinutes,omitempty"`
+	IdleMinutes int `json:"idleMinutes"`
 	// Agents is the cursor distiller's allowlist (empty, "*" or "all":
 	// every agent); $OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS also sets it.
-	Agents []string `json:"agents,omitempty"`
+	Agents []string `json:"agents"`
 }
 
 // Watch is the session-file watcher.
 type Watch struct {
 	// Enabled runs the watcher in `clawmem up` (default true).
-	Enabled *bool `json:"enabled,omitempty"`
+	Enabled *bool `json:"enabled"`
 	// StateDir is OpenClaw's state directory (default $OPENCLAW_STATE_DIR,
 	// else ~/.openclaw).
-	StateDir string `json:"stateDir,omitempty"`
+	StateDir string `json:"stateDir"`
+}
+
+// Jobs are clawmem's scheduled jobs.
+type Jobs struct {
+	Backup Backup `json:"backup"`
+}
+
+// Backup is the scheduled backup of the store.
+type Backup struct {
+	// Schedule is a cron spec (default @daily; "off" disables it).
+	Schedule string `json:"schedule"`
+	// Keep is how many backups are kept, newest first (default 7, the
+	// seed's).
+	Keep int `json:"keep"`
+	// Dir holds the backups (default <dataDir>/backups).
+	Dir string `json:"dir"`
+	// WithVectors also writes every memory's vector, so that a restore
+	// needs no re-embedding (the seed's backups have none).
+	WithVectors bool `json:"withVectors"`
 }
 
 // SessionMemory is the seed's sessionMemory block.
 type SessionMemory struct {
-	Enabled      bool `json:"enabled,omitempty"`
-	MessageCount int  `json:"messageCount,omitempty"`
+	Enabled      bool `json:"enabled"`
+	MessageCount int  `json:"messageCount"` // default 15
 }
 
 // NATS says where the pipeline's NATS is.
 type NATS struct {
 	// URL of an external server or cluster; empty runs one embedded.
-	URL string `json:"url,omitempty"`
+	URL string `json:"url"`
 	// Port of the embedded server (default 4244, not 4222, so a system
 	// NATS keeps its port; -1 picks a free one).
-	Port int `json:"port,omitempty"`
+	Port int `json:"port"`
 	// Credentials is a .creds file for an external server.
-	Credentials string `json:"credentials,omitempty"`
+	Credentials string `json:"credentials"`
 }
 
 // Ingest is the hook ingest HTTP endpoint.
 type Ingest struct {
-	Addr  string `json:"addr,omitempty"`  // default 127.0.0.1:7433
-	Token string `json:"token,omitempty"` // bearer token; required off loopback
+	Addr  string `json:"addr"`  // default 127.0.0.1:7433
+	Token string `json:"token"` // bearer token; required off loopback
 }
 
 // Retrieval is the seed's retrieval.* block: the pipeline's knobs plus the
 // cross-encoder's endpoint.
 type Retrieval struct {
 	retrieve.Config
-	RerankAPIKey   string `json:"rerankApiKey,omitempty"`
-	RerankModel    string `json:"rerankModel,omitempty"`
-	RerankEndpoint string `json:"rerankEndpoint,omitempty"`
-	RerankProvider string `json:"rerankProvider,omitempty"`
+	RerankAPIKey   string `json:"rerankApiKey"`
+	RerankModel    string `json:"rerankModel"`
+	RerankEndpoint string `json:"rerankEndpoint"`
+	RerankProvider string `json:"rerankProvider"`
 }
 
-// Embedding is the seed's embedding.* block, plus provider.
+// Embedding is the seed's embedding.* block, plus provider. memory-lancedb's
+// spelling baseUrl is accepted for baseURL.
 type Embedding struct {
-	Provider    string `json:"provider,omitempty"`
-	APIKey      string `json:"apiKey,omitempty"`
-	Model       string `json:"model,omitempty"`
-	BaseURL     string `json:"baseURL,omitempty"`
-	Dimensions  int    `json:"dimensions,omitempty"`
-	TaskQuery   string `json:"taskQuery,omitempty"`
-	TaskPassage string `json:"taskPassage,omitempty"`
-	Normalized  *bool  `json:"normalized,omitempty"`
+	Provider    string `json:"provider"`
+	APIKey      string `json:"apiKey"`
+	Model       string `json:"model"`
+	BaseURL     string `json:"baseURL"`
+	Dimensions  int    `json:"dimensions"`
+	TaskQuery   string `json:"taskQuery"`
+	TaskPassage string `json:"taskPassage"`
+	Normalized  *bool  `json:"normalized"`
 }
 
 // Store configures the store backend and its vector index.
 type Store struct {
 	// Index is "auto" (default: exact below AutoExactBelow memories, then
 	// approximate), "exact" or "approximate" (IVF with exact re-scoring).
-	Index  string `json:"index,omitempty"`
-	NList  int    `json:"nlist,omitempty"`
-	NProbe int    `json:"nprobe,omitempty"`
+	Index  string `json:"index"`
+	NList  int    `json:"nlist"`
+	NProbe int    `json:"nprobe"`
+	// Backend is "sqlite" (empty: the default; pure Go, embedded) or
+	// "lancedb": a LanceDB table in memory-lancedb-pro's schema, which
+	// needs a build with -tags lancedb and LanceDB's native library; dbPath
+	// may then be a LanceDB URI such as s3://bucket/prefix.
+	Backend string `json:"backend"`
+	// StorageOptions configure the object store of a LanceDB URI (S3
+	// endpoint, region, keys); lancedb only.
+	StorageOptions lancestore.StorageOptions `json:"storageOptions"`
 }
 
 // EnvDataDir and EnvConfig override the default data dir and config file.
@@ -161,49 +199,6 @@ func DefaultDataDir() string {
 	return filepath.Join(home, ".clawmem")
 }
 
-// Load reads path (or, when empty, $CLAWMEM_CONFIG, else
-// <dataDir>/config.json if it exists) and applies defaults. dataDir, when
-// non-empty, overrides the file's dataDir.
-func Load(path, dataDir string) (*Config, error) {
-	c := &Config{Retrieval: Retrieval{Config: retrieve.DefaultConfig()}}
-	explicit := path != ""
-	if path == "" {
-		path = os.Getenv(EnvConfig)
-		explicit = path != ""
-	}
-	if path == "" {
-		dir := dataDir
-		if dir == "" {
-			dir = DefaultDataDir()
-		}
-		path = filepath.Join(dir, "config.json")
-	}
-	raw, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := decode(raw, c); err != nil {
-			return nil, fmt.Errorf("config %s: %w", path, err)
-		}
-	case errors.Is(err, os.ErrNotExist) && !explicit:
-	default:
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if dataDir != "" {
-		c.DataDir = dataDir
-	}
-	c.applyDefaults()
-	return c, c.Validate()
-}
-
-func decode(raw []byte, c *Config) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
-		return err
-	}
-	return nil
-}
-
 func expandHome(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -222,6 +217,17 @@ func (c *Config) applyDefaults() {
 		c.DBPath = filepath.Join(c.DataDir, "store")
 	}
 	c.DBPath = expandHome(c.DBPath)
+	c.Embedding.applyDefaults()
+	c.Retrieval.applyDefaults()
+	if c.Scopes.Default == "" {
+		c.Scopes.Default = "global"
+	}
+	if _, ok := c.Scopes.Definitions["global"]; !ok {
+		if c.Scopes.Definitions == nil {
+			c.Scopes.Definitions = map[string]scopes.Definition{}
+		}
+		c.Scopes.Definitions["global"] = scopes.Definition{Description: "Shared knowledge"}
+	}
 	if c.Store.Index == "" {
 		c.Store.Index = "auto"
 	}
@@ -233,7 +239,7 @@ func (c *Config) applyDefaults() {
 		c.CaptureMaxChars = 500
 	}
 	if c.SessionMemory.MessageCount == 0 {
-		c.SessionMemory.MessageCount = 15
+		c.SessionMemory.MessageCount = distill.DefaultSummaryMessages
 	}
 	if c.NATS.Port == 0 {
 		c.NATS.Port = 4244
@@ -249,50 +255,214 @@ func (c *Config) applyDefaults() {
 		c.Watch.StateDir, _ = distill.DefaultStateDir()
 	}
 	c.Watch.StateDir = expandHome(c.Watch.StateDir)
-	if c.Distill.Schedule == "" {
-		c.Distill.Schedule = "@hourly"
+	c.Distill.applyDefaults()
+	b := &c.Jobs.Backup
+	if b.Schedule == "" {
+		b.Schedule = "@daily"
 	}
-	if c.Distill.IdleMinutes == 0 {
-		c.Distill.IdleMinutes = 30
+	if b.Keep == 0 {
+		b.Keep = 7
 	}
-	if len(c.Distill.Agents) == 0 {
+	if b.Dir == "" {
+		b.Dir = filepath.Join(c.DataDir, "backups")
+	}
+	b.Dir = expandHome(b.Dir)
+}
+
+// applyDefaults picks the provider as engine/embed does, except that a
+// model alone (the seed's configs name one and take the key from
+// $OPENAI_API_KEY) means an OpenAI-compatible endpoint, not the local
+// embedder.
+func (e *Embedding) applyDefaults() {
+	if e.Provider == "" {
+		e.Provider = embed.ProviderLocal
+		if e.APIKey != "" || e.BaseURL != "" || (e.Model != "" && e.Model != localModel) {
+			e.Provider = embed.ProviderOpenAI
+		}
+	}
+	if e.Model == "" {
+		switch strings.ToLower(e.Provider) {
+		case embed.ProviderLocal:
+			e.Model = localModel
+		case embed.ProviderOpenAI:
+			e.Model = "text-embedding-3-small"
+		}
+	}
+}
+
+// localModel is engine/embed's local embedder, its only model.
+const localModel = "local-lexical"
+
+// applyDefaults gives Jina's rerank model and endpoint, the seed's
+// DEFAULT_RETRIEVAL_CONFIG; other providers' defaults are engine/rerank's.
+func (r *Retrieval) applyDefaults() {
+	if r.RerankProvider == "" {
+		r.RerankProvider = string(rerank.Jina)
+	}
+	if strings.EqualFold(r.RerankProvider, string(rerank.Jina)) {
+		if r.RerankModel == "" {
+			r.RerankModel = "jina-reranker-v3"
+		}
+		if r.RerankEndpoint == "" {
+			r.RerankEndpoint = "https://api.jina.ai/v1/rerank"
+		}
+	}
+}
+
+// applyDefaults spells out distill's own defaults, so that show lists them.
+func (d *Distill) applyDefaults() {
+	if d.TimeoutSeconds == 0 {
+		d.TimeoutSeconds = int(distill.DefaultLLMTimeout / time.Second)
+	}
+	if d.MapChunkChars == 0 {
+		d.MapChunkChars = distill.DefaultMapChunkChars
+	}
+	if d.MapOverlapMsgs == 0 {
+		d.MapOverlapMsgs = distill.DefaultMapOverlapMsgs
+	}
+	if d.MaxFinal == nil {
+		n := distill.DefaultMaxFinal
+		d.MaxFinal = &n
+	}
+	if d.Parallelism == 0 {
+		d.Parallelism = distill.DefaultParallelism
+	}
+	if d.Workers == 0 {
+		d.Workers = 2
+	}
+	if d.Schedule == "" {
+		d.Schedule = "@hourly"
+	}
+	if d.IdleMinutes == 0 {
+		d.IdleMinutes = 30
+	}
+	if len(d.Agents) == 0 {
 		for a := range strings.SplitSeq(os.Getenv("OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS"), ",") {
 			if a = strings.TrimSpace(a); a != "" {
-				c.Distill.Agents = append(c.Distill.Agents, a)
+				d.Agents = append(d.Agents, a)
 			}
 		}
+	}
+	if d.Agents == nil {
+		d.Agents = []string{} // every agent; shown as [] rather than null
 	}
 }
 
 // Validate checks values that defaults cannot fix.
 func (c *Config) Validate() error {
+	if problems, _ := c.validate(); len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// validate lists every out-of-range or unknown value, and the warnings of
+// the checks it reuses (scopes').
+func (c *Config) validate() (problems, warnings []string) {
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	if err := c.Retrieval.Config.Validate(); err != nil {
-		return err
+		bad("%v", err)
+	}
+	if p := strings.ToLower(c.Retrieval.RerankProvider); !slices.Contains(rerankProviders, rerank.Provider(p)) {
+		bad("retrieval.rerankProvider is %q: want one of %s", c.Retrieval.RerankProvider, rerankProviderList())
+	}
+	switch strings.ToLower(c.Embedding.Provider) {
+	case embed.ProviderOpenAI, embed.ProviderLocal:
+	default:
+		bad("embedding.provider is %q: want openai or local", c.Embedding.Provider)
+	}
+	if c.Embedding.Dimensions < 0 {
+		bad("embedding.dimensions is %d: want a positive number", c.Embedding.Dimensions)
+	}
+	if sm, err := scopes.New(c.Scopes); err != nil {
+		bad("%v", err)
+	} else {
+		warnings = append(warnings, sm.Warnings()...)
 	}
 	switch c.Store.Index {
 	case "auto", "exact", "approximate":
 	default:
-		return fmt.Errorf("store.index is %q: want auto, exact or approximate", c.Store.Index)
+		bad("store.index is %q: want auto, exact or approximate", c.Store.Index)
+	}
+	if c.Store.NList < 0 || c.Store.NProbe < 0 {
+		bad("store.nlist and store.nprobe must not be negative (0: chosen from the number of memories)")
+	}
+	switch c.Store.Backend {
+	case "", "sqlite":
+		if c.Store.StorageOptions != (lancestore.StorageOptions{}) {
+			bad("store.storageOptions only applies to store.backend \"lancedb\"")
+		}
+		if lancestore.IsURI(c.DBPath) {
+			bad("dbPath %q is a URI: only store.backend \"lancedb\" opens one (sqlite needs a local directory)", c.DBPath)
+		}
+	case "lancedb":
+		if err := c.Store.StorageOptions.Validate(); err != nil {
+			bad("store.storageOptions: %v", err)
+		}
+	default:
+		bad("store.backend is %q: want sqlite or lancedb", c.Store.Backend)
 	}
 	if c.CaptureMaxChars < 100 || c.CaptureMaxChars > 10000 {
-		return fmt.Errorf("captureMaxChars is %d: allowed range 100..10000", c.CaptureMaxChars)
+		bad("captureMaxChars is %d: allowed range 100..10000", c.CaptureMaxChars)
+	}
+	if c.SessionMemory.MessageCount < 1 {
+		bad("sessionMemory.messageCount is %d: want a positive number", c.SessionMemory.MessageCount)
+	}
+	if c.NATS.Port < -1 || c.NATS.Port > 65535 {
+		bad("nats.port is %d: allowed range -1..65535 (-1: any free port)", c.NATS.Port)
+	}
+	if _, _, err := net.SplitHostPort(c.Ingest.Addr); err != nil {
+		bad("ingest.addr is %q: want host:port", c.Ingest.Addr)
 	}
 	d := c.Distill
 	switch strings.ToLower(d.Provider) {
 	case "", "none", "gemini", "openai":
 	default:
-		return fmt.Errorf("distill.provider is %q: want gemini, openai or empty", d.Provider)
+		bad("distill.provider is %q: want gemini, openai or empty", d.Provider)
 	}
-	if d.MaxFinal != nil && (*d.MaxFinal < 0 || *d.MaxFinal > 20) {
-		return fmt.Errorf("distill.maxFinal is %d: allowed range 0..20", *d.MaxFinal)
+	if d.MaxFinal != nil && (*d.MaxFinal < 0 || *d.MaxFinal > distill.MaxFinalLimit) {
+		bad("distill.maxFinal is %d: allowed range 0..%d", *d.MaxFinal, distill.MaxFinalLimit)
 	}
-	if d.MapChunkChars < 0 || d.MapOverlapMsgs < 0 || d.Parallelism < 0 || d.MaxTokens < 0 || d.Workers < 0 || d.TimeoutSeconds < 0 || d.IdleMinutes < 0 {
-		return errors.New("distill: mapChunkChars, mapOverlapMsgs, parallelism, maxTokens, workers, timeoutSeconds and idleMinutes must not be negative")
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{"distill.mapChunkChars", d.MapChunkChars}, {"distill.mapOverlapMsgs", d.MapOverlapMsgs},
+		{"distill.parallelism", d.Parallelism}, {"distill.maxTokens", d.MaxTokens}, {"distill.workers", d.Workers},
+		{"distill.timeoutSeconds", d.TimeoutSeconds}, {"distill.idleMinutes", d.IdleMinutes},
+	} {
+		if f.v < 0 {
+			bad("%s is %d: must not be negative", f.key, f.v)
+		}
 	}
-	if c.Embedding.Dimensions < 0 {
-		return fmt.Errorf("embedding.dimensions is %d: want a positive number", c.Embedding.Dimensions)
+	checkSchedule("distill.schedule", d.Schedule, bad)
+	b := c.Jobs.Backup
+	checkSchedule("jobs.backup.schedule", b.Schedule, bad)
+	if b.Keep < 1 {
+		bad("jobs.backup.keep is %d: want a positive number", b.Keep)
 	}
-	return nil
+	return problems, warnings
+}
+
+// checkSchedule accepts what the cron jobs parse (cron.ParseStandard: five
+// fields or a descriptor such as @hourly) and "off".
+func checkSchedule(key, spec string, bad func(string, ...any)) {
+	if spec == "off" {
+		return
+	}
+	if _, err := cron.ParseStandard(spec); err != nil {
+		bad("%s is %q: %v (want a cron spec such as @daily or \"0 3 * * *\", or off)", key, spec, err)
+	}
+}
+
+var rerankProviders = []rerank.Provider{rerank.Jina, rerank.SiliconFlow, rerank.Voyage, rerank.Pinecone, rerank.DashScope, rerank.TEI}
+
+func rerankProviderList() string {
+	names := make([]string, len(rerankProviders))
+	for i, p := range rerankProviders {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
 }
 
 // EmbedConfig is the embedder's configuration.
@@ -351,16 +521,8 @@ func (c *Config) Reranker() (rerank.Reranker, error) {
 	if r.Rerank != retrieve.RerankCrossEncoder {
 		return nil, nil
 	}
-	key, err := envsubst.Expand(r.RerankAPIKey)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval.rerankApiKey: %w", err)
-	}
-	if key == "" && r.RerankProvider != string(rerank.TEI) {
+	if r.RerankAPIKey == "" && !strings.EqualFold(r.RerankProvider, string(rerank.TEI)) {
 		return nil, nil
 	}
-	endpoint, err := envsubst.Expand(r.RerankEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval.rerankEndpoint: %w", err)
-	}
-	return rerank.New(rerank.Config{Provider: rerank.Provider(r.RerankProvider), Endpoint: endpoint, APIKey: key, Model: r.RerankModel})
+	return rerank.New(rerank.Config{Provider: rerank.Provider(r.RerankProvider), Endpoint: r.RerankEndpoint, APIKey: r.RerankAPIKey, Model: r.RerankModel})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -80,8 +81,8 @@ func TestDistillAndWatchDefaults(t *testing.T) {
 	if llm := c.LLMConfig(); llm.Provider != "" {
 		t.Fatalf("an LLM is configured by default: %+v", llm)
 	}
-	if d := c.DistillConfig(); d.MaxFinal != 0 {
-		t.Fatalf("maxFinal unset gives %d, want distill's default (0)", d.MaxFinal)
+	if d := c.DistillConfig(); d.MaxFinal != distill.DefaultMaxFinal {
+		t.Fatalf("maxFinal unset gives %d, want distill's default (%d)", d.MaxFinal, distill.DefaultMaxFinal)
 	}
 	c, err = Load(writeConfig(t, `{"distill":{"provider":"gemini","maxFinal":0,"timeoutSeconds":5}}`), t.TempDir())
 	if err != nil {
