@@ -64,7 +64,7 @@ func TestDoctorReportsProblems(t *testing.T) {
 		{"dead endpoint", `{"embedding":{"baseURL":"http://127.0.0.1:1/v1","model":"nomic-embed-text"}}`, "check embedding.baseURL"},
 		{"unknown model", `{"embedding":{"baseURL":"http://127.0.0.1:1/v1","model":"mystery-model"}}`, "embedding.dimensions"},
 		{"unset env", `{"embedding":{"apiKey":"${CLAWMEM_TEST_UNSET_KEY}","model":"nomic-embed-text"}}`, "CLAWMEM_TEST_UNSET_KEY"},
-		{"unknown key", `{"embeding":{}}`, "unknown field"},
+		{"unknown key", `{"embeding":{}}`, "did you mean"},
 		{"bad json", `{`, "config"},
 	}
 	for _, c := range cases {
