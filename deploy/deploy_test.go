@@ -30,6 +30,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 // Tests run in deploy/; the repository root is one up.
@@ -876,6 +877,13 @@ func TestNATSAccountPermissions(t *testing.T) {
 		t.Fatalf("no %s user with permissions in account %s", serviceUser, serviceAcct)
 	}
 	for _, want := range []string{"clawmem.>", "$JS.API.>"} {
+		if !slices.Contains(svc.Permissions.Publish.Allow, want) {
+			t.Errorf("service user may not publish %s", want)
+		}
+	}
+	// Every bucket clawmem creates must be writable by its processes.
+	for _, want := range []string{"$KV." + schemas.BucketCursors + ".>", "$KV." + schemas.BucketWatch + ".>",
+		"$KV." + schemas.BucketDistill + ".>", "$O." + schemas.BucketBackups + ".>"} {
 		if !slices.Contains(svc.Permissions.Publish.Allow, want) {
 			t.Errorf("service user may not publish %s", want)
 		}

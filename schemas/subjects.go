@@ -56,7 +56,16 @@ const (
 	// BucketDistill holds distillation jobs (idempotency and status) and
 	// the cursor job's per-session transcript cursors.
 	BucketDistill = "clawmem_distill"
+
+	// BucketBackups is the Object Store bucket holding a copy of each
+	// backup file, under the file's name.
+	BucketBackups = "clawmem_backups"
 )
+
+// OpBackup is the admin request (clawmem.admin.v1.backup) that makes the
+// store worker's backup job write a backup now. The backup job answers it,
+// not the query service, so it is not in Ops.
+const OpBackup = "backup"
 
 // Service operations, the last token of a service subject.
 const (

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,12 +13,11 @@ import (
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
-	"github.com/clawmem/clawmem/engine/sqlitestore"
 )
 
 // checkTimeout bounds each startup or doctor check, as the seed's startup
-// checks do, so a dead endpoint costs seconds, not a hang.
-const checkTimeout = 8 * time.Second
+// checks do, so a dead endpoint costs seconds, not a hang. Tests shorten it.
+var checkTimeout = 8 * time.Second
 
 // check is one line of doctor's report.
 type check struct {
@@ -77,39 +78,57 @@ func (a *app) doctor(ctx context.Context) []check {
 		return append(checks, check{Name: "embedder", Detail: err.Error(),
 			Fix: "set embedding.model and embedding.dimensions (or embedding.provider: local) in the config"})
 	}
-	tctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	res := emb.Test(tctx)
-	cancel()
-	if res.Success {
-		checks = append(checks, check{Name: "embedder", OK: true,
-			Detail: fmt.Sprintf("%s answers with %d dimensions", emb.Model(), res.Dimensions)})
-	} else {
-		checks = append(checks, check{Name: "embedder", Detail: fmt.Sprintf("%s: %s", emb.Model(), res.Error),
-			Fix: "check embedding.baseURL is reachable, embedding.apiKey (and that its ${ENV} variable is set for this process) and embedding.model"})
+	embedder := embedderCheck(ctx, emb, checkTimeout)
+	if !embedder.OK {
+		embedder.Fix = "check embedding.baseURL is reachable, embedding.apiKey (and that its ${ENV} variable is set for this process) and embedding.model"
 	}
-	return append(checks, storeCheck(ctx, cfg, emb.Dimensions()))
+	checks = append(checks, embedder)
+	return append(checks, storeChecks(ctx, cfg)...)
 }
 
-func storeCheck(ctx context.Context, cfg *config.Config, dim int) check {
+// storeChecks opens the store and runs a test recall on it. When a running
+// clawmem holds the store, they report that instance's startup self-tests
+// instead.
+func storeChecks(ctx context.Context, cfg *config.Config) []check {
 	dir := cfg.DBPath
-	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions()})
+	eng, s, err := openEngine(ctx, cfg, slog.New(slog.DiscardHandler))
 	switch {
 	case errors.Is(err, engine.ErrLocked):
-		return check{Name: "store", OK: true, Detail: dir + " is open in a running clawmem"}
+		return append([]check{{Name: "store", OK: true, Detail: dir + " is open in a running clawmem"}}, runningChecks(cfg.DataDir)...)
 	case errors.Is(err, engine.ErrDimensionMismatch):
-		return check{Name: "store", Detail: err.Error(),
-			Fix: "set embedding.dimensions to the stored size, or point dbPath at a new directory and run `clawmem reembed --source-db " + dir + "`"}
+		return []check{{Name: "store", Detail: err.Error(),
+			Fix: "set embedding.dimensions to the stored size, or point dbPath at a new directory and run `clawmem reembed --source-db " + dir + "`"}}
 	case err != nil:
-		return check{Name: "store", Detail: err.Error(), Fix: "check that " + dir + " is writable"}
+		return []check{{Name: "store", Detail: err.Error(), Fix: "check that " + dir + " is writable"}}
 	}
 	defer s.Close()
 	st, err := s.Stats(ctx, engine.AllScopes())
 	if err != nil {
-		return check{Name: "store", Detail: err.Error()}
+		return []check{{Name: "store", Detail: err.Error()}}
 	}
 	fts := "full-text search on"
 	if !s.HasFullText() {
 		fts = "full-text search UNAVAILABLE (vector-only retrieval)"
 	}
-	return check{Name: "store", OK: true, Detail: fmt.Sprintf("%s: %d memories, %d dimensions, %s", dir, st.Total, s.Dimensions(), fts)}
+	store := check{Name: "store", OK: true, Detail: fmt.Sprintf("%s: %d memories, %d dimensions, %s", dir, st.Total, s.Dimensions(), fts)}
+	return []check{store, retrievalCheck(ctx, eng, checkTimeout)}
+}
+
+// runningChecks are the startup self-tests of the clawmem running on
+// dataDir, as it recorded them.
+func runningChecks(dataDir string) []check {
+	rep, ok := readStartupReport(dataDir)
+	if !ok {
+		return []check{{Name: "startup", OK: true, Detail: "the running clawmem's self-tests have not finished yet"}}
+	}
+	var out []check
+	for _, c := range rep.Checks {
+		c.Detail = fmt.Sprintf("%s: %s (clawmem up, pid %d, %s)", c.Name, c.Detail, rep.PID, rep.Time.Local().Format(time.DateTime))
+		c.Name = "startup"
+		if !c.OK && strings.HasPrefix(c.Detail, "embedder") {
+			c.Fix = "check embedding.baseURL is reachable from the clawmem process, and restart it once fixed"
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -181,7 +181,23 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 			return err
 		}
 		defer st.Close()
-		go startupChecks(ctx, eng, log)
+		timeout := checkTimeout
+		// The self-tests run beside the roles: a dead embedding endpoint
+		// delays nothing, it is only reported.
+		start("startup checks", func(ctx context.Context) error {
+			checks := startupChecks(ctx, eng, timeout, log)
+			if ctx.Err() == nil {
+				if err := writeStartupReport(cfg.DataDir, checks); err != nil {
+					log.Warn("startup check results not saved for doctor", "err", err)
+				}
+			}
+			return nil
+		})
+		backup, err := workers.NewBackupJob(st, js, backupConfig(cfg, ""), log)
+		if err != nil {
+			return err
+		}
+		start("backup", backup.Run)
 		start(roleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
 		start(roleQuery, workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), reg, log).Run)
 	}
@@ -283,22 +299,115 @@ func connectNATS(url string, cfg *config.Config, name string) (*nats.Conn, error
 	return nc, nil
 }
 
-// startupChecks tests the embedder and retrieval in the background with
-// the seed's 8 s bound, so a dead endpoint never delays start-up.
-func startupChecks(ctx context.Context, eng *memory.Engine, log *slog.Logger) {
-	tctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	res := eng.Embedder().Test(tctx)
-	cancel()
-	if res.Success {
-		log.Info("embedder check ok", "model", eng.Embedder().Model(), "dimensions", res.Dimensions)
-	} else {
-		log.Warn("embedder check failed; capture and recall will retry", "model", eng.Embedder().Model(), "err", res.Error)
+// startupChecksFile holds the self-test results of the running clawmem
+// up, for doctor.
+const startupChecksFile = "startup-checks.json"
+
+// startupReport is what startupChecksFile holds.
+type startupReport struct {
+	PID    int       `json:"pid"`
+	Time   time.Time `json:"time"`
+	Checks []check   `json:"checks"`
+}
+
+func writeStartupReport(dir string, checks []check) error {
+	b, _ := json.MarshalIndent(startupReport{PID: os.Getpid(), Time: time.Now().UTC(), Checks: checks}, "", "  ")
+	tmp := filepath.Join(dir, startupChecksFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
 	}
-	tctx, cancel = context.WithTimeout(ctx, checkTimeout)
+	return os.Rename(tmp, filepath.Join(dir, startupChecksFile))
+}
+
+// readStartupReport returns the running instance's self-test results, or
+// false when they are not written yet (or are a stopped process's).
+func readStartupReport(dir string) (startupReport, bool) {
+	var r startupReport
+	b, err := os.ReadFile(filepath.Join(dir, startupChecksFile))
+	if err != nil || json.Unmarshal(b, &r) != nil || r.PID <= 0 || !processAlive(r.PID) {
+		return r, false
+	}
+	return r, true
+}
+
+// startupChecks runs the embedder and retrieval self-tests, each bounded
+// by timeout (the seed's 8 s), and logs the results. Callers run it in the
+// background: start-up never waits for it.
+func startupChecks(ctx context.Context, eng *memory.Engine, timeout time.Duration, log *slog.Logger) []check {
+	checks := selfTests(ctx, eng, timeout)
+	for _, c := range checks {
+		if c.OK {
+			log.Info("startup check ok", "check", c.Name, "result", c.Detail)
+		} else if ctx.Err() == nil {
+			log.Warn("startup check failed; clawmem keeps running and retries on use", "check", c.Name, "err", c.Detail)
+		}
+	}
+	return checks
+}
+
+// selfTests embeds the word "test" and recalls "test" through the whole
+// retrieval pipeline, at the same time, each within timeout.
+func selfTests(ctx context.Context, eng *memory.Engine, timeout time.Duration) []check {
+	var wg sync.WaitGroup
+	checks := make([]check, 2)
+	wg.Go(func() { checks[0] = embedderCheck(ctx, eng.Embedder(), timeout) })
+	wg.Go(func() { checks[1] = retrievalCheck(ctx, eng, timeout) })
+	wg.Wait()
+	return checks
+}
+
+func embedderCheck(ctx context.Context, emb embed.Embedder, timeout time.Duration) check {
+	return bounded(ctx, "embedder", timeout, func(ctx context.Context) (string, error) {
+		res := emb.Test(ctx)
+		if !res.Success {
+			return "", fmt.Errorf("%s: %s", emb.Model(), res.Error)
+		}
+		return fmt.Sprintf("%s answers with %d dimensions", emb.Model(), res.Dimensions), nil
+	})
+}
+
+func retrievalCheck(ctx context.Context, eng *memory.Engine, timeout time.Duration) check {
+	return bounded(ctx, "retrieval", timeout, func(ctx context.Context) (string, error) {
+		res, err := eng.Recall(ctx, memory.Admin(), "test", memory.RecallOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		fts := "full-text search on"
+		if !eng.Backend().HasFullText() {
+			fts = "full-text search UNAVAILABLE"
+		}
+		return fmt.Sprintf("a test recall answered: mode %s, rerank %s, %s", res.Mode, res.Rerank, fts), nil
+	})
+}
+
+// bounded runs fn as the check name and gives up after timeout even when
+// fn ignores its context (an HTTP client without a deadline, a stuck
+// driver): the check then reports the timeout and fn is left to finish on
+// its own.
+func bounded(ctx context.Context, name string, timeout time.Duration, fn func(context.Context) (string, error)) check {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, err := eng.Recall(tctx, memory.Admin(), "test", memory.RecallOptions{Limit: 1}); err != nil {
-		log.Warn("retrieval check failed", "err", err)
-		return
+	type result struct {
+		detail string
+		err    error
 	}
-	log.Info("retrieval check ok", "fullText", eng.Backend().HasFullText())
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		d, err := fn(tctx)
+		done <- result{d, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-tctx.Done():
+		r.err = tctx.Err()
+	}
+	switch {
+	case r.err == nil:
+		return check{Name: name, OK: true, Detail: fmt.Sprintf("%s (%d ms)", r.detail, time.Since(start).Milliseconds())}
+	case ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded):
+		return check{Name: name, Detail: fmt.Sprintf("timed out after %s", timeout)}
+	}
+	return check{Name: name, Detail: r.err.Error()}
 }

@@ -70,7 +70,8 @@ func Streams(c Config) []jetstream.StreamConfig {
 	}
 }
 
-// Ensure creates or updates every stream and the KV buckets.
+// Ensure creates or updates every stream, the KV buckets and the backup
+// Object Store.
 func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 	for _, sc := range Streams(c) {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
@@ -89,6 +90,13 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 		if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
 			return fmt.Errorf("kv %s: %w", kv.Bucket, err)
 		}
+	}
+	// Backup copies; the backup job deletes all but the newest few, so
+	// the bucket needs no limits of its own.
+	obs := jetstream.ObjectStoreConfig{Bucket: schemas.BucketBackups, Description: "clawmem backup files (JSONL)",
+		Storage: jetstream.FileStorage, Replicas: c.Replicas}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, obs); err != nil {
+		return fmt.Errorf("object store %s: %w", obs.Bucket, err)
 	}
 	return nil
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers"
+)
+
+// waitUntil polls fn until it returns nil or timeout passes.
+func waitUntil(t *testing.T, timeout time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// writeConfig writes dir's config.json: an embedded NATS on a free port, no
+// session watcher, plus extra top-level keys (a JSON fragment, may be empty).
+func writeConfig(t *testing.T, dir, extra string) {
+	t.Helper()
+	cfg := `{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"watch":{"enabled":false}` + extra + `}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveInProcess runs `clawmem up`'s serve with roles on dir, in this
+// process, until the test ends, and returns once it has written its run
+// file. Its log goes to the returned buffer.
+func serveInProcess(t *testing.T, dir string, roles ...string) (*lockedBuffer, context.CancelFunc) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	a := &app{dataDir: dir, stdout: io.Discard, stderr: logs}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.serve(ctx, "", roles, true) }()
+	stop := func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			done <- nil
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop:\n%s", logs.String())
+		}
+	}
+	t.Cleanup(stop)
+	waitUntil(t, 30*time.Second, func() error {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("serve ended: %v\n%s", err, logs.String())
+		default:
+		}
+		if !instanceRunning(dir) {
+			return errors.New("no run file yet")
+		}
+		return nil
+	})
+	return logs, stop
+}
+
+// seedStore stores n memories in dir's store (nothing may run on it) and
+// returns them as stored.
+func seedStore(t *testing.T, dir string, n int) map[string]schemas.Memory {
+	t.Helper()
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, st, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	scopes := []string{"global", "agent:main"}
+	half := 0.5
+	for i := range n {
+		_, err := eng.Store(context.Background(), memory.Admin(), memory.StoreRequest{
+			Text:  fmt.Sprintf("Fact number %d: the staging database runs on host db-%d.internal", i, i),
+			Scope: scopes[i%2], Importance: &half, Metadata: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}, memory.DedupTool)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return storeContents(t, st)
+}
+
+func storeContents(t *testing.T, st engine.Store) map[string]schemas.Memory {
+	t.Helper()
+	out := map[string]schemas.Memory{}
+	err := st.Iterate(context.Background(), engine.IterateOptions{Scopes: engine.AllScopes()}, func(m schemas.Memory) error {
+		out[m.ID] = m
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// openedContents opens the store in dir and returns what it holds.
+func openedContents(t *testing.T, dir string) map[string]schemas.Memory {
+	t.Helper()
+	st, err := sqlitestore.Open(context.Background(), dir, sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return storeContents(t, st)
+}
+
+func sameMemories(t *testing.T, got, want map[string]schemas.Memory) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d memories, want %d", len(got), len(want))
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok {
+			t.Fatalf("memory %s missing", id)
+		}
+		if g.Text != w.Text || g.Timestamp != w.Timestamp || g.Scope != w.Scope || g.Category != w.Category ||
+			g.Importance != w.Importance || string(g.Metadata) != string(w.Metadata) {
+			t.Fatalf("memory %s:\n got %+v\nwant %+v", id, g, w)
+		}
+	}
+}
+
+func TestBackupNowListRestoreDirect(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, "")
+	seeded := seedStore(t, dir, 20)
+
+	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
+	var res workers.BackupResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("backup now: %d %s %s", code, out, errOut)
+	}
+	name := workers.BackupFileName(workers.BackupKindBackup, time.Now())
+	if res.Count != 20 || len(res.Files) != 1 || res.Files[0].Path != filepath.Join(dir, "backups", name) || res.Uploaded {
+		t.Fatalf("result %+v", res)
+	}
+
+	code, out, _ = runCLI(t, "backup", "list", "--data-dir", dir, "--json")
+	var list struct {
+		Local            []workers.BackupFile
+		ObjectStore      []workers.BackupFile
+		ObjectStoreError string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
+		t.Fatalf("backup list: %d %s", code, out)
+	}
+	if len(list.Local) != 1 || list.Local[0].Name != name || list.Local[0].Count != 20 || len(list.ObjectStore) != 0 ||
+		!strings.Contains(list.ObjectStoreError, "never ran") {
+		t.Fatalf("list %+v", list)
+	}
+	code, out, _ = runCLI(t, "backup", "list", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, name) || !strings.Contains(out, "MEMORIES") {
+		t.Fatalf("backup list: %s", out)
+	}
+
+	restored := filepath.Join(t.TempDir(), "store")
+	code, out, errOut = runCLI(t, "backup", "restore", name, "--data-dir", dir, "--db", restored)
+	if code != 0 || !strings.Contains(out, "expected 20 memories, restored 20") || !strings.Contains(out, "20 embedded") {
+		t.Fatalf("restore: %d %s %s", code, out, errOut)
+	}
+	sameMemories(t, openedContents(t, restored), seeded)
+
+	// Into a store that is no longer empty: refused, nothing added.
+	code, _, errOut = runCLI(t, "backup", "restore", filepath.Join(dir, "backups", name), "--data-dir", dir, "--db", restored)
+	if code != 1 || !strings.Contains(errOut, "not empty") {
+		t.Fatalf("restore into a full store: %d %s", code, errOut)
+	}
+	if n := len(openedContents(t, restored)); n != 20 {
+		t.Fatalf("the refused restore changed the store: %d memories", n)
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"memory-backup-1999-01-01.jsonl", "no such file"},
+		{filepath.Join(dir, "nope.jsonl"), "no such file"},
+	} {
+		code, _, errOut = runCLI(t, "backup", "restore", c.arg, "--data-dir", dir, "--db", t.TempDir())
+		if code != 1 || !strings.Contains(errOut, c.want) {
+			t.Fatalf("restore %s: %d %s", c.arg, code, errOut)
+		}
+	}
+}
+
+func TestBackupSnapshotRestoreKeepsVectors(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, `,"jobs":{"backup":{"withVectors":true,"keep":3}}`)
+	seeded := seedStore(t, dir, 5)
+	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir)
+	if code != 0 || !strings.Contains(out, "backed up 5 memories") || !strings.Contains(out, "memory-snapshot-") {
+		t.Fatalf("backup now: %d %s %s", code, out, errOut)
+	}
+	snap := filepath.Join(dir, "backups", workers.BackupFileName(workers.BackupKindSnapshot, time.Now()))
+	restored := t.TempDir()
+	code, out, errOut = runCLI(t, "backup", "restore", snap, "--data-dir", dir, "--db", restored, "--json")
+	var rep struct {
+		OK bool
+		workers.RestoreReport
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.OK || rep.Restored != 5 || rep.VectorsKept != 5 || rep.Embedded != 0 {
+		t.Fatalf("restore: %d %s %s", code, out, errOut)
+	}
+	sameMemories(t, openedContents(t, restored), seeded)
+}
+
+func TestBackupThroughRunningInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs clawmem up in process")
+	}
+	dir := t.TempDir()
+	writeConfig(t, dir, "")
+	seeded := seedStore(t, dir, 12)
+	_, stop := serveInProcess(t, dir, roleStore, roleQuery)
+
+	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
+	var res workers.BackupResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Count != 12 || !res.Uploaded {
+		t.Fatalf("backup now: %d %s %s", code, out, errOut)
+	}
+	name := res.Files[0].Name
+	// The running instance owns the store: a direct backup must say so.
+	if code, _, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--db", filepath.Join(dir, "store")); code != 1 || !strings.Contains(errOut, "running") {
+		t.Fatalf("direct backup of a running store: %d %s", code, errOut)
+	}
+
+	listed := func() (local, remote []workers.BackupFile) {
+		t.Helper()
+		code, out, errOut := runCLI(t, "backup", "list", "--data-dir", dir, "--json")
+		var list struct{ Local, ObjectStore []workers.BackupFile }
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
+			t.Fatalf("backup list: %d %s %s", code, out, errOut)
+		}
+		return list.Local, list.ObjectStore
+	}
+	if local, remote := listed(); len(local) != 1 || len(remote) != 1 || remote[0].Name != name || remote[0].Count != 12 || remote[0].Size != local[0].Size {
+		t.Fatalf("list: local %+v, object store %+v", local, remote)
+	}
+
+	// With the file gone, restore by name finds the Object Store copy.
+	if err := os.Remove(res.Files[0].Path); err != nil {
+		t.Fatal(err)
+	}
+	restored := t.TempDir()
+	code, out, errOut = runCLI(t, "backup", "restore", name, "--data-dir", dir, "--db", restored)
+	if code != 0 || !strings.Contains(out, "nats:"+schemas.BucketBackups+"/"+name) || !strings.Contains(out, "expected 12 memories, restored 12") {
+		t.Fatalf("restore from the Object Store: %d %s %s", code, out, errOut)
+	}
+	sameMemories(t, openedContents(t, restored), seeded)
+
+	// Stopped, the data dir's NATS is started just to list the bucket.
+	stop()
+	if local, remote := listed(); len(local) != 0 || len(remote) != 1 || remote[0].Name != name {
+		t.Fatalf("list after stop: local %+v, object store %+v", local, remote)
+	}
+}
