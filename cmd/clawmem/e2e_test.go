@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/schemas"
@@ -261,16 +264,36 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sessions, "sess-1.jsonl"), []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The transcript reaches the stream; then the session ends.
+	// The watcher brings the transcript to the stream; only then does the
+	// session end (else the distiller would rightly fall back to the file).
+	nc, err := nats.Connect(up.info.NATSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-1", "reason": "idle"},
-			"ctx": map[string]any{"agentId": "main", "sessionId": "sess-1"}})
-		resp, err := http.Post(up.info.IngestURL+"/v1/hooks/session_end", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
+		s, err := js.Stream(context.Background(), schemas.StreamTranscripts)
+		if err == nil {
+			if _, err = s.GetLastMsgForSubject(context.Background(), schemas.TranscriptSubject("main", "sess-1")); err == nil {
+				break
+			}
 		}
-		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("transcript not on the stream: %v\n%s", err, up.logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-1", "reason": "idle"},
+		"ctx": map[string]any{"agentId": "main", "sessionId": "sess-1"}})
+	resp, err := http.Post(up.info.IngestURL+"/v1/hooks/session_end", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
 		code, out, _ := runCLI(t, "distill", "status", "--data-dir", dir, "--json")
 		var jobs []struct {
 			Status, Source string
