@@ -58,6 +58,52 @@ type StatsRequest struct {
 	Scope string `json:"scope,omitempty"`
 }
 
+// Admin-only operations, served on clawmem.admin.v1.<op> and never per
+// agent: they read or write every scope in bulk.
+const (
+	OpExport     = "export"
+	OpImport     = "import"
+	OpDeleteBulk = "delete-bulk"
+)
+
+// AdminOps lists the admin-only operations.
+var AdminOps = []string{OpExport, OpImport, OpDeleteBulk}
+
+// ExportRequest pages through memories (admin). The first request has no
+// cursor and starts an export; each reply's nextCursor asks for the next
+// page, and asking with the same cursor again repeats that page, so a lost
+// reply costs nothing. A reply without nextCursor is the last page. Scope
+// and WithVectors are read from the first request only.
+type ExportRequest struct {
+	Cursor      string `json:"cursor,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+	Scope       string `json:"scope,omitempty"`
+	WithVectors bool   `json:"withVectors,omitempty"`
+}
+
+// ImportRequest stores a batch of memories (admin) keeping their ids and
+// timestamps. A memory without a vector of the store's size is embedded; an
+// id that exists is skipped; a near-duplicate (0.95) of a memory in its
+// scope is skipped unless NoDedup. Scope, when set, replaces every memory's
+// scope. SkipExisting leaves rows skipped for an existing id out of the
+// reply's results (they are still counted).
+type ImportRequest struct {
+	Memories     []Memory `json:"memories"`
+	Scope        string   `json:"scope,omitempty"`
+	SkipExisting bool     `json:"skipExisting,omitempty"`
+	DryRun       bool     `json:"dryRun,omitempty"`
+	NoDedup      bool     `json:"noDedup,omitempty"`
+}
+
+// DeleteBulkRequest deletes every memory in Scope created before Before
+// (epoch ms, exclusive) (admin). At least one of the two must be set;
+// DryRun only counts.
+type DeleteBulkRequest struct {
+	Scope  string `json:"scope,omitempty"`
+	Before int64  `json:"before,omitempty"`
+	DryRun bool   `json:"dryRun,omitempty"`
+}
+
 // TextContent is one content item of a tool result.
 type TextContent struct {
 	Type string `json:"type"`

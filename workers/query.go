@@ -12,18 +12,21 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
@@ -123,6 +126,13 @@ type QueryService struct {
 	endpoints map[string]*queryEndpoint
 	done      chan struct{} // closed when micro reports the service done
 	doneOnce  sync.Once
+
+	// exports are the admin exports in progress, by id.
+	exportsMu sync.Mutex
+	exports   map[string]*queryExport
+	// importMu makes each admin import batch's duplicate checks and write
+	// one step, so two imports cannot both let the same text through.
+	importMu sync.Mutex
 }
 
 // queryEndpoint is one registered endpoint and the stats micro cannot see:
@@ -237,7 +247,7 @@ func (s *QueryService) start(base context.Context) error {
 		kinds = append(kinds, "admin-")
 	}
 	for _, kind := range kinds {
-		for _, op := range schemas.Ops {
+		for _, op := range queryOps(kind != "") {
 			ep := &queryEndpoint{name: kind + op, op: op, admin: kind != ""}
 			s.endpoints[ep.name] = ep
 		}
@@ -245,7 +255,7 @@ func (s *QueryService) start(base context.Context) error {
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        schemas.ServiceName,
 		Version:     schemas.ServiceVersion,
-		Description: "clawmem long-term memory: recall, context, store, forget, update, list, stats",
+		Description: "clawmem long-term memory: recall, context, store, forget, update, list, stats; admin export, import, delete-bulk",
 		QueueGroup:  s.cfg.QueueGroup,
 		StatsHandler: func(e *micro.Endpoint) any {
 			ep, ok := s.endpoints[e.Name]
@@ -267,7 +277,7 @@ func (s *QueryService) start(base context.Context) error {
 		groups["admin-"] = svc.AddGroup(schemas.AdminPrefix)
 	}
 	for _, kind := range kinds {
-		for _, op := range schemas.Ops {
+		for _, op := range queryOps(kind != "") {
 			ep := s.endpoints[kind+op]
 			caller := "agent"
 			if ep.admin {
@@ -317,6 +327,7 @@ func (s *QueryService) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	s.inFlight.Wait()
+	s.closeExports()
 	s.log.Info("query service stopped")
 }
 
@@ -448,6 +459,12 @@ func (s *QueryService) safeHandle(base context.Context, ep *queryEndpoint, subje
 		ok, err = s.opList(ctx, who, data)
 	case schemas.OpStats:
 		ok, err = s.opStats(ctx, who, data)
+	case schemas.OpExport:
+		ok, err = s.opExport(ctx, base, who, data)
+	case schemas.OpImport:
+		ok, err = s.opImport(ctx, who, data)
+	case schemas.OpDeleteBulk:
+		ok, err = s.opDeleteBulk(ctx, who, data)
 	default:
 		err = fmt.Errorf("%w: unknown operation %q", schemas.ErrInvalid, ep.op)
 	}
@@ -976,6 +993,373 @@ func (s *QueryService) opStats(ctx context.Context, who memory.Who, data []byte)
 		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, st.Retrieval.Rerank, fts)
 	fmt.Fprintf(&b, "\nEmbedding: %s (%d dimensions)", st.Embedding, st.Dimensions)
 	return queryOK{text: b.String(), details: st}, nil
+}
+
+// queryOps lists the operations an endpoint kind serves: admin endpoints
+// also serve the admin-only bulk operations.
+func queryOps(admin bool) []string {
+	if admin {
+		return slices.Concat(schemas.Ops, schemas.AdminOps)
+	}
+	return schemas.Ops
+}
+
+// queryAdminOnly refuses an admin-only operation to an agent. Agents never
+// reach one over NATS (there is no such endpoint); this guards Answer.
+func queryAdminOnly(who memory.Who, op string) error {
+	if who.IsAdmin() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is an operator (admin) operation", engine.ErrScopeDenied, op)
+}
+
+// queryScopeFilter is the admin's filter for an optional scope.
+func queryScopeFilter(scope string) (engine.ScopeFilter, error) {
+	if scope == "" {
+		return engine.AllScopes(), nil
+	}
+	if err := schemas.ValidateScope(scope); err != nil {
+		return engine.ScopeFilter{}, err
+	}
+	return engine.InScopes(scope), nil
+}
+
+const (
+	// QueryExportDefaultLimit and QueryExportMaxLimit bound an export page;
+	// a page also stops short of the NATS payload limit.
+	QueryExportDefaultLimit = 1000
+	QueryExportMaxLimit     = 10000
+	// queryExportIdle ends an export nobody asked for a page of this long.
+	queryExportIdle = 2 * time.Minute
+	// queryExportMax bounds the exports open at once: each holds a
+	// database read transaction.
+	queryExportMax = 8
+	// queryReplyOverhead is room left in a reply for all but the memories.
+	queryReplyOverhead = 4 << 10
+)
+
+// QueryExportDetails is an export page: the memories in clawmem's export
+// shape ({id,text,category,scope,importance,timestamp,metadata[,vector]}),
+// and the cursor of the next page, empty after the last.
+type QueryExportDetails struct {
+	Page       int               `json:"page"`
+	Count      int               `json:"count"`
+	Memories   []json.RawMessage `json:"memories"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+}
+
+// queryExport is one export in progress: a store iteration running in its
+// own goroutine, handing rows over as pages are asked for. Holding the
+// iteration open (rather than re-querying from a position) keeps an export
+// of any size linear and consistent: it reads one snapshot of the store.
+type queryExport struct {
+	id     string
+	cancel context.CancelFunc
+	rows   chan schemas.Memory
+	errc   chan error // the iteration's result, once rows is closed
+	idle   *time.Timer
+
+	mu    sync.Mutex
+	page  int // pages served
+	last  queryOK
+	carry *schemas.Memory // the row that did not fit the last page
+	vecs  bool
+	// done: every row was served. A finished export is kept until it has
+	// been idle a while, so that a lost last reply can be asked for again,
+	// but no longer counts against queryExportMax.
+	done atomic.Bool
+}
+
+func (s *QueryService) opExport(ctx, base context.Context, who memory.Who, data []byte) (queryOK, error) {
+	if err := queryAdminOnly(who, schemas.OpExport); err != nil {
+		return queryOK{}, err
+	}
+	var r schemas.ExportRequest
+	if err := queryDecode(data, &r); err != nil {
+		return queryOK{}, err
+	}
+	switch {
+	case r.Limit < 0:
+		return queryOK{}, fmt.Errorf("%w: limit %d is negative", schemas.ErrInvalid, r.Limit)
+	case r.Limit == 0:
+		r.Limit = QueryExportDefaultLimit
+	}
+	r.Limit = min(r.Limit, QueryExportMaxLimit)
+	var (
+		ex   *queryExport
+		want int
+		err  error
+	)
+	if r.Cursor == "" {
+		ex, err = s.startExport(base, r)
+		want = 1
+	} else {
+		ex, want, err = s.findExport(r.Cursor)
+	}
+	if err != nil {
+		return queryOK{}, err
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	ex.idle.Reset(queryExportIdle)
+	switch want {
+	case ex.page:
+		return ex.last, nil // the reply was lost: the same page again
+	case ex.page + 1:
+	default:
+		return queryOK{}, fmt.Errorf("%w: export cursor %q is not the next page (%d pages served)", schemas.ErrInvalid, r.Cursor, ex.page)
+	}
+	d, err := s.exportPage(ctx, ex, r.Limit)
+	if err != nil {
+		return queryOK{}, err
+	}
+	ex.page++
+	d.Page = ex.page
+	text := fmt.Sprintf("Export page %d: %d %s.", d.Page, d.Count, queryPlural(d.Count, "memory", "memories"))
+	if ex.done.Load() {
+		text += " End of export."
+	} else {
+		d.NextCursor = fmt.Sprintf("%s.%d", ex.id, ex.page+1)
+	}
+	ex.last = queryOK{text: text, details: d}
+	return ex.last, nil
+}
+
+func (s *QueryService) startExport(base context.Context, r schemas.ExportRequest) (*queryExport, error) {
+	f, err := queryScopeFilter(r.Scope)
+	if err != nil {
+		return nil, err
+	}
+	s.exportsMu.Lock()
+	defer s.exportsMu.Unlock()
+	if s.exports == nil {
+		s.exports = map[string]*queryExport{}
+	}
+	running := 0
+	for _, ex := range s.exports {
+		if !ex.done.Load() {
+			running++
+		}
+	}
+	if running >= queryExportMax {
+		return nil, fmt.Errorf("%w: %d exports are in progress; finish one or wait %s for an abandoned one to expire",
+			schemas.ErrInvalid, running, queryExportIdle)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
+	ex := &queryExport{id: strings.ReplaceAll(uuid.NewString(), "-", ""), cancel: cancel,
+		rows: make(chan schemas.Memory, 256), errc: make(chan error, 1), vecs: r.WithVectors}
+	ex.idle = time.AfterFunc(queryExportIdle, func() { s.endExport(ex) })
+	s.exports[ex.id] = ex
+	store := s.eng.Backend()
+	go func() {
+		defer close(ex.rows)
+		ex.errc <- store.Iterate(ctx, engine.IterateOptions{Scopes: f, WithVectors: r.WithVectors}, func(m schemas.Memory) error {
+			select {
+			case ex.rows <- m:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return ex, nil
+}
+
+// findExport parses a cursor, "<export id>.<page>".
+func (s *QueryService) findExport(cursor string) (*queryExport, int, error) {
+	id, page, ok := strings.Cut(cursor, ".")
+	n, err := strconv.Atoi(page)
+	if !ok || err != nil || n < 1 {
+		return nil, 0, fmt.Errorf("%w: %q is not an export cursor", schemas.ErrInvalid, cursor)
+	}
+	s.exportsMu.Lock()
+	ex := s.exports[id]
+	s.exportsMu.Unlock()
+	if ex == nil {
+		return nil, 0, fmt.Errorf("%w: export cursor %q is unknown or expired (an export ends after %s without a request); start the export again",
+			engine.ErrNotFound, cursor, queryExportIdle)
+	}
+	return ex, n, nil
+}
+
+// exportPage takes the next rows, up to limit and the reply size limit.
+// Callers hold ex.mu.
+func (s *QueryService) exportPage(ctx context.Context, ex *queryExport, limit int) (QueryExportDetails, error) {
+	budget := int64(QueryMaxRequestBytes)
+	if s.nc != nil {
+		budget = s.nc.MaxPayload()
+	}
+	budget -= queryReplyOverhead
+	d := QueryExportDetails{Memories: []json.RawMessage{}}
+	var size int64
+	for d.Count < limit {
+		var m schemas.Memory
+		if ex.carry != nil {
+			m, ex.carry = *ex.carry, nil
+		} else {
+			select {
+			case row, ok := <-ex.rows:
+				if !ok {
+					if err := <-ex.errc; err != nil {
+						s.endExport(ex)
+						return d, fmt.Errorf("export: %w", err)
+					}
+					ex.done.Store(true)
+					return d, nil
+				}
+				m = row
+			case <-ctx.Done():
+				return d, ctx.Err()
+			}
+		}
+		row := portable.AppendRow(nil, m, ex.vecs)
+		// The reply's encoder escapes <, > and & as \u003c and so on.
+		n := int64(len(row)) + 1 + 5*int64(bytes.Count(row, []byte("<"))+bytes.Count(row, []byte(">"))+bytes.Count(row, []byte("&")))
+		if d.Count > 0 && size+n > budget {
+			ex.carry = &m
+			break
+		}
+		size += n
+		d.Memories = append(d.Memories, row)
+		d.Count++
+	}
+	return d, nil
+}
+
+// endExport stops an export's iteration and forgets it.
+func (s *QueryService) endExport(ex *queryExport) {
+	ex.cancel()
+	ex.idle.Stop()
+	s.exportsMu.Lock()
+	if s.exports[ex.id] == ex {
+		delete(s.exports, ex.id)
+	}
+	s.exportsMu.Unlock()
+}
+
+func (s *QueryService) closeExports() {
+	s.exportsMu.Lock()
+	open := make([]*queryExport, 0, len(s.exports))
+	for _, ex := range s.exports {
+		open = append(open, ex)
+	}
+	s.exportsMu.Unlock()
+	for _, ex := range open {
+		s.endExport(ex)
+	}
+}
+
+// QueryImportDetails is an import batch's outcome. Results lists the rows
+// not imported (their line is the memory's 1-based position in the
+// request), leaving out rows skipped for an existing id when the request
+// said skipExisting.
+type QueryImportDetails struct {
+	Imported   int               `json:"imported"`
+	Skipped    int               `json:"skipped"`
+	Failed     int               `json:"failed"`
+	Exists     int               `json:"exists"`
+	Duplicates int               `json:"duplicates"`
+	Results    []portable.Result `json:"results"`
+	DryRun     bool              `json:"dryRun,omitempty"`
+}
+
+// QueryMaxImportBatch bounds the memories of one import request.
+const QueryMaxImportBatch = 10000
+
+func (s *QueryService) opImport(ctx context.Context, who memory.Who, data []byte) (queryOK, error) {
+	if err := queryAdminOnly(who, schemas.OpImport); err != nil {
+		return queryOK{}, err
+	}
+	var r schemas.ImportRequest
+	if err := queryDecode(data, &r); err != nil {
+		return queryOK{}, err
+	}
+	if len(r.Memories) > QueryMaxImportBatch {
+		return queryOK{}, fmt.Errorf("%w: %d memories in one request (max %d)", schemas.ErrInvalid, len(r.Memories), QueryMaxImportBatch)
+	}
+	if r.Scope != "" {
+		if err := s.eng.Scopes().Validate(r.Scope); err != nil {
+			return queryOK{}, err
+		}
+	}
+	o := portable.ImportOptions{Scope: r.Scope, DryRun: r.DryRun, Dedup: portable.DefaultDedup,
+		ValidateScope: s.eng.Scopes().Validate, Lock: &s.importMu}
+	if r.NoDedup {
+		o.Dedup = 0
+	}
+	recs := make([]portable.Record, len(r.Memories))
+	for i, m := range r.Memories {
+		recs[i] = portable.Record{Line: i + 1, Memory: m}
+	}
+	results, err := portable.NewImporter(s.eng.Backend(), s.eng.Embedder(), o).Import(ctx, recs)
+	if err != nil {
+		return queryOK{}, err
+	}
+	rep := portable.Report{QuietExists: r.SkipExisting}
+	rep.Add(results)
+	d := QueryImportDetails{Imported: rep.Imported, Skipped: rep.Skipped, Failed: rep.Failed, Exists: rep.Exists,
+		Duplicates: rep.Duplicates, Results: append(rep.Failures, rep.Skips...), DryRun: r.DryRun}
+	if d.Results == nil {
+		d.Results = []portable.Result{}
+	}
+	verb := "Imported"
+	if r.DryRun {
+		verb = "Would import"
+	}
+	return queryOK{text: fmt.Sprintf("%s %d of %d memories: %d skipped (%d exist, %d duplicates), %d failed.",
+		verb, d.Imported, len(recs), d.Skipped, d.Exists, d.Duplicates, d.Failed), details: d}, nil
+}
+
+// QueryDeleteBulkDetails is delete-bulk's outcome: Count memories deleted,
+// or with DryRun the number that would be.
+type QueryDeleteBulkDetails struct {
+	Count  int    `json:"count"`
+	DryRun bool   `json:"dryRun,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	Before int64  `json:"before,omitempty"`
+}
+
+func (s *QueryService) opDeleteBulk(ctx context.Context, who memory.Who, data []byte) (queryOK, error) {
+	if err := queryAdminOnly(who, schemas.OpDeleteBulk); err != nil {
+		return queryOK{}, err
+	}
+	var r schemas.DeleteBulkRequest
+	if err := queryDecode(data, &r); err != nil {
+		return queryOK{}, err
+	}
+	if r.Scope == "" && r.Before <= 0 {
+		return queryOK{}, fmt.Errorf("%w: delete-bulk needs a scope or a before time (or both)", schemas.ErrInvalid)
+	}
+	if r.Before < 0 {
+		return queryOK{}, fmt.Errorf("%w: before %d is negative", schemas.ErrInvalid, r.Before)
+	}
+	f, err := queryScopeFilter(r.Scope)
+	if err != nil {
+		return queryOK{}, err
+	}
+	bf := engine.BulkFilter{Scopes: f, Before: r.Before}
+	d := QueryDeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
+	what := "in " + queryOr(r.Scope, "every scope")
+	if r.Before > 0 {
+		what += " created before " + time.UnixMilli(r.Before).UTC().Format(time.RFC3339)
+	}
+	if r.DryRun {
+		if d.Count, err = s.eng.Backend().CountBulk(ctx, bf); err != nil {
+			return queryOK{}, err
+		}
+		return queryOK{text: fmt.Sprintf("Would delete %d %s %s (dry run).", d.Count, queryPlural(d.Count, "memory", "memories"), what), details: d}, nil
+	}
+	if d.Count, err = s.eng.Backend().BulkDelete(ctx, bf); err != nil {
+		return queryOK{}, err
+	}
+	return queryOK{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, queryPlural(d.Count, "memory", "memories"), what), details: d}, nil
+}
+
+func queryOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 func queryCounts(b *strings.Builder, title string, counts map[string]int) {
