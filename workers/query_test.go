@@ -21,22 +21,15 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/engine/retrieve"
-	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 const queryTestDims = 256
 
 func queryLocalEmbedder(t testing.TB) embed.Embedder {
-	t.Helper()
-	emb, err := embed.New(embed.Config{Provider: "local", Dimensions: queryTestDims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return emb
+	return testkit.LocalEmbedder(t, queryTestDims)
 }
 
 // queryTestEngine opens a real SQLite store in a temp dir with default
@@ -47,28 +40,8 @@ func queryTestEngine(t testing.TB, emb embed.Embedder) *memory.Engine {
 	if emb == nil {
 		emb = queryLocalEmbedder(t)
 	}
-	var mu sync.Mutex
-	clock := time.Now()
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		clock = clock.Add(time.Millisecond)
-		return clock
-	}
-	st, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{Dimensions: queryTestDims, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ret, err := retrieve.New(st, retrieve.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := scopes.New(scopes.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return memory.New(st, emb, ret, sm)
+	e, _ := testkit.Engine(t, "", emb)
+	return e
 }
 
 // queryStart serves eng on a fresh embedded NATS server and returns a

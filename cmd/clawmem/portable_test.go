@@ -25,10 +25,9 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/portable"
-	"github.com/clawmem/clawmem/engine/retrieve"
-	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -52,12 +51,7 @@ func portText(rng *rand.Rand, i int) string {
 }
 
 func portEmbedder(t testing.TB, dims int) embed.Embedder {
-	t.Helper()
-	emb, err := embed.New(embed.Config{Provider: "local", Dimensions: dims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return emb
+	return testkit.LocalEmbedder(t, dims)
 }
 
 // portFill writes n memories over five scopes straight into the store of
@@ -297,20 +291,7 @@ func slicesEqual(a, b []float32) bool {
 // portEngine opens a store with the local embedder and default retrieval.
 func portEngine(t *testing.T, dir string) (*memory.Engine, func()) {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), dir, sqlitestore.Options{Dimensions: portDims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ret, err := retrieve.New(st, retrieve.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := scopes.New(scopes.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return memory.New(st, portEmbedder(t, portDims), ret, sm), func() { st.Close() }
+	return testkit.Engine(t, dir, portEmbedder(t, portDims))
 }
 
 func portLines(t *testing.T, file string) []string {

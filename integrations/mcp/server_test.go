@@ -7,17 +7,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/engine/retrieve"
-	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -29,32 +24,8 @@ const testDims = 256
 // stores in agent:<id>).
 func testEngine(t testing.TB) *memory.Engine {
 	t.Helper()
-	emb, err := embed.New(embed.Config{Provider: embed.ProviderLocal, Dimensions: testDims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	clock := time.Now()
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		clock = clock.Add(time.Millisecond)
-		return clock
-	}
-	st, err := sqlitestore.Open(context.Background(), t.TempDir(), sqlitestore.Options{Dimensions: testDims, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ret, err := retrieve.New(st, retrieve.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := scopes.New(scopes.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return memory.New(st, emb, ret, sm)
+	e, _ := testkit.Engine(t, "", testkit.LocalEmbedder(t, testDims))
+	return e
 }
 
 // answerCall answers in-process exactly as the query service would over

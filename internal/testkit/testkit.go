@@ -1,0 +1,80 @@
+// Package testkit holds helpers shared by tests of several packages: a real
+// engine on a temporary SQLite store, and polling with a deadline. It is
+// imported by tests only.
+package testkit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+)
+
+// LocalEmbedder is the offline lexical embedder with dims dimensions.
+func LocalEmbedder(t testing.TB, dims int) embed.Embedder {
+	t.Helper()
+	emb, err := embed.New(embed.Config{Provider: embed.ProviderLocal, Dimensions: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return emb
+}
+
+// Engine opens a real SQLite store in dir (a temporary one when empty)
+// with emb, default retrieval and default scopes (an agent reads global and
+// agent:<id>, and stores in agent:<id>). Its clock advances 1 ms per
+// reading, so memories stored one after another list in a fixed order. The
+// store closes at cleanup; the returned func closes it earlier.
+func Engine(t testing.TB, dir string, emb embed.Embedder) (*memory.Engine, func()) {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	var mu sync.Mutex
+	clock := time.Now()
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	st, err := sqlitestore.Open(context.Background(), dir, sqlitestore.Options{Dimensions: emb.Dimensions(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	closeStore := func() { once.Do(func() { st.Close() }) }
+	t.Cleanup(closeStore)
+	ret, err := retrieve.New(st, retrieve.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := scopes.New(scopes.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return memory.New(st, emb, ret, sm), closeStore
+}
+
+// WaitFor polls fn every 20 ms until it returns nil, failing the test with
+// fn's last error once timeout has passed.
+func WaitFor(t testing.TB, timeout time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
