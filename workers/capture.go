@@ -61,7 +61,8 @@ func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m
 	cfg = cfg.withDefaults()
 	c := &Capture{js: js, emb: emb, cfg: cfg}
 	c.st = stage{name: schemas.ConsumerCapture, js: js, stream: schemas.StreamEvents,
-		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log}
+		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*"), schemas.EventSubject(schemas.KindMessageReceived, "*"),
+			schemas.EventSubject(schemas.KindMessageSent, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log}
 	return c
 }
 
@@ -83,6 +84,7 @@ type turn struct {
 	items          []schemas.CaptureItem
 	cursorKey      string
 	cursor         cursor
+	noCursor       bool // one message (message_received/message_sent): no history to diff
 	seq            uint64
 }
 
@@ -166,7 +168,7 @@ func fill(errs []error, err error) []error {
 
 // read decodes one agent_end event and selects its new, capturable messages.
 func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg) (*turn, error) {
-	_, agent, err := schemas.ParseEventSubject(m.Subject())
+	kind, agent, err := schemas.ParseEventSubject(m.Subject())
 	if err != nil {
 		return nil, Permanent(err)
 	}
@@ -176,6 +178,9 @@ func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.M
 	}
 	if ev.V != schemas.Version {
 		return nil, Permanent(fmt.Errorf("event version %d, this worker reads %d", ev.V, schemas.Version))
+	}
+	if kind == schemas.KindMessageReceived || kind == schemas.KindMessageSent {
+		return c.readMessage(kind, agent, ev, m)
 	}
 	var end schemas.AgentEndEvent
 	if err := json.Unmarshal(ev.Event, &end); err != nil {
@@ -208,24 +213,58 @@ func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.M
 		if len(t.items) == c.cfg.MaxPerTurn {
 			break
 		}
-		if msg.Role != "user" && !(c.cfg.CaptureAssistant && msg.Role == "assistant") {
-			continue
-		}
-		text := rules.StripEnvelope(msg.Text())
-		if !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
-			continue
-		}
-		meta, _ := json.Marshal(map[string]string{"source": "auto-capture", "sessionKey": session, "role": msg.Role})
-		t.items = append(t.items, schemas.CaptureItem{
-			SourceID:   SourceID(agent, session, text),
-			Text:       text,
-			Category:   rules.DetectCategory(text),
-			Importance: c.cfg.Importance,
-			Dedup:      c.cfg.Dedup,
-			Metadata:   meta,
-		})
+		c.consider(t, msg.Role, msg.Text())
 	}
 	return t, nil
+}
+
+// readMessage takes one message_received (user) or message_sent
+// (assistant) event, as HOOK.md handlers send them where no plugin sees
+// agent_end. Each carries one message, so there is no history to diff: the
+// stream's Msg-Id and the item's source id keep repeats out.
+func (c *Capture) readMessage(kind schemas.EventKind, agent string, ev schemas.HookEvent, m jetstream.Msg) (*turn, error) {
+	var me schemas.MessageEvent
+	if err := json.Unmarshal(ev.Event, &me); err != nil {
+		return nil, Permanent(fmt.Errorf("%s payload: %w", kind, err))
+	}
+	session := ev.SessionKey
+	if session == "" {
+		session = ev.SessionID
+	}
+	t := &turn{agent: agent, session: session, noCursor: true}
+	md, err := m.Metadata()
+	if err == nil {
+		t.seq = md.Sequence.Stream
+	}
+	// Grouped alone: message events need no ordering against each other.
+	t.cursorKey = "message." + strconv.FormatUint(t.seq, 10)
+	role := "user"
+	if kind == schemas.KindMessageSent {
+		role = "assistant"
+	}
+	c.consider(t, role, me.Content)
+	return t, nil
+}
+
+// consider adds text, said by role, to the turn's items if the capture
+// rules keep it.
+func (c *Capture) consider(t *turn, role, text string) {
+	if role != "user" && !(c.cfg.CaptureAssistant && role == "assistant") {
+		return
+	}
+	text = rules.StripEnvelope(text)
+	if !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
+		return
+	}
+	meta, _ := json.Marshal(map[string]string{"source": "auto-capture", "sessionKey": t.session, "role": role})
+	t.items = append(t.items, schemas.CaptureItem{
+		SourceID:   SourceID(t.agent, t.session, text),
+		Text:       text,
+		Category:   rules.DetectCategory(text),
+		Importance: c.cfg.Importance,
+		Dedup:      c.cfg.Dedup,
+		Metadata:   meta,
+	})
 }
 
 // emit hands the turn's candidates to the store worker, then moves the
@@ -242,6 +281,9 @@ func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) erro
 		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
 			return fmt.Errorf("publish candidates: %w", err)
 		}
+	}
+	if t.noCursor {
+		return nil
 	}
 	val, _ := json.Marshal(t.cursor)
 	if _, err := kv.Put(ctx, t.cursorKey, val); err != nil {

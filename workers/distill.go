@@ -27,6 +27,10 @@ const (
 	JobRunning = "running"
 	JobDone    = "done"
 	JobError   = "error"
+	// JobEmpty: the session's messages were found nowhere yet (OpenClaw
+	// sends several session-end events, not all carrying them); a later
+	// event for the session distils it.
+	JobEmpty = "empty"
 )
 
 // DistillJob is a session's distillation record in the distill KV bucket:
@@ -191,6 +195,9 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 		return err
 	}
 	job.Status, job.Error = JobDone, ""
+	if job.Source == "none" {
+		job.Status = JobEmpty
+	}
 	if _, err := putJob(ctx, kv, &job, rev); err != nil {
 		// The lessons are stored; a retry would only find them again.
 		w.log.Warn("distill status not saved", "agent", agent, "session", session, "err", err)

@@ -297,10 +297,17 @@ func TestDistillWorkerFromStreamAndFile(t *testing.T) {
 	if _, ok := got["the build cache lives in /var/cache/bazel and fills the disk"]; !ok {
 		t.Fatalf("file lesson missing: %v", got)
 	}
-	// A session with no transcript anywhere is done with nothing learned.
-	p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "nowhere"})
-	if j := p.waitJob(t, "main", "nowhere", JobDone); j.Source != "none" || j.Lessons != 0 {
+	// A session-end event that finds no transcript anywhere (OpenClaw's
+	// command:new carries none) leaves the session to a later event that
+	// brings its messages (before_reset does).
+	p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "later"})
+	if j := p.waitJob(t, "main", "later", JobEmpty); j.Source != "none" || j.Lessons != 0 {
 		t.Fatalf("empty job %+v", j)
+	}
+	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: "later",
+		Messages: []schemas.Message{userMsg("Lesson: the release branch is cut every Thursday")}})
+	if j := p.waitJob(t, "main", "later", JobDone); j.Source != "inline" || j.Lessons != 1 || j.Attempts != 2 {
+		t.Fatalf("job after the messages came %+v", j)
 	}
 }
 

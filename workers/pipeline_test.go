@@ -381,3 +381,41 @@ func (p *pipeline) waitDLQ(t testing.TB, n uint64) {
 		return nil
 	})
 }
+
+// TestCaptureMessageEvents: HOOK.md handlers send message_received and
+// message_sent, one message each; user messages are captured by the same
+// rules (assistant ones only with captureAssistant), repeats stored once.
+func TestCaptureMessageEvents(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	publish := func(kind schemas.EventKind, content string) {
+		ev, _ := json.Marshal(schemas.MessageEvent{Content: content})
+		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionKey: "hook-1", Timestamp: time.Now().UnixMilli(), Event: ev})
+		if _, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, "main"), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(schemas.KindMessageReceived, envelope+"I prefer green tea over coffee in the morning")
+	publish(schemas.KindMessageReceived, envelope+"I prefer green tea over coffee in the morning")
+	publish(schemas.KindMessageReceived, "hi")
+	publish(schemas.KindMessageSent, "Remember that I will remind you about the tea")
+	got := map[string]schemas.Memory{}
+	waitFor(t, 10*time.Second, func() error {
+		got = p.texts(t)
+		if len(got) != 1 {
+			return fmt.Errorf("%d memories", len(got))
+		}
+		return nil
+	})
+	if m, ok := got["I prefer green tea over coffee in the morning"]; !ok || m.Scope != "agent:main" || m.Category != schemas.CategoryPreference {
+		t.Fatalf("memories %v", got)
+	}
+	// Malformed payloads are poison.
+	body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: schemas.KindMessageReceived, Event: json.RawMessage(`[1]`)})
+	if _, err := p.js.Publish(context.Background(), schemas.EventSubject(schemas.KindMessageReceived, "main"), body); err != nil {
+		t.Fatal(err)
+	}
+	p.waitDLQ(t, 1)
+	if len(p.texts(t)) != 1 {
+		t.Fatal("a repeat or an assistant message was stored")
+	}
+}
