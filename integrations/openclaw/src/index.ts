@@ -1,0 +1,174 @@
+// clawmem's OpenClaw memory plugin. It keeps no memory itself: tools and
+// auto-recall ask clawmem's query service over NATS request-reply, and the
+// conversation hooks publish events to clawmem's JetStream EVENTS stream,
+// where clawmem's workers capture and distil them.
+//
+// register() runs several times per process (discovery, CLI metadata, the
+// live runtime). Only the "full" registration creates the NATS link (see
+// runtime.ts), and even it connects on first use; hooks and tools of every
+// registration use it when they run.
+import { readFileSync } from "node:fs";
+import { CLI_DESCRIPTOR, registerCommands } from "./cli.js";
+import { parseConfig, resolveAgent } from "./config.js";
+import { agentEndBody, sessionBody, type EventMeta } from "./events.js";
+import { recallContext } from "./recall.js";
+import { processRuntimes, type Runtime, type Runtimes } from "./runtime.js";
+import { makeTools, TOOL_SPECS, toolNames } from "./tools.js";
+import type {
+  AgentEndEvent, AgentHookContext, BeforeResetEvent, InternalHookEvent, PluginApi, PromptBuildEvent,
+  PromptBuildResult, SessionEndEvent, SessionHookContext,
+} from "./types.js";
+
+/** session_end reasons that do not end the conversation: it resumes after the restart. */
+const NOT_AN_END = new Set(["shutdown", "restart"]);
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** Hosts before OpenClaw 2026.2 ran auto-recall from before_agent_start only. */
+export function needsLegacyRecallHook(version: string | undefined): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? "");
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major < 2026 || (major === 2026 && minor < 2);
+}
+
+/** The host's version; reading api.runtime throws in some registration modes. */
+function hostVersion(api: PluginApi): string | undefined {
+  try {
+    return api.runtime?.version;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Registers tools, hooks, the CLI and (in full mode) the service that owns
+ * this process's connection. runtimes is the process's registry; tests pass
+ * their own to stand for separate gateway processes. Returns the runtime a
+ * full registration holds.
+ */
+export function register(api: PluginApi, runtimes: Runtimes = processRuntimes()): Runtime | undefined {
+  const cfg = parseConfig(api.pluginConfig);
+  const log = api.logger;
+  const held = api.registrationMode === "full" ? runtimes.acquire(cfg, log) : undefined;
+  const runtime = () => held ?? runtimes.get(cfg);
+  const link = () => runtime()?.link;
+
+  const management = cfg.enableManagementTools;
+  api.registerTool((ctx) => makeTools(link, resolveAgent(cfg, ctx), management, cfg.requestTimeoutMs), { names: toolNames(management) });
+
+  if (cfg.autoRecall) {
+    const recall = async (event: PromptBuildEvent, ctx: AgentHookContext): Promise<PromptBuildResult | undefined> => {
+      try {
+        const rt = runtime();
+        const agent = resolveAgent(cfg, ctx);
+        const prompt = typeof event?.prompt === "string" ? event.prompt : "";
+        if (!rt || !agent || prompt.trim() === "") return undefined;
+        if (!rt.firstRecall(`${ctx?.runId ?? ""}\u0000${ctx?.sessionKey ?? ""}\u0000${prompt}`)) return undefined;
+        const block = await recallContext(rt.link, agent, prompt, { timeoutMs: cfg.recallTimeoutMs, maxChars: cfg.recallMaxChars });
+        return block ? { prependContext: block } : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    api.on("before_prompt_build", recall);
+    if (needsLegacyRecallHook(hostVersion(api))) api.on("before_agent_start", recall);
+  }
+
+  if (cfg.autoCapture) {
+    const meta = (ctx: AgentHookContext | undefined): EventMeta => ({
+      sessionKey: str(ctx?.sessionKey), sessionId: str(ctx?.sessionId), runId: str(ctx?.runId), channelId: str(ctx?.channelId), ts: Date.now(),
+    });
+    api.on("agent_end", (event: AgentEndEvent, ctx: AgentHookContext) => {
+      try {
+        const rt = runtime();
+        const agent = resolveAgent(cfg, ctx);
+        if (!rt || !agent || !Array.isArray(event?.messages) || event.messages.length === 0) return;
+        rt.publish("agent_end", agent, agentEndBody(event), { ...meta(ctx), runId: str(ctx?.runId) ?? str(event.runId) });
+      } catch (err) {
+        log.warn(`clawmem: agent_end not sent: ${(err as Error).message}`);
+      }
+    });
+    api.on("before_reset", (event: BeforeResetEvent, ctx: AgentHookContext) => {
+      try {
+        const rt = runtime();
+        const agent = resolveAgent(cfg, ctx);
+        if (!rt || !agent) return;
+        rt.publish("before_reset", agent, sessionBody({ ...event, sessionId: ctx?.sessionId }), meta(ctx));
+      } catch (err) {
+        log.warn(`clawmem: before_reset not sent: ${(err as Error).message}`);
+      }
+    });
+    api.on("session_end", (event: SessionEndEvent, ctx: SessionHookContext) => {
+      try {
+        const rt = runtime();
+        const agent = resolveAgent(cfg, { agentId: ctx?.agentId, sessionKey: ctx?.sessionKey ?? event?.sessionKey });
+        if (!rt || !agent || NOT_AN_END.has(event?.reason ?? "")) return;
+        const sessionId = str(event?.sessionId) ?? str(ctx?.sessionId);
+        rt.publish("session_end", agent, sessionBody({ ...event, sessionId }), {
+          sessionKey: str(ctx?.sessionKey) ?? str(event?.sessionKey), sessionId, ts: Date.now(),
+        });
+      } catch (err) {
+        log.warn(`clawmem: session_end not sent: ${(err as Error).message}`);
+      }
+    });
+    // /new and /reset are internal (HOOK.md-style) events, where the host offers them.
+    api.registerHook?.(["command:new", "command:reset"], (event: InternalHookEvent) => {
+      try {
+        if (event?.type !== "command" || (event.action !== "new" && event.action !== "reset")) return;
+        const c = (event.context ?? {}) as Record<string, unknown>;
+        const agent = resolveAgent(cfg, { agentId: c.agentId, sessionKey: event.sessionKey });
+        const prev = (c.previousSessionEntry ?? c.sessionEntry ?? {}) as Record<string, unknown>;
+        const sessionId = str(prev.sessionId);
+        const rt = runtime();
+        if (!rt || !agent || !sessionId) return;
+        const ts = event.timestamp instanceof Date ? event.timestamp.getTime() : Date.now();
+        rt.publish(event.action === "new" ? "command_new" : "command_reset", agent,
+          sessionBody({ sessionId, sessionFile: prev.sessionFile, reason: event.action }),
+          { sessionKey: str(event.sessionKey), sessionId, ts });
+      } catch (err) {
+        log.warn(`clawmem: command:${event?.action} not sent: ${(err as Error).message}`);
+      }
+    }, { name: "clawmem-session-end", description: "Sends /new and /reset to clawmem for session distillation" });
+  }
+
+  api.registerCli?.(({ program }) => registerCommands(program, cfg, log), { descriptors: [CLI_DESCRIPTOR] });
+
+  if (held) {
+    api.registerService?.({ id: "clawmem", start: () => {}, stop: () => runtimes.release(held) });
+  }
+  return held;
+}
+
+/** openclaw.plugin.json, the one description of the plugin's identity and config. */
+export const MANIFEST = JSON.parse(readFileSync(new URL("../../openclaw.plugin.json", import.meta.url), "utf8")) as {
+  id: string; name: string; description: string; activation: unknown; configSchema: unknown;
+};
+
+const plugin = {
+  id: MANIFEST.id,
+  name: MANIFEST.name,
+  description: MANIFEST.description,
+  register(api: PluginApi): void {
+    register(api);
+  },
+};
+
+// The metadata OpenClaw's SDK (defineToolPlugin) attaches to an entry, which
+// `openclaw plugins validate` compares with openclaw.plugin.json: with it,
+// validate checks that the manifest's tool contracts match these tools.
+Object.defineProperty(plugin, Symbol.for("openclaw.plugin-sdk.tool-plugin.metadata"), {
+  enumerable: false,
+  value: {
+    id: MANIFEST.id,
+    name: MANIFEST.name,
+    description: MANIFEST.description,
+    activation: MANIFEST.activation,
+    configSchema: MANIFEST.configSchema,
+    tools: TOOL_SPECS.map((t) => ({ name: t.name, label: t.label, description: t.description, parameters: t.parameters })),
+  },
+});
+
+export default plugin;

@@ -1,0 +1,162 @@
+// The agent tools: the seed plugin's parameters, forwarded to clawmem's query
+// service, whose reply (content, details, isError) is returned unchanged.
+import type { Link } from "./link.js";
+import { request, unavailableResult, type Op } from "./service.js";
+import type { AgentTool, ToolResult } from "./types.js";
+
+const CATEGORIES = ["preference", "fact", "decision", "entity", "other", "reflection"];
+
+const scope = { type: "string", description: "Memory scope (e.g. global, agent:<id>, custom:<name>); default: every scope the agent can read" };
+const category = { type: "string", enum: CATEGORIES, description: "Memory category" };
+
+interface ToolSpec {
+  name: string;
+  label: string;
+  description: string;
+  op: Op;
+  parameters: Record<string, unknown>;
+  /** The request fields taken from the tool's arguments (the service refuses unknown ones). */
+  fields: string[];
+  management?: boolean;
+}
+
+export const TOOL_SPECS: ToolSpec[] = [
+  {
+    name: "memory_recall",
+    label: "Memory recall",
+    description: "Search through long-term memories using hybrid retrieval (vector + keyword search). Use when you need context about user preferences, past decisions, or previously discussed topics.",
+    op: "recall",
+    fields: ["query", "limit", "scope", "category"],
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["query"],
+      properties: {
+        query: { type: "string", description: "Search query for finding relevant memories" },
+        limit: { type: "integer", minimum: 1, maximum: 20, description: "Max results to return (default: 5, max: 20)" },
+        scope,
+        category,
+      },
+    },
+  },
+  {
+    name: "memory_store",
+    label: "Memory store",
+    description: "Save important information in long-term memory. Use for preferences, facts, decisions and other notable information.",
+    op: "store",
+    fields: ["text", "importance", "category", "scope"],
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["text"],
+      properties: {
+        text: { type: "string", description: "Information to remember" },
+        importance: { type: "number", minimum: 0, maximum: 1, description: "Importance score 0-1 (default: 0.7)" },
+        category,
+        scope: { type: "string", description: "Memory scope (optional, defaults to the agent's scope)" },
+      },
+    },
+  },
+  {
+    name: "memory_forget",
+    label: "Memory forget",
+    description: "Delete a memory by id, or search by query: a single confident match is deleted, otherwise candidates are listed with their short ids.",
+    op: "forget",
+    fields: ["memoryId", "query", "scope"],
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        memoryId: { type: "string", description: "Memory id (full UUID or an 8+ character prefix) to delete" },
+        query: { type: "string", description: "Search query to find the memory to delete" },
+        scope,
+      },
+    },
+  },
+  {
+    name: "memory_update",
+    label: "Memory update",
+    description: "Update an existing memory in place (keeps its id and creation time). memoryId may be an id, an 8+ character prefix, or a search query; several matches are listed as candidates.",
+    op: "update",
+    fields: ["memoryId", "text", "importance", "category", "scope"],
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["memoryId"],
+      properties: {
+        memoryId: { type: "string", description: "Memory id or prefix, or a search query to find the memory" },
+        text: { type: "string", description: "New text (re-embedded)" },
+        importance: { type: "number", minimum: 0, maximum: 1, description: "New importance score 0-1" },
+        category,
+        scope: { type: "string", description: "Scope to look for the memory in" },
+      },
+    },
+  },
+  {
+    name: "memory_stats",
+    label: "Memory stats",
+    description: "Get statistics about memory usage: counts by scope and category, retrieval settings, full-text search status.",
+    op: "stats",
+    fields: ["scope"],
+    management: true,
+    parameters: { type: "object", additionalProperties: false, properties: { scope } },
+  },
+  {
+    name: "memory_list",
+    label: "Memory list",
+    description: "List recent memories, newest first, optionally filtered by scope and category.",
+    op: "list",
+    fields: ["scope", "category", "limit", "offset"],
+    management: true,
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        scope,
+        category,
+        limit: { type: "integer", minimum: 1, maximum: 100, description: "Max memories to list (default: 20)" },
+        offset: { type: "integer", minimum: 0, description: "Number of memories to skip" },
+      },
+    },
+  },
+];
+
+export function toolNames(management: boolean): string[] {
+  return TOOL_SPECS.filter((t) => management || !t.management).map((t) => t.name);
+}
+
+/** The fields of params that the request takes; null and undefined mean absent. */
+export function requestBody(fields: string[], params: unknown): Record<string, unknown> {
+  const p = (params && typeof params === "object" ? params : {}) as Record<string, unknown>;
+  const body: Record<string, unknown> = {};
+  for (const f of fields) {
+    if (p[f] !== undefined && p[f] !== null) body[f] = p[f];
+  }
+  return body;
+}
+
+/**
+ * Builds the tools for one agent. agent undefined (no identity) makes every
+ * call an error reply: clawmem never guesses whose memory an agent touches.
+ */
+export function makeTools(link: () => Link | undefined, agent: string | undefined, management: boolean, timeoutMs: number): AgentTool[] {
+  return TOOL_SPECS.filter((t) => management || !t.management).map((spec) => ({
+    name: spec.name,
+    label: spec.label,
+    description: spec.description,
+    parameters: spec.parameters,
+    async execute(_toolCallId: string, params: unknown): Promise<ToolResult> {
+      if (agent === undefined) {
+        const msg = "no agent identity for this run; set the plugin's defaultAgent or agents mapping";
+        return { content: [{ type: "text", text: msg }], details: { error: msg, code: "no_identity" }, isError: true };
+      }
+      const l = link();
+      if (!l) return unavailableResult(new Error("the clawmem plugin is not running in this process"));
+      try {
+        return await request(l, agent, spec.op, requestBody(spec.fields, params), timeoutMs);
+      } catch (err) {
+        return unavailableResult(err);
+      }
+    },
+  }));
+}

@@ -1,0 +1,227 @@
+// Unit tests: config, identity, message reduction, event envelopes, Msg-Ids,
+// the recall block bound, registration per mode. No clawmem needed.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import plugin, { MANIFEST, needsLegacyRecallHook, register } from "../src/index.js";
+import { Runtimes } from "../src/runtime.js";
+import { parseConfig, resolveAgent, ConfigError } from "../src/config.js";
+import { agentEndBody, buildEvent, MAX_EVENT_BYTES, sessionBody, slimMessage } from "../src/events.js";
+import { canonicalHash, deriveMsgId } from "../src/msgid.js";
+import { fitBlock } from "../src/recall.js";
+import { TOOL_SPECS, requestBody, toolNames } from "../src/tools.js";
+import { FakeApi, fixture, pluginDir, schemaErrors, wireSchema } from "./helpers.js";
+
+describe("config", () => {
+  it("applies the defaults", () => {
+    const c = parseConfig(undefined);
+    assert.equal(c.natsUrl, "nats://127.0.0.1:4244");
+    assert.equal(c.autoRecall, true);
+    assert.equal(c.autoCapture, true);
+    assert.equal(c.recallTimeoutMs, 1500);
+    assert.equal(c.enableManagementTools, false);
+    assert.equal(c.bufferMaxEvents, 1000);
+  });
+
+  it("expands ${ENV} and refuses bad values", () => {
+    process.env.CLAWMEM_TEST_NATS = "nats://10.0.0.5:4222";
+    assert.equal(parseConfig({ natsUrl: "${CLAWMEM_TEST_NATS}" }).natsUrl, "nats://10.0.0.5:4222");
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ natsUrl: "${CLAWMEM_TEST_UNSET_VAR}" }, /CLAWMEM_TEST_UNSET_VAR is not set/],
+      [{ recallTimeoutMs: 50 }, /recallTimeoutMs must be an integer from 100/],
+      [{ recallTimeoutMs: 1.5 }, /recallTimeoutMs/],
+      [{ autoRecall: "yes" }, /autoRecall must be true or false/],
+      [{ agents: { main: "no spaces" } }, /agents\.main must be a clawmem agent id/],
+      [{ defaultAgent: "a.b" }, /defaultAgent/],
+    ];
+    for (const [raw, want] of bad) assert.throws(() => parseConfig(raw), (e: Error) => e instanceof ConfigError && want.test(e.message));
+  });
+
+  it("matches the manifest's schema and defaults", () => {
+    const schema = MANIFEST.configSchema as { properties: Record<string, { default?: unknown }> };
+    const c = parseConfig({}) as unknown as Record<string, unknown>;
+    for (const [key, prop] of Object.entries(schema.properties)) {
+      assert.ok(key in c, `manifest key ${key} is not parsed`);
+      if (prop.default !== undefined) assert.deepEqual(c[key], prop.default, `default of ${key}`);
+    }
+  });
+});
+
+describe("agent identity", () => {
+  const cfg = parseConfig({ agents: { "support-bot": "support" } });
+  const cases: Array<[string, object | undefined, string | undefined, object?]> = [
+    ["ctx.agentId", { agentId: "main" }, "main"],
+    ["mapped", { agentId: "support-bot" }, "support"],
+    ["from the session key", { sessionKey: "agent:research:telegram:direct:42" }, "research"],
+    ["none: refused", {}, undefined],
+    ["none: the configured default", {}, "ops", { defaultAgent: "ops" }],
+    ["not a subject token: refused", { agentId: "a.b" }, undefined],
+  ];
+  for (const [name, ctx, want, extra] of cases) {
+    it(name, () => assert.equal(resolveAgent(extra ? parseConfig(extra) : cfg, ctx as never), want));
+  }
+});
+
+describe("messages and events", () => {
+  it("keeps role, text blocks, integer timestamp and id; empties other roles", () => {
+    assert.deepEqual(slimMessage({ role: "user", content: "hi", timestamp: 1764684000000, id: "ab12cd34" }),
+      { role: "user", content: "hi", timestamp: 1764684000000, id: "ab12cd34" });
+    assert.deepEqual(slimMessage({
+      role: "assistant", timestamp: 1.5, provider: "x",
+      content: [{ type: "thinking", thinking: "hmm" }, { type: "text", text: "a" }, { type: "toolCall", id: "c", name: "t", arguments: {} }, { type: "text", text: "b" }],
+    }), { role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] });
+    assert.deepEqual(slimMessage({ role: "toolResult", toolCallId: "c", content: [{ type: "text", text: "big" }] }), { role: "toolResult", content: "" });
+    assert.deepEqual(slimMessage({ role: "user", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] }), { role: "user", content: [] });
+    assert.deepEqual(slimMessage(null), { role: "unknown", content: "" });
+  });
+
+  it("builds the schemas.HookEvent envelope", () => {
+    const conv = fixture("conversation.json");
+    const ev = buildEvent("agent_end", "main", agentEndBody({ messages: conv.turns[0].messages, success: true, durationMs: 12 }),
+      { sessionKey: "agent:main:x", sessionId: "s1", runId: "r1", channelId: "telegram", ts: 1764684000000 })!;
+    assert.equal(ev.subject, "clawmem.events.agent_end.main");
+    const env = JSON.parse(Buffer.from(ev.data).toString());
+    assert.deepEqual(Object.keys(env), ["v", "kind", "agentId", "sessionKey", "sessionId", "runId", "channelId", "ts", "event"]);
+    assert.equal(env.v, 1);
+    assert.equal(env.event.success, true);
+    assert.equal(env.event.durationMs, 12);
+    assert.equal(env.event.messages.length, 2);
+    assert.match(ev.msgId, /^agent_end\.main\.[0-9a-f]{32}$/);
+  });
+
+  it("is valid against clawmem's generated JSON Schemas", () => {
+    const conv = fixture("conversation.json");
+    const history = conv.turns.flatMap((t: { messages: unknown[] }) => t.messages);
+    const meta = { sessionKey: conv.ctx.sessionKey, sessionId: conv.ctx.sessionId, runId: "r1", channelId: "telegram", ts: 1764684000000 };
+    const cases: Array<[string, ReturnType<typeof buildEvent>]> = [
+      ["agent-end-event", buildEvent("agent_end", "main", agentEndBody({ messages: history, success: false, error: "boom", durationMs: 5 }), meta)],
+      ["session-event", buildEvent("before_reset", "main", sessionBody({ sessionId: "s1", messages: history, reason: "new", sessionFile: "/x.jsonl" }), meta)],
+      ["session-event", buildEvent("session_end", "main", sessionBody({ sessionId: "s1", messageCount: 4, reason: "idle", nextSessionId: "s2" }), meta)],
+      ["session-event", buildEvent("command_new", "main", sessionBody({ sessionId: "s1", reason: "new" }), { ts: 3 })],
+    ];
+    for (const [eventSchema, ev] of cases) {
+      const env = JSON.parse(Buffer.from(ev!.data).toString());
+      assert.deepEqual(schemaErrors(wireSchema("hook-event"), env), [], ev!.kind);
+      assert.deepEqual(schemaErrors(wireSchema(eventSchema), env.event), [], ev!.kind);
+    }
+  });
+
+  it("drops old message text, never messages, to fit the stream's limit", () => {
+    const big = "x".repeat(512 * 1024);
+    const messages = Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: big + i }));
+    const ev = buildEvent("agent_end", "main", agentEndBody({ messages, success: true }), { sessionKey: "k", runId: "r", ts: 1 })!;
+    assert.ok(ev.data.length <= MAX_EVENT_BYTES);
+    const env = JSON.parse(Buffer.from(ev.data).toString());
+    assert.equal(env.event.messages.length, 12);
+    assert.equal(env.event.messages[0].content, "");
+    assert.equal(env.event.messages[11].content, big + 11);
+    // A single message over the limit cannot be sent at all.
+    assert.equal(buildEvent("agent_end", "main", agentEndBody({ messages: [{ role: "user", content: "y".repeat(MAX_EVENT_BYTES) }], success: true }), { ts: 1 }), undefined);
+  });
+});
+
+describe("Msg-Id", () => {
+  it("depends on what a retry repeats, not on what the next turn changes", () => {
+    const meta = { sessionKey: "k", sessionId: "s", runId: "r", ts: 1 };
+    const a = deriveMsgId("agent_end", "main", { messages: [1, 2] }, meta, 2);
+    assert.equal(deriveMsgId("agent_end", "main", { messages: [1, 2] }, { ...meta, ts: 99 }, 2), a, "agent_end ignores the time");
+    assert.notEqual(deriveMsgId("agent_end", "main", {}, meta, 3), a, "a longer history is a new event");
+    assert.notEqual(deriveMsgId("agent_end", "ops", {}, meta, 2), a, "another agent");
+    const s = deriveMsgId("session_end", "main", {}, meta, 0);
+    assert.notEqual(deriveMsgId("session_end", "main", {}, { ...meta, ts: 2 }, 0), s, "other kinds use the hook's time");
+  });
+
+  it("hashes the body the way Go re-encodes it", () => {
+    // Go: sorted keys (by UTF-8 bytes), no spaces, \u2028 escaped, a lone surrogate as U+FFFD, trailing newline.
+    const cases: Array<[unknown, string]> = [
+      [{ b: 1, a: [true, null, "x"] }, '{"a":[true,null,"x"],"b":1}\n'],
+      [{ "é": 1, z: 2, Z: 3 }, '{"Z":3,"z":2,"é":1}\n'],
+      [{ s: "a<b>&\u2028\u0001\n\"\\" }, '{"s":"a<b>&\\u2028\\u0001\\n\\"\\\\"}\n'],
+      [{ s: "\ud800x" }, '{"s":"\ufffdx"}\n'],
+      [{ n: 1e21, f: 0.1, big: 1764684000000 }, '{"big":1764684000000,"f":0.1,"n":1e+21}\n'],
+    ];
+    for (const [value, goJSON] of cases) {
+      assert.equal(canonicalHash(value), createHash("sha256").update(goJSON).digest("hex"), JSON.stringify(value));
+    }
+  });
+});
+
+describe("recall block bound", () => {
+  const block = "<relevant-memories>\n[UNTRUSTED DATA — notes]\n- [preference:global] one\n- [fact:global] two two\n[END UNTRUSTED DATA]\n</relevant-memories>";
+  it("keeps a block that fits", () => assert.equal(fitBlock(block, 1000), block));
+  it("drops memories from the end, whole lines only", () => {
+    const cut = fitBlock(block, block.length - 5);
+    assert.ok(cut.includes("one") && !cut.includes("two"));
+    assert.ok(cut.endsWith("</relevant-memories>"));
+  });
+  it("gives nothing when no memory fits", () => assert.equal(fitBlock(block, 40), ""));
+});
+
+describe("registration", () => {
+  it("declares every tool in the manifest and package", () => {
+    const manifest = JSON.parse(readFileSync(join(pluginDir, "openclaw.plugin.json"), "utf8"));
+    assert.deepEqual(manifest.contracts.tools, TOOL_SPECS.map((t) => t.name));
+    assert.equal(manifest.kind, "memory");
+    assert.equal(plugin.id, manifest.id);
+    const pkg = JSON.parse(readFileSync(join(pluginDir, "package.json"), "utf8"));
+    assert.deepEqual(pkg.openclaw.extensions, ["./dist/src/index.js"]);
+  });
+
+  it("takes the query service's request fields as tool parameters", () => {
+    for (const t of TOOL_SPECS) {
+      const req = wireSchema(`${t.op}-request`) as { properties: Record<string, unknown>; required?: string[] };
+      const params = Object.keys((t.parameters as { properties: object }).properties);
+      assert.deepEqual(params.sort(), [...t.fields].sort(), `${t.name}: parameters are the forwarded fields`);
+      for (const f of t.fields) assert.ok(f in req.properties, `${t.name}.${f} is not a field of ${t.op}-request.json`);
+      for (const f of req.required ?? []) assert.ok(t.fields.includes(f), `${t.name} lacks required ${f}`);
+    }
+  });
+
+  it("forwards only the request's fields", () => {
+    assert.deepEqual(requestBody(["query", "limit"], { query: "q", limit: 3, agentId: "other", extra: 1, scope: null }), { query: "q", limit: 3 });
+  });
+
+  for (const mode of ["discovery", "cli-metadata", "tool-discovery", "setup-only"] as const) {
+    it(`${mode}: registers everything, opens nothing`, async () => {
+      const api = new FakeApi({ enableManagementTools: true }, mode);
+      assert.equal(register(api, new Runtimes()), undefined, "no runtime, so no connection");
+      assert.deepEqual(api.toolFactories[0].names, toolNames(true));
+      assert.deepEqual([...api.typedHooks.keys()].sort(), ["agent_end", "before_prompt_build", "before_reset", "session_end"]);
+      assert.deepEqual([...api.internalHooks.keys()].sort(), ["command:new", "command:reset"]);
+      assert.equal(api.services.length, 0);
+      // Hooks and tools are inert: they return at once without a connection.
+      assert.equal(await api.emit("before_prompt_build", { prompt: "what is my dog called?" }, { agentId: "main" }), undefined);
+      const res = await api.tools({ agentId: "main" }).get("memory_recall")!.execute("t1", { query: "dog" });
+      assert.equal(res.isError, true);
+    });
+  }
+
+  it("honours autoRecall, autoCapture and enableManagementTools", () => {
+    const api = new FakeApi({ autoRecall: false, autoCapture: false }, "discovery");
+    register(api, new Runtimes());
+    assert.deepEqual([...api.typedHooks.keys()], []);
+    assert.deepEqual([...api.internalHooks.keys()], []);
+    assert.deepEqual([...api.tools({ agentId: "main" }).keys()], ["memory_recall", "memory_store", "memory_forget", "memory_update"]);
+  });
+
+  it("uses before_agent_start only on hosts older than 2026.2", () => {
+    assert.equal(needsLegacyRecallHook("2026.9.6"), false);
+    assert.equal(needsLegacyRecallHook("2026.2.0-beta.1"), false);
+    assert.equal(needsLegacyRecallHook("2026.1.30"), true);
+    assert.equal(needsLegacyRecallHook(undefined), false);
+    // In cli-metadata mode reading api.runtime throws: registration must not.
+    const api = new FakeApi({}, "cli-metadata");
+    Object.defineProperty(api, "runtime", { get() { throw new Error("runtime is intentionally unavailable"); } });
+    assert.doesNotThrow(() => register(api, new Runtimes()));
+  });
+
+  it("refuses tool calls without an agent identity", async () => {
+    const api = new FakeApi({}, "discovery");
+    register(api, new Runtimes());
+    const res = await api.tools({}).get("memory_store")!.execute("t1", { text: "x" });
+    assert.equal(res.isError, true);
+    assert.equal((res.details as { code: string }).code, "no_identity");
+  });
+});
