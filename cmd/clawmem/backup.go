@@ -112,18 +112,11 @@ func (a *app) remote(cfg *config.Config) bool {
 	if a.dbDir != "" {
 		return false
 	}
-	return a.natsURL != "" || cfg.NATS.URL != "" || instanceRunning(cfg.DataDir)
+	return a.running(cfg)
 }
 
 func (a *app) requestBackup(ctx context.Context, cfg *config.Config) (workers.BackupResult, error) {
-	url := a.natsURL
-	if url == "" {
-		url = cfg.NATS.URL
-	}
-	if url == "" {
-		url, _ = a.localNATS(cfg)
-	}
-	nc, err := connectNATS(url, cfg, "clawmem-cli")
+	nc, err := a.dialNATS(cfg, "clawmem-cli")
 	if err != nil {
 		return workers.BackupResult{}, err
 	}
@@ -194,7 +187,7 @@ func (a *app) openStore(ctx context.Context, cfg *config.Config) (*sqlitestore.S
 // embedded server, started for this command. It returns nil when there is
 // none (clawmem never ran here).
 func (a *app) backupJetStream(cfg *config.Config) (jetstream.JetStream, func(), error) {
-	if a.natsURL != "" || cfg.NATS.URL != "" || instanceRunning(cfg.DataDir) {
+	if a.running(cfg) {
 		return a.jetStream()
 	}
 	storeDir := filepath.Join(cfg.DataDir, "nats")

@@ -95,23 +95,41 @@ func (a *app) connect(ctx context.Context) (caller, error) {
 		cfg.DBPath = a.dbDir
 		return a.direct(ctx, cfg)
 	}
-	url := a.natsURL
-	if url == "" {
-		url = cfg.NATS.URL
-	}
-	if url == "" && !instanceRunning(cfg.DataDir) {
+	if !a.running(cfg) {
 		return a.direct(ctx, cfg)
 	}
-	if url == "" {
-		if url, err = a.localNATS(cfg); err != nil {
-			return nil, err
-		}
-	}
-	nc, err := connectNATS(url, cfg, "clawmem-cli")
+	nc, err := a.dialNATS(cfg, "clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
 	return natsCaller{nc}, nil
+}
+
+// natsURLFor is the NATS server commands talk to: --nats-url, else
+// nats.url, else the local `clawmem up`'s (its run file, else the
+// configured port). named reports whether a server was given explicitly.
+func (a *app) natsURLFor(cfg *config.Config) (url string, named bool) {
+	if url = a.natsURL; url == "" {
+		url = cfg.NATS.URL
+	}
+	if url != "" {
+		return url, true
+	}
+	url, _ = a.localNATS(cfg)
+	return url, false
+}
+
+// running reports whether commands should go over NATS: a server was
+// named, or a local instance runs on the data dir.
+func (a *app) running(cfg *config.Config) bool {
+	_, named := a.natsURLFor(cfg)
+	return named || instanceRunning(cfg.DataDir)
+}
+
+// dialNATS connects to natsURLFor(cfg) as name.
+func (a *app) dialNATS(cfg *config.Config, name string) (*nats.Conn, error) {
+	url, _ := a.natsURLFor(cfg)
+	return connectNATS(url, cfg, name)
 }
 
 // instanceRunning reports a live `clawmem up` on dataDir.

@@ -33,16 +33,7 @@ func (a *app) jetStream() (jetstream.JetStream, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	url := a.natsURL
-	if url == "" {
-		url = cfg.NATS.URL
-	}
-	if url == "" {
-		if url, err = a.localNATS(cfg); err != nil {
-			return nil, nil, err
-		}
-	}
-	nc, err := connectNATS(url, cfg, "clawmem-cli")
+	nc, err := a.dialNATS(cfg, "clawmem-cli")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -260,20 +260,11 @@ func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (portTarget, *con
 		t, err := openDirect(ctx, cfg, exportOnly)
 		return t, cfg, err
 	}
-	url := a.natsURL
-	if url == "" {
-		url = cfg.NATS.URL
-	}
-	if url == "" && !instanceRunning(cfg.DataDir) {
+	if !a.running(cfg) {
 		t, err := openDirect(ctx, cfg, exportOnly)
 		return t, cfg, err
 	}
-	if url == "" {
-		if url, err = a.localNATS(cfg); err != nil {
-			return nil, nil, err
-		}
-	}
-	nc, err := connectNATS(url, cfg, "clawmem-cli")
+	nc, err := a.dialNATS(cfg, "clawmem-cli")
 	if err != nil {
 		return nil, nil, err
 	}

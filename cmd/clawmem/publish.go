@@ -32,16 +32,7 @@ the body names it. Retries of the same event are deduplicated.`,
 			if err != nil {
 				return err
 			}
-			url := a.natsURL
-			if url == "" {
-				url = cfg.NATS.URL
-			}
-			if url == "" {
-				if url, err = a.localNATS(cfg); err != nil {
-					return err
-				}
-			}
-			nc, err := connectNATS(url, cfg, "clawmem-publish")
+			nc, err := a.dialNATS(cfg, "clawmem-publish")
 			if err != nil {
 				return err
 			}
