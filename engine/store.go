@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -199,4 +201,34 @@ type Store interface {
 	Iterate(ctx context.Context, o IterateOptions, fn func(schemas.Memory) error) error
 	// Close releases the store.
 	Close() error
+}
+
+// Stamped gives ms, for Store.Add, fresh ids and the timestamp now.
+func Stamped(ms []schemas.Memory, now int64) []schemas.Memory {
+	out := make([]schemas.Memory, len(ms))
+	for i, m := range ms {
+		m.ID, m.Timestamp = uuid.NewString(), now
+		out[i] = m
+	}
+	return out
+}
+
+// ForImport prepares ms for Store.Import: ids lower-cased (a fresh one
+// where none is given, an error where one is not a UUID) and a missing
+// timestamp set to now; everything else is kept as it is.
+func ForImport(ms []schemas.Memory, now int64) ([]schemas.Memory, error) {
+	out := make([]schemas.Memory, len(ms))
+	for i, m := range ms {
+		m.ID = strings.ToLower(m.ID)
+		if m.ID == "" {
+			m.ID = uuid.NewString()
+		} else if !schemas.IsUUID(m.ID) {
+			return nil, fmt.Errorf("%w: memory id %q is not a UUID", schemas.ErrInvalid, m.ID)
+		}
+		if m.Timestamp <= 0 {
+			m.Timestamp = now
+		}
+		out[i] = m
+	}
+	return out, nil
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/google/uuid"
 	"github.com/lancedb/lancedb-go/pkg/contracts"
 	"github.com/lancedb/lancedb-go/pkg/lancedb"
 
@@ -269,13 +268,7 @@ func (s *Store) prepare(m *schemas.Memory) error {
 
 // Add implements engine.Store.
 func (s *Store) Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory, error) {
-	out := make([]schemas.Memory, len(ms))
-	now := time.Now().UnixMilli()
-	for i, m := range ms {
-		m.ID = uuid.NewString()
-		m.Timestamp = now
-		out[i] = m
-	}
+	out := engine.Stamped(ms, time.Now().UnixMilli())
 	if err := s.insert(ctx, out); err != nil {
 		return nil, err
 	}
@@ -284,19 +277,9 @@ func (s *Store) Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory
 
 // Import implements engine.Store.
 func (s *Store) Import(ctx context.Context, ms ...schemas.Memory) error {
-	batch := make([]schemas.Memory, len(ms))
-	now := time.Now().UnixMilli()
-	for i, m := range ms {
-		m.ID = strings.ToLower(m.ID)
-		if m.ID == "" {
-			m.ID = uuid.NewString()
-		} else if !schemas.IsUUID(m.ID) {
-			return fmt.Errorf("%w: memory id %q is not a UUID", schemas.ErrInvalid, m.ID)
-		}
-		if m.Timestamp <= 0 {
-			m.Timestamp = now
-		}
-		batch[i] = m
+	batch, err := engine.ForImport(ms, time.Now().UnixMilli())
+	if err != nil {
+		return err
 	}
 	return s.insert(ctx, batch)
 }

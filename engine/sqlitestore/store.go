@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/clawmem/clawmem/engine"
@@ -347,13 +346,7 @@ func (s *Store) prepare(m *schemas.Memory) error {
 
 // Add implements engine.Store.
 func (s *Store) Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory, error) {
-	out := make([]schemas.Memory, len(ms))
-	now := s.now().UnixMilli()
-	for i, m := range ms {
-		m.ID = uuid.NewString()
-		m.Timestamp = now
-		out[i] = m
-	}
+	out := engine.Stamped(ms, s.now().UnixMilli())
 	if err := s.insert(ctx, out); err != nil {
 		return nil, err
 	}
@@ -362,19 +355,9 @@ func (s *Store) Add(ctx context.Context, ms ...schemas.Memory) ([]schemas.Memory
 
 // Import implements engine.Store.
 func (s *Store) Import(ctx context.Context, ms ...schemas.Memory) error {
-	batch := make([]schemas.Memory, len(ms))
-	now := s.now().UnixMilli()
-	for i, m := range ms {
-		m.ID = strings.ToLower(m.ID)
-		if m.ID == "" {
-			m.ID = uuid.NewString()
-		} else if !schemas.IsUUID(m.ID) {
-			return fmt.Errorf("%w: memory id %q is not a UUID", schemas.ErrInvalid, m.ID)
-		}
-		if m.Timestamp <= 0 {
-			m.Timestamp = now
-		}
-		batch[i] = m
+	batch, err := engine.ForImport(ms, s.now().UnixMilli())
+	if err != nil {
+		return err
 	}
 	return s.insert(ctx, batch)
 }

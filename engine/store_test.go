@@ -1,0 +1,25 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+func TestStampedAndForImport(t *testing.T) {
+	in := []schemas.Memory{{Text: "a", ID: "keep-me-not"}, {Text: "b"}}
+	out := Stamped(in, 42)
+	if out[0].ID == "keep-me-not" || !schemas.IsUUID(out[0].ID) || out[0].ID == out[1].ID || out[1].Timestamp != 42 || in[0].ID != "keep-me-not" {
+		t.Fatalf("Stamped: %+v (input %+v)", out, in)
+	}
+	const id = "0F8FAD5B-D9CB-469F-A165-70867728950E"
+	got, err := ForImport([]schemas.Memory{{ID: id, Timestamp: 7}, {Text: "no id"}}, 99)
+	if err != nil || got[0].ID != "0f8fad5b-d9cb-469f-a165-70867728950e" || got[0].Timestamp != 7 ||
+		!schemas.IsUUID(got[1].ID) || got[1].Timestamp != 99 {
+		t.Fatalf("ForImport: %+v %v", got, err)
+	}
+	if _, err := ForImport([]schemas.Memory{{ID: "../x"}}, 1); !errors.Is(err, schemas.ErrInvalid) {
+		t.Fatalf("a non-UUID id gave %v", err)
+	}
+}
