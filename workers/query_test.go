@@ -980,8 +980,10 @@ func queryBenchTexts(n int) []string {
 	return out
 }
 
-func TestQueryReplyOverPayloadLimit(t *testing.T) {
-	eng := queryTestEngine(t, nil)
+// smallPayloadService runs the query service for eng on a server whose
+// messages are at most 16 KB.
+func smallPayloadService(t *testing.T, eng *memory.Engine) (*nats.Conn, *QueryService) {
+	t.Helper()
 	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: -1, MaxPayload: 16 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -997,6 +999,12 @@ func TestQueryReplyOverPayloadLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Stop)
+	return nc, svc
+}
+
+func TestQueryReplyOverPayloadLimit(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	nc, _ := smallPayloadService(t, eng)
 	for i := range 10 {
 		text := fmt.Sprintf("Release %d notes: %s", i, strings.Repeat("the deploy pipeline changed again ", 80))
 		if _, err := eng.Store(context.Background(), memory.Agent("main"), memory.StoreRequest{Text: text}, 0); err != nil {
@@ -1137,21 +1145,7 @@ func TestQueryAdminExport(t *testing.T) {
 
 func TestQueryAdminExportPagesFitThePayloadLimit(t *testing.T) {
 	eng := queryTestEngine(t, nil)
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: -1, MaxPayload: 16 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	svc := NewQueryService(nc, eng, DefaultQueryConfig(), nil, queryTestLog(t))
-	if err := svc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	nc, _ := smallPayloadService(t, eng)
 	queryFill(t, eng, 40)
 	// 256 components of about 10 bytes each: a few rows fill 16 KB.
 	got, pages := queryExportAll(t, nc, schemas.ExportRequest{WithVectors: true})
