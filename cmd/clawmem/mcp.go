@@ -40,15 +40,18 @@ token (--token, else the config's ingest.token). A token, once set, is required 
   clawmem mcp --agent main --http 0.0.0.0:7434 --token "$CLAWMEM_MCP_TOKEN"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if agent == "" {
-				return errors.New("give the agent whose memories the tools use: --agent NAME (e.g. --agent main)")
-			}
-			if err := schemas.ValidateAgentID(agent); err != nil {
-				return fmt.Errorf("--agent: %w", err)
-			}
 			cfg, err := a.config()
 			if err != nil {
 				return err
+			}
+			if agent == "" {
+				agent = cfg.MCP.Agent
+			}
+			if agent == "" {
+				return errors.New("give the agent whose memories the tools use: --agent NAME (e.g. --agent main) or mcp.agent in the config")
+			}
+			if err := schemas.ValidateAgentID(agent); err != nil {
+				return fmt.Errorf("--agent (or mcp.agent): %w", err)
 			}
 			if token == "" {
 				token = cfg.Ingest.Token
@@ -75,7 +78,7 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&agent, "agent", "", "the agent whose memories the tools read and write (required)")
+	f.StringVar(&agent, "agent", "", "the agent whose memories the tools read and write (default: the config's mcp.agent; one of them is required)")
 	f.BoolVar(&management, "management", false, "also serve memory_stats and memory_list (default: the config's enableManagementTools)")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio, e.g. "+clawmcp.DefaultHTTPAddr)
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default: the config's ingest.token); required off loopback")

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,6 +27,20 @@ func TestMCPRefusesBadSetups(t *testing.T) {
 		code, _, errOut := runCLI(t, append(tc.args, "--data-dir", dir)...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("clawmem %v: exit %d, %q; want a failure mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// The agent may come from the config instead; it is checked the same way.
+	for cfg, want := range map[string]string{
+		`{"mcp":{"agent":"a.b"}}`:  "mcp.agent",
+		`{"mcp":{"agent":"main"}}`: "host:port", // the agent passed; the next check fails
+	} {
+		file := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := runCLI(t, "mcp", "--http", "7434", "--config", file, "--data-dir", dir)
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("config %s: exit %d, %q; want a failure mentioning %q", cfg, code, errOut, want)
 		}
 	}
 }

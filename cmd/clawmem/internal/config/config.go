@@ -55,6 +55,7 @@ type Config struct {
 	Distill Distill `json:"distill"`
 	Watch   Watch   `json:"watch"`
 	Jobs    Jobs    `json:"jobs"`
+	MCP     MCP     `json:"mcp"`
 }
 
 // Distill configures session distillation: the LLM (none: the extractive,
@@ -97,6 +98,13 @@ type Watch struct {
 	// StateDir is OpenClaw's state directory (default $OPENCLAW_STATE_DIR,
 	// else ~/.openclaw).
 	StateDir string `json:"stateDir"`
+}
+
+// MCP configures `clawmem mcp`.
+type MCP struct {
+	// Agent is the agent whose memories the MCP tools read and write,
+	// when --agent is not given.
+	Agent string `json:"agent"`
 }
 
 // Jobs are clawmem's scheduled jobs.
