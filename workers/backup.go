@@ -25,6 +25,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -280,21 +281,16 @@ func (b *BackupJob) RunOnce(ctx context.Context) (BackupResult, error) {
 		}
 		outs[i] = o
 	}
-	var line backupLine
+	// Rows are written as `clawmem export` writes them, so a backup is
+	// also an export file any importer reads.
+	var line []byte
 	err := b.store.Iterate(ctx, engine.IterateOptions{Scopes: engine.AllScopes(), WithVectors: b.cfg.WithVectors}, func(m schemas.Memory) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(m.Metadata) == 0 {
-			m.Metadata = json.RawMessage("{}")
-		}
-		line = backupLine{ID: m.ID, Text: m.Text, Category: m.Category, Scope: m.Scope, Importance: m.Importance,
-			Timestamp: m.Timestamp, Metadata: m.Metadata}
-		if err := outs[0].enc.Encode(&line); err != nil {
-			return err
-		}
-		if len(outs) > 1 {
-			if err := outs[1].enc.Encode(&m); err != nil {
+		for i, o := range outs {
+			line = append(portable.AppendRow(line[:0], m, i == 1), '\n')
+			if _, err := o.bw.Write(line); err != nil {
 				return err
 			}
 		}
@@ -331,23 +327,10 @@ func (b *BackupJob) RunOnce(ctx context.Context) (BackupResult, error) {
 	return res, nil
 }
 
-// backupLine is one line of a backup: a memory without its vector, as the
-// seed's backups are.
-type backupLine struct {
-	ID         string           `json:"id"`
-	Text       string           `json:"text"`
-	Category   schemas.Category `json:"category"`
-	Scope      string           `json:"scope"`
-	Importance float64          `json:"importance"`
-	Timestamp  int64            `json:"timestamp"`
-	Metadata   json.RawMessage  `json:"metadata"`
-}
-
 // pendingFile is a backup being written under a temporary name.
 type pendingFile struct {
-	f   *os.File
-	bw  *bufio.Writer
-	enc *json.Encoder
+	f  *os.File
+	bw *bufio.Writer
 }
 
 func (b *BackupJob) createPending() (*pendingFile, error) {
@@ -359,10 +342,7 @@ func (b *BackupJob) createPending() (*pendingFile, error) {
 	if b.wrap != nil {
 		w = b.wrap(f)
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &pendingFile{f: f, bw: bw, enc: enc}, nil
+	return &pendingFile{f: f, bw: bufio.NewWriterSize(w, 1<<20)}, nil
 }
 
 // commit makes the file durable and gives it its name: data first (fsync),
