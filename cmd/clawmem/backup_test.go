@@ -126,23 +126,6 @@ func openedContents(t *testing.T, dir string) map[string]schemas.Memory {
 	return storeContents(t, st)
 }
 
-func sameMemories(t *testing.T, got, want map[string]schemas.Memory) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d memories, want %d", len(got), len(want))
-	}
-	for id, w := range want {
-		g, ok := got[id]
-		if !ok {
-			t.Fatalf("memory %s missing", id)
-		}
-		if g.Text != w.Text || g.Timestamp != w.Timestamp || g.Scope != w.Scope || g.Category != w.Category ||
-			g.Importance != w.Importance || string(g.Metadata) != string(w.Metadata) {
-			t.Fatalf("memory %s:\n got %+v\nwant %+v", id, g, w)
-		}
-	}
-}
-
 func TestBackupNowListRestoreDirect(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "")
@@ -181,7 +164,7 @@ func TestBackupNowListRestoreDirect(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "expected 20 memories, restored 20") || !strings.Contains(out, "20 embedded") {
 		t.Fatalf("restore: %d %s %s", code, out, errOut)
 	}
-	sameMemories(t, openedContents(t, restored), seeded)
+	portSame(t, seeded, openedContents(t, restored))
 
 	// Into a store that is no longer empty: refused, nothing added.
 	code, _, errOut = runCLI(t, "backup", "restore", filepath.Join(dir, "backups", name), "--data-dir", dir, "--db", restored)
@@ -220,7 +203,7 @@ func TestBackupSnapshotRestoreKeepsVectors(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.OK || rep.Restored != 5 || rep.VectorsKept != 5 || rep.Embedded != 0 {
 		t.Fatalf("restore: %d %s %s", code, out, errOut)
 	}
-	sameMemories(t, openedContents(t, restored), seeded)
+	portSame(t, seeded, openedContents(t, restored))
 }
 
 func TestBackupThroughRunningInstance(t *testing.T) {
@@ -265,7 +248,7 @@ func TestBackupThroughRunningInstance(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nats:"+schemas.BucketBackups+"/"+name) || !strings.Contains(out, "expected 12 memories, restored 12") {
 		t.Fatalf("restore from the Object Store: %d %s %s", code, out, errOut)
 	}
-	sameMemories(t, openedContents(t, restored), seeded)
+	portSame(t, seeded, openedContents(t, restored))
 
 	// Stopped, the data dir's NATS is started just to list the bucket.
 	stop()
