@@ -293,8 +293,11 @@ func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) erro
 }
 
 // fingerprint identifies a message by role and text.
-func fingerprint(m schemas.Message) string {
-	h := sha256.Sum256([]byte(m.Role + "\x00" + m.Text()))
+func fingerprint(m schemas.Message) string { return roleTextHash(m.Role, m.Text()) }
+
+// roleTextHash is the fingerprint of a message's role and text.
+func roleTextHash(role, text string) string {
+	h := sha256.Sum256([]byte(role + "\x00" + text))
 	return hex.EncodeToString(h[:8])
 }
 

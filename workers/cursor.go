@@ -212,10 +212,18 @@ func (c *CursorDistiller) distillRange(ctx context.Context, d rangeDue) (msgCoun
 	if session == "" {
 		session = d.token
 	}
-	msgs := distill.FromEntries(sessionEntries(entries, session))
 	kv, err := c.js.KeyValue(ctx, schemas.BucketDistill)
 	if err != nil {
 		return 0, 0, err
+	}
+	// What a session-end event distilled already (its mark lies in this
+	// range) is not distilled again.
+	msgs := sinceMark(distill.FromEntries(sessionEntries(entries, session)), readMark(ctx, kv, d.agent, session).Tail)
+	if len(msgs) == 0 {
+		if err := writeCursor(ctx, kv, d.agent, d.token, last, d.revision); err != nil {
+			return 0, 0, fmt.Errorf("commit cursor: %w", err)
+		}
+		return 0, 0, nil
 	}
 	job := DistillJob{Agent: d.agent, Session: session, Trigger: "cursor", Status: JobRunning, Source: "stream"}
 	res, err := c.d.Distill(ctx, msgs, distill.Options{})

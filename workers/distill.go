@@ -27,21 +27,19 @@ const (
 	JobRunning = "running"
 	JobDone    = "done"
 	JobError   = "error"
-	// JobEmpty: the session's messages were found nowhere yet (OpenClaw
-	// sends several session-end events, not all carrying them); a later
-	// event for the session distils it.
-	JobEmpty = "empty"
 )
 
-// DistillJob is a session's distillation record in the distill KV bucket:
-// the idempotency key of the event-driven worker and what `distill status`
-// shows.
+// DistillJob is the record of one distilled range of a session in the
+// distill KV bucket, as `clawmem distill status` shows it.
 type DistillJob struct {
-	Agent     string        `json:"agent"`
-	Session   string        `json:"session"`
+	Agent   string `json:"agent"`
+	Session string `json:"session"`
+	// Range names the distilled messages (see rangeID); "" on the cursor
+	// job's records.
+	Range     string        `json:"range,omitempty"`
 	Trigger   string        `json:"trigger"` // the event kind, or "cursor"/"manual"
 	Status    string        `json:"status"`
-	Source    string        `json:"source,omitempty"` // inline, stream, file or none
+	Source    string        `json:"source,omitempty"` // inline, stream or file
 	Stats     distill.Stats `json:"stats"`
 	Distiller string        `json:"distiller,omitempty"`
 	Model     string        `json:"model,omitempty"`
@@ -51,11 +49,6 @@ type DistillJob struct {
 	Attempts  int           `json:"attempts"`
 	Warnings  []string      `json:"warnings,omitempty"`
 	Updated   time.Time     `json:"updated"`
-}
-
-// JobKey is the distill bucket key of a session's job.
-func JobKey(agent, session string) string {
-	return "job." + agent + "." + schemas.SubjectToken(session)
 }
 
 // DistillConfig tunes the distill worker.
@@ -150,7 +143,7 @@ func (w *DistillWorker) handle(ctx context.Context, msgs []jetstream.Msg) []erro
 }
 
 // errBusy: another worker is distilling the session right now; retry later
-// (by then it is done and this event is acknowledged as a repeat).
+// (by then its mark has moved and this event finds only what is new).
 var errBusy = errors.New("session is being distilled by another worker")
 
 func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
@@ -172,6 +165,7 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 		}
 	}
 	if agent == DistillerAgent {
+		w.log.Info("distill skipped", "agent", agent, "trigger", kind, "reason", "the distiller agent's own sessions are not distilled")
 		return nil
 	}
 	session := cmp.Or(se.SessionID, ev.SessionID)
@@ -182,39 +176,63 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 	if err != nil {
 		return fmt.Errorf("distill bucket: %w", err)
 	}
-	job, rev, claimed, err := claimJob(ctx, kv, agent, session, string(kind), w.cfg.StaleAfter)
-	if err != nil || !claimed {
+	mark, rev, err := lockSession(ctx, kv, agent, session, w.cfg.StaleAfter)
+	if err != nil {
 		return err
 	}
-	job, err = w.distill(ctx, m, kind, agent, session, se, job)
+	// The mark is released on every path; only a distilled range moves it.
+	release := func() {
+		mark.Busy = false
+		if _, err := putMark(ctx, kv, &mark, rev); err != nil {
+			w.log.Warn("session mark not released; it frees itself when stale", "agent", agent, "session", session, "err", err)
+		}
+	}
+	defer release()
+
+	msgs, source, err := w.assemble(ctx, agent, session, se)
+	if err != nil {
+		return err
+	}
+	fresh := sinceMark(msgs, mark.Tail)
+	if len(fresh) == 0 {
+		reason := "no messages found (not in the event, not on the transcript stream, no session file)"
+		if len(msgs) > 0 {
+			reason = fmt.Sprintf("nothing new since the last distillation (%d messages from %s, all distilled before)", len(msgs), source)
+		}
+		w.log.Info("distill skipped", "agent", agent, "session", session, "trigger", kind, "reason", reason)
+		return nil
+	}
+	id := rangeID(fresh)
+	job := DistillJob{Agent: agent, Session: session, Range: id, Trigger: string(kind), Status: JobRunning, Source: source,
+		Attempts: previousAttempts(ctx, kv, agent, session, id) + 1}
+	if err := putJob(ctx, kv, &job); err != nil {
+		w.log.Warn("distill status not saved", "agent", agent, "session", session, "err", err)
+	}
+	job, err = w.distill(ctx, m, kind, agent, session, id, fresh, job)
 	if err != nil {
 		job.Status, job.Error = JobError, err.Error()
-		if _, perr := putJob(ctx, kv, &job, rev); perr != nil {
+		if perr := putJob(ctx, kv, &job); perr != nil {
 			w.log.Warn("distill status not saved", "agent", agent, "session", session, "err", perr)
 		}
 		return err
 	}
 	job.Status, job.Error = JobDone, ""
-	if job.Source == "none" {
-		job.Status = JobEmpty
-	}
-	if _, err := putJob(ctx, kv, &job, rev); err != nil {
+	if err := putJob(ctx, kv, &job); err != nil {
 		// The lessons are stored; a retry would only find them again.
 		w.log.Warn("distill status not saved", "agent", agent, "session", session, "err", err)
 	}
-	w.log.Info("session distilled", "agent", agent, "session", session, "trigger", kind, "source", job.Source,
-		"messages", job.Stats.Messages, "lessons", job.Lessons, "distiller", job.Distiller)
+	mark.Tail = tailOf(fresh)
+	mark.Ranges++
+	mark.Messages += len(fresh)
+	w.advanceStreamCursor(ctx, agent, session, mark.Tail)
+	w.log.Info("session range distilled", "agent", agent, "session", session, "range", id, "trigger", kind, "source", source,
+		"messages", len(fresh), "of", len(msgs), "lessons", job.Lessons, "distiller", job.Distiller)
 	return nil
 }
 
-// distill assembles the session, distils it and hands the lessons on.
-func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schemas.EventKind, agent, session string,
-	se schemas.SessionEvent, job DistillJob) (DistillJob, error) {
-	msgs, source, lastSeq, err := w.assemble(ctx, agent, session, se)
-	if err != nil {
-		return job, err
-	}
-	job.Source = source
+// distill distils one range of a session and hands the lessons on.
+func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schemas.EventKind, agent, session, rangeID string,
+	msgs []distill.Message, job DistillJob) (DistillJob, error) {
 	res, err := w.d.Distill(ctx, msgs, distill.Options{OnProgress: func() { _ = m.InProgress() }})
 	if err != nil {
 		return job, fmt.Errorf("distill: %w", err)
@@ -222,9 +240,11 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 	job.Stats, job.Distiller, job.Model, job.Warnings = res.Stats, res.Distiller, res.Model, res.Warnings
 	items := lessonItems(agent, session, res, msgs, w.cfg.Dedup)
 	job.Lessons = len(items)
-	if w.cfg.SessionMemory && kind == schemas.KindCommandNew {
+	if w.cfg.SessionMemory && kind != schemas.KindSessionEnd {
+		// One summary per range a /new or /reset ends (the seed's
+		// sessionMemory on /new).
 		if text := distill.SessionSummary(msgs, w.cfg.SessionMemoryMessages); text != "" {
-			meta, _ := json.Marshal(map[string]any{"source": "session-memory", "sessionId": session})
+			meta, _ := json.Marshal(map[string]any{"source": "session-memory", "sessionId": session, "range": rangeID})
 			items = append(items, schemas.CaptureItem{
 				SourceID: SourceID(agent, session, "summary\x00"+text), Text: text, Category: schemas.CategoryFact,
 				Scope: schemas.GlobalScope, Importance: 0.5, Dedup: w.cfg.Dedup, Metadata: meta,
@@ -232,102 +252,77 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 			job.Summary = true
 		}
 	}
-	if err := publishWork(ctx, w.js, agent, "distill", "distill-"+agent+"-"+schemas.SubjectToken(session), items); err != nil {
+	msgID := "distill-" + agent + "-" + schemas.SubjectToken(session) + "-" + rangeID
+	if err := publishWork(ctx, w.js, agent, "distill", msgID, items); err != nil {
 		return job, err
-	}
-	if source == "stream" {
-		// The cursor job need not distil what this session's end did.
-		if err := advanceCursor(ctx, w.js, agent, session, lastSeq); err != nil {
-			w.log.Warn("transcript cursor not advanced", "agent", agent, "session", session, "err", err)
-		}
 	}
 	return job, nil
 }
 
+// advanceStreamCursor moves the cursor job's position for the session to
+// the stream entry where the distilled range ends, when the transcript
+// stream has it, so the scheduled job does not distil the range again.
+func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session string, tail []string) {
+	entries, seqs, _, err := readTranscriptSeqs(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
+	if err != nil || len(entries) == 0 {
+		return
+	}
+	kept, keptSeqs := entries[:0:0], seqs[:0:0]
+	for i, e := range entries {
+		if e.SessionID == "" || e.SessionID == session {
+			kept, keptSeqs = append(kept, e), append(keptSeqs, seqs[i])
+		}
+	}
+	msgs := distill.FromEntries(kept)
+	end := markEnd(msgs, tail)
+	if end <= 0 {
+		return
+	}
+	seqOf := make(map[string]uint64, len(kept))
+	for i, e := range kept {
+		seqOf[e.EntryID] = keptSeqs[i]
+	}
+	seq, ok := seqOf[msgs[end-1].EntryID]
+	if !ok || msgs[end-1].EntryID == "" {
+		return
+	}
+	if err := advanceCursor(ctx, w.js, agent, session, seq); err != nil {
+		w.log.Warn("transcript cursor not advanced", "agent", agent, "session", session, "err", err)
+	}
+}
+
 // assemble finds the session's messages: carried by the event, else on the
 // transcript stream, else in the JSONL file. No messages anywhere is not an
-// error: the session is done with nothing to learn.
-func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent) ([]distill.Message, string, uint64, error) {
+// error: there is nothing to distil (source "none").
+func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent) ([]distill.Message, string, error) {
 	if msgs := distill.FromHook(se.Messages); len(msgs) > 0 {
-		return msgs, "inline", 0, nil
+		return msgs, "inline", nil
 	}
-	entries, last, err := readTranscript(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
+	entries, _, err := readTranscript(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", err
 	}
 	if msgs := distill.FromEntries(sessionEntries(entries, session)); len(msgs) > 0 {
-		return msgs, "stream", last, nil
+		return msgs, "stream", nil
 	}
 	path, err := distill.ResolveSessionFile(w.cfg.StateDir, agent, session, se.SessionFile)
 	if err != nil {
 		if errors.Is(err, schemas.ErrInvalid) {
-			return nil, "", 0, Permanent(err)
+			return nil, "", Permanent(err)
 		}
-		w.log.Info("no transcript for session", "agent", agent, "session", session, "err", err)
-		return nil, "none", 0, nil
+		return nil, "none", nil
 	}
 	tr, err := distill.ReadFile(path)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("read %s: %w", path, err)
+		return nil, "", fmt.Errorf("read %s: %w", path, err)
 	}
-	return tr.Messages, "file", 0, nil
+	return tr.Messages, "file", nil
 }
 
 // sessionEntries keeps the entries of session: subject tokens are
 // sanitised, so two session ids can share one subject.
 func sessionEntries(entries []schemas.TranscriptEntry, session string) []schemas.TranscriptEntry {
 	return slices.DeleteFunc(entries, func(e schemas.TranscriptEntry) bool { return e.SessionID != "" && e.SessionID != session })
-}
-
-// claimJob takes a session's job for this worker with compare-and-set: a
-// done job is not redone (claimed false, nil error), a fresh running job
-// of another worker is errBusy, anything else is taken over.
-func claimJob(ctx context.Context, kv jetstream.KeyValue, agent, session, trigger string, staleAfter time.Duration) (DistillJob, uint64, bool, error) {
-	key := JobKey(agent, session)
-	for range 5 {
-		job := DistillJob{Agent: agent, Session: session, Trigger: trigger, Status: JobRunning}
-		e, err := kv.Get(ctx, key)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			job.Attempts = 1
-			rev, err := putJob(ctx, kv, &job, 0)
-			if errors.Is(err, jetstream.ErrKeyExists) {
-				continue
-			}
-			return job, rev, err == nil, err
-		case err != nil:
-			return job, 0, false, fmt.Errorf("read job: %w", err)
-		}
-		var old DistillJob
-		_ = json.Unmarshal(e.Value(), &old)
-		switch {
-		case old.Status == JobDone:
-			return old, 0, false, nil
-		case old.Status == JobRunning && time.Since(old.Updated) < staleAfter:
-			return old, 0, false, errBusy
-		}
-		job.Attempts = old.Attempts + 1
-		rev, err := putJob(ctx, kv, &job, e.Revision())
-		if errors.Is(err, jetstream.ErrKeyExists) || isWrongRevision(err) {
-			continue
-		}
-		return job, rev, err == nil, err
-	}
-	return DistillJob{}, 0, false, errBusy
-}
-
-// putJob writes job: created when rev is 0, else only over revision rev.
-func putJob(ctx context.Context, kv jetstream.KeyValue, job *DistillJob, rev uint64) (uint64, error) {
-	job.Updated = time.Now().UTC()
-	b, err := json.Marshal(job)
-	if err != nil {
-		return 0, err
-	}
-	key := JobKey(job.Agent, job.Session)
-	if rev == 0 {
-		return kv.Create(ctx, key, b)
-	}
-	return kv.Update(ctx, key, b, rev)
 }
 
 func isWrongRevision(err error) bool {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,21 +145,30 @@ func (p *pipeline) publishSessionEvent(t testing.TB, kind schemas.EventKind, age
 	}
 }
 
+// job returns the newest job of a session, if any.
 func (p *pipeline) job(t *testing.T, agent, session string) (DistillJob, bool) {
 	t.Helper()
-	kv, err := p.js.KeyValue(context.Background(), schemas.BucketDistill)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := kv.Get(context.Background(), JobKey(agent, session))
-	if err != nil {
+	jobs := p.jobs(t, agent, session)
+	if len(jobs) == 0 {
 		return DistillJob{}, false
 	}
-	var j DistillJob
-	if err := json.Unmarshal(e.Value(), &j); err != nil {
+	return jobs[0], true
+}
+
+// jobs lists a session's jobs (one per distilled range), newest first.
+func (p *pipeline) jobs(t *testing.T, agent, session string) []DistillJob {
+	t.Helper()
+	all, err := Jobs(context.Background(), p.js, agent)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return j, true
+	var out []DistillJob
+	for _, j := range all {
+		if j.Session == session {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 func (p *pipeline) waitJob(t *testing.T, agent, session, status string) DistillJob {
@@ -298,15 +308,16 @@ func TestDistillWorkerFromStreamAndFile(t *testing.T) {
 		t.Fatalf("file lesson missing: %v", got)
 	}
 	// A session-end event that finds no transcript anywhere (OpenClaw's
-	// command:new carries none) leaves the session to a later event that
-	// brings its messages (before_reset does).
+	// command:new carries none) distils nothing and records no range; a
+	// later event that brings the messages (before_reset does) distils them.
 	p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "later"})
-	if j := p.waitJob(t, "main", "later", JobEmpty); j.Source != "none" || j.Lessons != 0 {
-		t.Fatalf("empty job %+v", j)
+	p.waitSettled(t)
+	if jobs := p.jobs(t, "main", "later"); len(jobs) != 0 {
+		t.Fatalf("a session-end without messages recorded jobs: %+v", jobs)
 	}
 	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: "later",
 		Messages: []schemas.Message{userMsg("Lesson: the release branch is cut every Thursday")}})
-	if j := p.waitJob(t, "main", "later", JobDone); j.Source != "inline" || j.Lessons != 1 || j.Attempts != 2 {
+	if j := p.waitJob(t, "main", "later", JobDone); j.Source != "inline" || j.Lessons != 1 || j.Attempts != 1 {
 		t.Fatalf("job after the messages came %+v", j)
 	}
 }
@@ -487,5 +498,125 @@ func BenchmarkDistillWorker(b *testing.B) {
 		b.ReportMetric(float64(sessions)/el.Minutes(), "sessions/min")
 		b.ReportMetric(float64(tokens)/float64(max(kept, 1)), "tokens/lesson")
 		b.ReportMetric(float64(kept), "lessons")
+	}
+}
+
+// rawMsg is a hook message as OpenClaw 2026.9.6 sends it in before_reset:
+// roles include system, custom and toolResult, assistant content is blocks.
+func rawMsg(role, content string) schemas.Message {
+	return schemas.Message{Role: role, Content: json.RawMessage(content), Timestamp: time.Now().UnixMilli()}
+}
+
+// OpenClaw 2026.9.6 keeps one session id across /new and /reset: every
+// /new must distil the messages since the previous one, once, whether the
+// messages come inline (before_reset carries the window since the last
+// reset) or from the transcript stream, and whichever of command:new,
+// before_reset and session_end arrives first. Payload shapes are those the
+// real host sent (integrations/openclaw/realhost).
+func TestDistillWorkerEveryNewOfOneSession(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{})
+	const sid = "80a2cfe9-01bd-4ccc-bb86-2ee8b0d5f072"
+	sessionFile := "sqlite:main:" + sid + ":/home/u/.openclaw/agents/main/sessions/sessions.json"
+	reply := `[{"type":"text","text":"Noted."}]`
+	windows := [][]schemas.Message{
+		{rawMsg("user", `"Lesson: the staging database listens on port 6543"`), rawMsg("assistant", reply),
+			rawMsg("user", `"Do you remember my favourite colour?"`), rawMsg("assistant", `[]`), rawMsg("custom", `""`),
+			rawMsg("toolResult", `[]`), rawMsg("assistant", reply)},
+		{rawMsg("system", `""`), rawMsg("user", `"Lesson: deploys need the release checklist signed off"`), rawMsg("assistant", reply),
+			rawMsg("user", `"My sister lives in Lisbon."`), rawMsg("assistant", reply)},
+		{rawMsg("system", `""`), rawMsg("user", `"Lesson: the VPN must be on before the sync script runs"`), rawMsg("assistant", reply)},
+	}
+	want := []int{4, 4, 2} // user and assistant messages with text in each window
+	ends := []schemas.EventKind{schemas.KindCommandNew, schemas.KindCommandNew, schemas.KindCommandReset}
+	for i, w := range windows {
+		reason := "new"
+		if ends[i] == schemas.KindCommandReset {
+			reason = "reset"
+		}
+		// The order the real host sends them: command, before_reset with
+		// the window's messages, session_end with none.
+		p.publishSessionEvent(t, ends[i], "main", schemas.SessionEvent{SessionID: sid, Reason: reason})
+		p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: sid, SessionFile: sessionFile, Messages: w, Reason: reason})
+		p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: sid, Reason: reason})
+		p.waitSettled(t)
+		// A redelivered before_reset (same window) distils nothing.
+		p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: sid, SessionFile: sessionFile, Messages: w, Reason: reason})
+		p.waitSettled(t)
+		jobs := p.jobs(t, "main", sid)
+		if len(jobs) != i+1 {
+			t.Fatalf("after /new %d: %d jobs, want %d: %+v", i+1, len(jobs), i+1, jobs)
+		}
+		j := jobs[0]
+		if j.Status != JobDone || j.Source != "inline" || j.Stats.Messages != want[i] || j.Lessons != 1 || j.Range == "" || j.Trigger != string(schemas.KindBeforeReset) {
+			t.Fatalf("job of /new %d: %+v", i+1, j)
+		}
+	}
+	got := p.waitMemories(t, 3)
+	for _, l := range []string{"the staging database listens on port 6543", "deploys need the release checklist signed off", "the VPN must be on before the sync script runs"} {
+		if _, ok := got[l]; !ok {
+			t.Fatalf("lesson %q missing: %v", l, got)
+		}
+	}
+}
+
+// The same with the transcript on the stream (the SQLite follower) and
+// session-end events that carry no messages.
+func TestDistillWorkerEveryNewFromStream(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{})
+	windows := [][]string{
+		{"Lesson: the build cache fills the disk every month", "thanks"},
+		{"Lesson: invoices go out on the first working day", "ok"},
+		{"Lesson: the lab printer needs the blue driver"},
+	}
+	start := 0
+	for i, w := range windows {
+		publishEntries(t, p.js, "main", "s5", start, w...)
+		start += len(w)
+		p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "s5", Reason: "new"})
+		p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "s5", Reason: "new"})
+		p.waitSettled(t)
+		jobs := p.jobs(t, "main", "s5")
+		if len(jobs) != i+1 || jobs[0].Source != "stream" || jobs[0].Stats.Messages != len(w) || jobs[0].Lessons != 1 {
+			t.Fatalf("after /new %d: %+v", i+1, jobs)
+		}
+	}
+	p.waitMemories(t, 3)
+	// The scheduled cursor job finds nothing left to distil.
+	c, err := NewCursorDistiller(p.js, f.distiller(t), CursorConfig{Idle: time.Millisecond}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := f.calls.Load()
+	rep, err := c.RunOnce(context.Background(), CursorRun{IgnoreIdle: true})
+	if err != nil || rep.Messages != 0 || f.calls.Load() != calls {
+		t.Fatalf("cursor run after the /new ranges: %+v, %v, %d LLM calls", rep, err, f.calls.Load()-calls)
+	}
+}
+
+func TestSinceMark(t *testing.T) {
+	m := func(role, text string) distill.Message { return distill.Message{Role: role, Text: text} }
+	a := []distill.Message{m("user", "one"), m("assistant", "ok"), m("user", "two"), m("assistant", "ok")}
+	tests := []struct {
+		name string
+		msgs []distill.Message
+		tail []string
+		want int
+	}{
+		{"no mark: everything", a, nil, 4},
+		{"mark at the end: nothing", a, tailOf(a), 0},
+		{"mark inside: the rest", append(slices.Clone(a), m("user", "three")), tailOf(a), 1},
+		{"mark absent (a new window): everything", []distill.Message{m("user", "four"), m("assistant", "ok")}, tailOf(a), 2},
+		{"a repeated short reply does not fool a three-message tail", []distill.Message{m("user", "five"), m("assistant", "ok")}, tailOf(a[:2]), 2},
+		{"whitespace does not matter", []distill.Message{m("user", "one"), m("assistant", " ok\n"), m("user", "two  "), m("assistant", "ok"), m("user", "x")}, tailOf(a), 1},
+		{"the last occurrence counts", append(append(slices.Clone(a), a...), m("user", "y")), tailOf(a), 1},
+	}
+	for _, tt := range tests {
+		if got := len(sinceMark(tt.msgs, tt.tail)); got != tt.want {
+			t.Errorf("%s: %d messages after the mark, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -49,7 +50,7 @@ func (a *app) distillStatusCmd() *cobra.Command {
 	var agent, session string
 	cmd := &cobra.Command{
 		Use:     "status",
-		Short:   "Show distillation jobs: queued, running, done or error, with their figures",
+		Short:   "Show distillation jobs, one row per distilled range of a session: running, done or error, with their figures",
 		Example: "  clawmem distill status\n  clawmem distill status --agent main --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,9 +90,9 @@ func (a *app) distillStatusCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AGENT\tSESSION\tTRIGGER\tSTATUS\tSOURCE\tMESSAGES\tCHUNKS\tCANDIDATES\tMAP ERRORS\tKEPT\tTOKENS\tDURATION\tUPDATED\tERROR")
+			fmt.Fprintln(tw, "AGENT\tSESSION\tRANGE\tTRIGGER\tSTATUS\tSOURCE\tMESSAGES\tCHUNKS\tCANDIDATES\tMAP ERRORS\tKEPT\tTOKENS\tDURATION\tUPDATED\tERROR")
 			for _, j := range jobs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", j.Agent, j.Session, j.Trigger, j.Status,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", j.Agent, j.Session, cmp.Or(j.Range, "-"), j.Trigger, j.Status,
 					j.Source, j.Stats.Messages, j.Stats.Chunks, j.Stats.Candidates, j.Stats.MapErrors, j.Lessons,
 					j.Stats.InputTokens+j.Stats.OutputTokens, j.Stats.Duration.Round(time.Millisecond), j.Updated.Local().Format(time.DateTime), j.Error)
 			}
