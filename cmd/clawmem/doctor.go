@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/producers/watcher"
 )
 
 // checkTimeout bounds each startup or doctor check, as the seed's startup
@@ -83,7 +85,52 @@ func (a *app) doctor(ctx context.Context) []check {
 		embedder.Fix = "check embedding.baseURL is reachable, embedding.apiKey (and that its ${ENV} variable is set for this process) and embedding.model"
 	}
 	checks = append(checks, embedder)
-	return append(checks, storeChecks(ctx, cfg)...)
+	checks = append(checks, storeChecks(ctx, cfg)...)
+	if instanceRunning(cfg.DataDir) {
+		checks = append(checks, a.transcriptChecks(ctx, cfg)...)
+	}
+	return checks
+}
+
+// transcriptChecks report, per agent, which OpenClaw transcript source the
+// running clawmem's watcher follows and any database it cannot read.
+func (a *app) transcriptChecks(ctx context.Context, cfg *config.Config) []check {
+	nc, err := a.dialNATS(cfg, "clawmem-doctor")
+	if err != nil {
+		return []check{{Name: "watcher", Detail: "cannot reach the running clawmem: " + err.Error()}}
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return []check{{Name: "watcher", Detail: err.Error()}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	st, err := watcher.Status(ctx, js)
+	if err != nil {
+		return []check{{Name: "watcher", OK: true, Detail: "no transcript status yet (watch disabled, or the first scan has not finished)"}}
+	}
+	if len(st) == 0 {
+		return []check{{Name: "watcher", OK: true, Detail: "no OpenClaw agents under the state dir yet"}}
+	}
+	var out []check
+	for _, s := range st {
+		c := check{Name: "watcher", OK: s.Problem == ""}
+		switch s.Source {
+		case "sqlite":
+			c.Detail = fmt.Sprintf("agent %s: OpenClaw SQLite transcripts %s (cursor at row %d)", s.Agent, s.Path, s.RowID)
+		case "jsonl":
+			c.Detail = fmt.Sprintf("agent %s: OpenClaw JSONL session files in %s", s.Agent, s.Path)
+		default:
+			c.Detail = fmt.Sprintf("agent %s: no transcripts found yet (hook events still carry messages)", s.Agent)
+		}
+		if s.Problem != "" {
+			c.Detail += ": " + s.Problem
+			c.Fix = "the watcher retries on every change; hook events still carry the messages. If OpenClaw was upgraded, check clawmem's release notes for its transcript schema"
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // storeChecks opens the store and runs a test recall on it. When a running

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -256,6 +259,20 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	if err := os.MkdirAll(sessions, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// An agent whose OpenClaw database has a schema clawmem does not know
+	// (a newer OpenClaw): reported by doctor, never fatal.
+	newer := filepath.Join(dir, "openclaw", "agents", "newer", "agent")
+	if err := os.MkdirAll(newer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(newer, watcher.OpenClawDBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, payload BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	up := startUp(t, dir)
 	lines := `{"type":"session","version":3,"id":"sess-1","timestamp":"2026-05-01T10:00:00Z","cwd":"/w"}
 {"type":"message","id":"a0000001","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"I prefer PostgreSQL over MySQL for every new service"}}
@@ -318,6 +335,11 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	if code, out, _ := runCLI(t, "distill", "status", "--data-dir", dir); code != 0 || !bytes.Contains([]byte(out), []byte("queued: 0")) ||
 		!bytes.Contains([]byte(out), []byte("sess-1")) {
 		t.Fatalf("distill status: %s", out)
+	}
+	code, out, _ = runCLI(t, "doctor", "--data-dir", dir)
+	if code != 1 || !strings.Contains(out, "agent main: OpenClaw JSONL session files") ||
+		!strings.Contains(out, "[FAIL] watcher   agent newer: OpenClaw SQLite transcripts") || !strings.Contains(out, "lacks event_json") {
+		t.Fatalf("doctor does not report the transcript sources: %d\n%s", code, out)
 	}
 	// Nothing new since: a manual run finds nothing to do.
 	code, out, _ = runCLI(t, "distill", "run", "--since", "24h", "--data-dir", dir, "--json")

@@ -111,18 +111,23 @@ func (w *Watcher) publish(ctx context.Context, t *tracked, offset int64, l disti
 		V: schemas.Version, AgentID: t.agent, SessionID: t.session(), File: t.sf.Name, Offset: offset,
 		EntryID: l.EntryID, Role: l.Role, Text: l.Text, Timestamp: l.Timestamp,
 	}
+	return w.publishEntry(ctx, e, msgID(t.agent, t.rec.FileID, offset), fmt.Sprintf("%s offset %d", t.rel, offset))
+}
+
+// publishEntry publishes e with its Nats-Msg-Id and waits for the ack;
+// where names the entry's origin in errors and logs.
+func (w *Watcher) publishEntry(ctx context.Context, e schemas.TranscriptEntry, id, where string) error {
 	limit := int(w.js.Conn().MaxPayload()) - headerRoom
 	data, cut, err := encodeEntry(e, limit)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errEntryTooLarge, err)
 	}
 	if cut {
-		w.log.Warn("message text cut to fit one NATS message", "file", t.rel, "offset", offset,
-			"bytes", len(l.Text), "limit", limit)
+		w.log.Warn("message text cut to fit one NATS message", "entry", where, "bytes", len(e.Text), "limit", limit)
 	}
-	msg := nats.NewMsg(schemas.TranscriptSubject(t.agent, e.SessionID))
+	msg := nats.NewMsg(schemas.TranscriptSubject(e.AgentID, e.SessionID))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, msgID(t.agent, t.rec.FileID, offset))
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
 	defer cancel()
 	ack, err := w.js.PublishMsg(pctx, msg, jetstream.WithExpectStream(schemas.StreamTranscripts))
@@ -130,7 +135,7 @@ func (w *Watcher) publish(ctx context.Context, t *tracked, offset int64, l disti
 		return fmt.Errorf("%w: %v", errEntryTooLarge, err)
 	}
 	if err != nil {
-		return fmt.Errorf("publish %s offset %d: %w", t.rel, offset, err)
+		return fmt.Errorf("publish %s: %w", where, err)
 	}
 	if ack.Duplicate {
 		w.met.entries.WithLabelValues("duplicate").Inc()

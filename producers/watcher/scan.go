@@ -58,7 +58,12 @@ func (w *Watcher) scanAll(ctx context.Context) error {
 		if err := w.scanDir(ctx, agent, seen); err != nil {
 			errs = append(errs, err)
 		}
+		if err := w.scanDB(ctx, agent); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	w.agents = agents
+	w.saveStatus(ctx)
 	for path, t := range w.files {
 		if !seen[path] {
 			if err := w.vanished(ctx, t); err != nil {
@@ -191,6 +196,7 @@ func (w *Watcher) watchTree(agents []string) {
 	for _, agent := range agents {
 		add(filepath.Join(w.agentsDir(), agent))
 		add(w.sessionsDir(agent))
+		add(filepath.Dir(w.dbPath(agent))) // the database and its -wal file change there
 	}
 }
 
@@ -203,6 +209,7 @@ func (w *Watcher) handleEvents(ctx context.Context, events []fsnotify.Event) err
 	}
 	var files []fileRef
 	seen := make(map[string]bool)
+	dbAgents := make(map[string]bool)
 	agents := w.agentsDir()
 	for _, ev := range events {
 		if ev.Op == fsnotify.Chmod {
@@ -212,6 +219,11 @@ func (w *Watcher) handleEvents(ctx context.Context, events []fsnotify.Event) err
 		switch {
 		case ev.Name == agents || dir == agents || filepath.Dir(dir) == agents:
 			return w.scanAll(ctx)
+		case filepath.Base(dir) == "agent" && filepath.Dir(filepath.Dir(dir)) == agents:
+			if base := filepath.Base(ev.Name); base == OpenClawDBName || base == OpenClawDBName+"-wal" {
+				dbAgents[filepath.Base(filepath.Dir(dir))] = true
+			}
+			continue
 		case filepath.Base(dir) != "sessions" || filepath.Dir(filepath.Dir(dir)) != agents:
 			continue
 		}
@@ -238,5 +250,15 @@ func (w *Watcher) handleEvents(ctx context.Context, events []fsnotify.Event) err
 			errs = append(errs, err)
 		}
 	}
+	for agent := range dbAgents {
+		if schemas.ValidateAgentID(agent) != nil {
+			continue
+		}
+		if err := w.scanDB(ctx, agent); err != nil {
+			errs = append(errs, err)
+		}
+		w.dbRecheck[agent] = true
+	}
+	w.saveStatus(ctx)
 	return errors.Join(errs...)
 }

@@ -33,7 +33,14 @@ type Watcher struct {
 	stream    jetstream.Stream
 	fsw       *fsnotify.Watcher // nil outside Run
 	files     map[string]*tracked
-	badAgents map[string]bool // invalid agent directories already warned about
+	dbs       map[string]*trackedDB // OpenClaw SQLite databases, by path
+	badAgents map[string]bool       // invalid agent directories already warned about
+	statusSig string                // the sources last saved for doctor
+	agents    []string              // the agents the last full scan found
+	// dbRecheck holds the agents whose database changed: a commit becomes
+	// visible a moment after the -wal write that woke the watcher, so they
+	// are passed over again shortly after.
+	dbRecheck map[string]bool
 }
 
 // New makes a Watcher publishing through js. It does no I/O: the offsets
@@ -52,7 +59,7 @@ func New(cfg Config, js jetstream.JetStream, log *slog.Logger) (*Watcher, error)
 	}
 	return &Watcher{
 		cfg: cfg, js: js, log: log.With("component", "watcher"), met: newMetrics(cfg.Registerer, log),
-		files: make(map[string]*tracked), badAgents: make(map[string]bool),
+		files: make(map[string]*tracked), dbs: make(map[string]*trackedDB), dbRecheck: make(map[string]bool), badAgents: make(map[string]bool),
 	}, nil
 }
 
@@ -80,12 +87,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.flush(ctx)
+		for _, t := range w.dbs {
+			w.closeDB(t)
+		}
 		if err := fsw.Close(); err != nil {
 			w.log.Warn("closing fsnotify", "err", err)
 		}
 		w.fsw = nil
 	}()
-	w.log.Info("watching OpenClaw session files", "dir", w.agentsDir(), "rescan", w.cfg.Rescan)
+	w.log.Info("watching OpenClaw transcripts: agents/*/agent/"+OpenClawDBName+" (OpenClaw ≥ 2026.7) and agents/*/sessions/*.jsonl (older)",
+		"dir", w.agentsDir(), "rescan", w.cfg.Rescan)
 	w.locked(ctx, "initial scan", w.scanAll)
 	return w.loop(ctx, fsw)
 }
@@ -94,6 +105,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 func (w *Watcher) loop(ctx context.Context, fsw *fsnotify.Watcher) error {
 	tick := time.NewTicker(w.cfg.Rescan)
 	defer tick.Stop()
+	var recheck <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,6 +117,12 @@ func (w *Watcher) loop(ctx context.Context, fsw *fsnotify.Watcher) error {
 			}
 			batch := collect(fsw, ev)
 			w.locked(ctx, "event", func(ctx context.Context) error { return w.handleEvents(ctx, batch) })
+			if recheck == nil && w.recheckPending() {
+				recheck = time.After(dbRecheckDelay)
+			}
+		case <-recheck:
+			recheck = nil
+			w.locked(ctx, "database recheck", w.recheckDBs)
 		case err, ok := <-fsw.Errors:
 			if !ok {
 				return errors.New("watcher: fsnotify stopped")
