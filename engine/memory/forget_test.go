@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -119,7 +120,7 @@ func TestForgetByQuery(t *testing.T) {
 		for _, text := range forgetCorpus {
 			mustStore(t, e, a, memory.StoreRequest{Text: text})
 		}
-		// The same text in global: A sees two memories scoring above 0.9.
+		// The same text in global: A sees two equally relevant memories.
 		mustStore(t, e, memory.Admin(), memory.StoreRequest{Text: forgetCorpus[1], Scope: "global"})
 		before := all(t, e)
 		res, err := e.Forget(ctx, a, memory.ForgetRequest{Query: forgetCorpus[1]})
@@ -131,7 +132,7 @@ func TestForgetByQuery(t *testing.T) {
 		}
 		confident := 0
 		for _, c := range res.Candidates {
-			if c.Score > memory.ForgetAutoDelete {
+			if c.Sources.Fused >= memory.ForgetMinRelevance {
 				confident++
 			}
 			if c.Memory.Vector != nil {
@@ -139,7 +140,7 @@ func TestForgetByQuery(t *testing.T) {
 			}
 		}
 		if confident != 2 {
-			t.Fatalf("%d candidates above %v, want 2: %v", confident, memory.ForgetAutoDelete, texts(res.Candidates))
+			t.Fatalf("%d candidates above %v, want 2: %v", confident, memory.ForgetMinRelevance, texts(res.Candidates))
 		}
 		if after := all(t, e); len(after) != len(before) {
 			t.Fatalf("%d memories after, %d before", len(after), len(before))
@@ -202,5 +203,37 @@ func TestForgetScopeOption(t *testing.T) {
 	}
 	if _, ok := get(t, e, own.ID); !ok {
 		t.Fatal("own memory deleted")
+	}
+}
+
+func TestConfidentMatch(t *testing.T) {
+	c := func(id string, fused, final float64) retrieve.Candidate {
+		return retrieve.Candidate{Memory: schemas.Memory{ID: id}, Score: final, Sources: retrieve.Sources{Fused: fused, Final: final}}
+	}
+	tests := []struct {
+		name string
+		cs   []retrieve.Candidate
+		want string
+	}{
+		{"none", nil, ""},
+		{"a clear leader the seed's 0.9 missed (82% vs 42% shown)", []retrieve.Candidate{c("a", 0.87, 0.82), c("b", 0.58, 0.42)}, "a"},
+		{"alone and relevant", []retrieve.Candidate{c("a", 0.86, 0.7)}, "a"},
+		{"alone but weak", []retrieve.Candidate{c("a", 0.80, 0.8)}, ""},
+		{"two close matches", []retrieve.Candidate{c("a", 0.95, 0.9), c("b", 0.90, 0.8)}, ""},
+		{"exact duplicates", []retrieve.Candidate{c("a", 1, 0.9), c("b", 1, 0.9)}, ""},
+		{"a margin just over the bound", []retrieve.Candidate{c("a", 0.96, 0.9), c("b", 0.85, 0.8)}, "a"},
+		{"below the relevance bound", []retrieve.Candidate{c("a", 0.84, 0.84), c("b", 0.3, 0.3)}, ""},
+		{"ranked by relevance, not by final score", []retrieve.Candidate{c("old", 0.84, 0.75), c("new", 1.0, 0.72), c("x", 0.6, 0.5)}, "new"},
+		{"the runner-up found late", []retrieve.Candidate{c("x", 0.5, 0.5), c("a", 0.9, 0.6), c("b", 0.88, 0.55)}, ""},
+	}
+	for _, tt := range tests {
+		got := memory.ConfidentMatch(tt.cs)
+		id := ""
+		if got != nil {
+			id = got.Memory.ID
+		}
+		if id != tt.want {
+			t.Errorf("%s: ConfidentMatch = %q, want %q", tt.name, id, tt.want)
+		}
 	}
 }

@@ -25,9 +25,19 @@ import (
 const (
 	DedupTool    = 0.98 // memory_store
 	DedupCapture = 0.95 // auto-capture, import, distilled lessons
-	// ForgetAutoDelete: a query-based forget deletes on its own only when
-	// exactly one candidate scores above this.
-	ForgetAutoDelete = 0.9
+	// A query-based forget (or update) acts on its own only on a clear
+	// single match: the best candidate's relevance (the fused vector+BM25
+	// score, before recency, importance and age re-rank) is at least
+	// ForgetMinRelevance and leads the next candidate by at least
+	// ForgetMinMargin. Measured with real embeddings (USE-lite) on 40
+	// personal memories and 66 forget queries: targeted queries score
+	// 0.75–1.0 with margins of 0.10–0.43, vague ones ("my pets", "Prague",
+	// "coffee or tea") have margins under 0.09; this rule deletes 29 of 51
+	// targeted queries' memories and none wrongly where two memories fit
+	// equally. The seed's "exactly one above 0.9" fired for 20 and never for
+	// a clear leader at 0.82–0.89.
+	ForgetMinRelevance = 0.85
+	ForgetMinMargin    = 0.10
 	// ContextMinScore is auto-recall's threshold.
 	ContextMinScore = 0.3
 )
@@ -277,8 +287,9 @@ type ForgetResult struct {
 	Candidates []retrieve.Candidate `json:"candidates,omitempty"`
 }
 
-// Forget deletes by id, or by query when exactly one candidate scores above
-// 0.9; otherwise it returns the candidates so the caller can pick an id.
+// Forget deletes by id, or by query when one candidate is a clear match
+// (ConfidentMatch); otherwise it returns the candidates so the caller can
+// pick an id.
 func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetResult, error) {
 	f, err := e.readFilter(who, r.Scope)
 	if err != nil {
@@ -295,28 +306,36 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 	if err != nil {
 		return ForgetResult{}, err
 	}
-	if sure := confident(res.Candidates); sure != nil {
+	if sure := ConfidentMatch(res.Candidates); sure != nil {
 		id, err := e.store.Delete(ctx, sure.Memory.ID, f)
 		return ForgetResult{Deleted: id}, err
 	}
 	return ForgetResult{Candidates: stripVectors(res.Candidates)}, nil
 }
 
-// confident returns the one candidate whose relevance is above
-// ForgetAutoDelete, if exactly one is. Relevance is the fused retrieval
-// score, before recency, importance and age adjust the ranking: an exact
-// match must not lose its certainty for being a week old.
-func confident(cs []retrieve.Candidate) *retrieve.Candidate {
-	var hit *retrieve.Candidate
+// ConfidentMatch returns the candidate a query-based forget or update may
+// act on without asking: the most relevant one, when its relevance is at
+// least ForgetMinRelevance and at least ForgetMinMargin above the next
+// one's; nil otherwise. Relevance is the fused retrieval score, not the
+// final one: an exact match must not lose its certainty for being a week
+// old, and the ranking by final score is not the ranking by relevance.
+func ConfidentMatch(cs []retrieve.Candidate) *retrieve.Candidate {
+	best, next := -1, -1
 	for i := range cs {
-		if cs[i].Sources.Fused > ForgetAutoDelete {
-			if hit != nil {
-				return nil
-			}
-			hit = &cs[i]
+		switch {
+		case best < 0 || cs[i].Sources.Fused > cs[best].Sources.Fused:
+			best, next = i, best
+		case next < 0 || cs[i].Sources.Fused > cs[next].Sources.Fused:
+			next = i
 		}
 	}
-	return hit
+	if best < 0 || cs[best].Sources.Fused < ForgetMinRelevance {
+		return nil
+	}
+	if next >= 0 && cs[best].Sources.Fused-cs[next].Sources.Fused < ForgetMinMargin {
+		return nil
+	}
+	return &cs[best]
 }
 
 func stripVectors(cs []retrieve.Candidate) []retrieve.Candidate {
@@ -363,7 +382,7 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		}
 		// Only a confident match is changed: a lone weak candidate is
 		// returned for the caller to confirm, never overwritten.
-		sure := confident(res.Candidates)
+		sure := ConfidentMatch(res.Candidates)
 		if sure == nil {
 			return UpdateResult{Candidates: stripVectors(res.Candidates)}, nil
 		}

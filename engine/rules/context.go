@@ -34,7 +34,9 @@ type ContextMemory struct {
 }
 
 // SanitizeForContext makes stored text safe to place inside a recall block:
-// it HTML-escapes & < > " ', collapses whitespace and control characters to
+// it escapes < and > (the only characters that could close the block or
+// open a tag in it; quotes, apostrophes and ampersands reach the model as
+// written, since "&#39;" in a prompt is noise, not safety), collapses whitespace and control characters to
 // single spaces, and cuts the result to MaxContextRunes runes, appending "…"
 // when it cuts. An escape is never cut in half, and invalid UTF-8 becomes
 // U+FFFD, so the output is always valid UTF-8 with no raw < or >.
@@ -72,16 +74,10 @@ func isVisible(r rune) bool { return !unicode.IsSpace(r) && !unicode.IsControl(r
 
 func escapeRune(r rune) string {
 	switch r {
-	case '&':
-		return "&amp;"
 	case '<':
 		return "&lt;"
 	case '>':
 		return "&gt;"
-	case '"':
-		return "&quot;"
-	case '\'':
-		return "&#39;"
 	}
 	return string(r)
 }
