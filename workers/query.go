@@ -989,8 +989,12 @@ func (s *QueryService) opStats(ctx context.Context, who memory.Who, data []byte)
 	if st.FullText {
 		fts = "on"
 	}
+	rr := st.Rerank
+	if rr != st.Retrieval.Rerank {
+		rr += " (configured " + st.Retrieval.Rerank + ", no rerank endpoint)"
+	}
 	fmt.Fprintf(&b, "\nRetrieval: %s (vector %.2g, BM25 %.2g), rerank %s, full-text search %s",
-		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, st.Retrieval.Rerank, fts)
+		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, rr, fts)
 	fmt.Fprintf(&b, "\nEmbedding: %s (%d dimensions)", st.Embedding, st.Dimensions)
 	return queryOK{text: b.String(), details: st}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
@@ -230,7 +231,13 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if st.Total != 5 || st.ByScope["agent:main"] != 4 || st.ByScope["global"] != 1 || !st.FullText || st.Retrieval.Mode != "hybrid" {
 		t.Fatalf("stats %+v", st)
 	}
-	for _, want := range []string{"Total: 5", "agent:main: 4", "global: 1", "decision: 1", "Retrieval: hybrid", "full-text search on"} {
+	// One answer for the rerank that runs: the seed's default cross-encoder
+	// without an endpoint is the cosine fallback, and stats says so.
+	if st.Rerank != retrieve.RerankCosineFallback || st.Retrieval.Rerank != retrieve.RerankCrossEncoder {
+		t.Fatalf("stats rerank %q (configured %q)", st.Rerank, st.Retrieval.Rerank)
+	}
+	for _, want := range []string{"Total: 5", "agent:main: 4", "global: 1", "decision: 1", "Retrieval: hybrid", "full-text search on",
+		"rerank cosine-fallback (configured cross-encoder, no rerank endpoint)"} {
 		if !strings.Contains(r.text(), want) {
 			t.Fatalf("stats text %q lacks %q", r.text(), want)
 		}

@@ -376,7 +376,7 @@ func retrievalCheck(ctx context.Context, eng *memory.Engine, timeout time.Durati
 		if !eng.Backend().HasFullText() {
 			fts = "full-text search UNAVAILABLE"
 		}
-		return fmt.Sprintf("a test recall answered: mode %s, rerank %s, %s", res.Mode, res.Rerank, fts), nil
+		return fmt.Sprintf("a test recall answered: mode %s, rerank %s, %s", res.Mode, eng.Retriever().RerankMode(), fts), nil
 	})
 }
 

@@ -444,9 +444,13 @@ func (e *Engine) List(ctx context.Context, who Who, o ListOptions) ([]schemas.Me
 // Stats is Stats' answer: counts plus what retrieval runs with.
 type Stats struct {
 	engine.Stats
-	Scopes       []string          `json:"accessibleScopes,omitempty"`
-	FullText     bool              `json:"hasFtsSupport"`
-	Retrieval    retrieve.Config   `json:"retrieval"`
+	Scopes    []string        `json:"accessibleScopes,omitempty"`
+	FullText  bool            `json:"hasFtsSupport"`
+	Retrieval retrieve.Config `json:"retrieval"`
+	// Rerank is the rerank recall applies (Retriever.RerankMode): the
+	// configured mode, or cosine-fallback for a cross-encoder without an
+	// endpoint.
+	Rerank       string            `json:"rerankMode"`
 	Embedding    string            `json:"embeddingModel"`
 	Dimensions   int               `json:"dimensions"`
 	ScopeConfig  scopes.Stats      `json:"scopeStats"`
@@ -463,7 +467,7 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 	if err != nil {
 		return Stats{}, err
 	}
-	out := Stats{Stats: st, FullText: e.store.HasFullText(), Retrieval: e.ret.Config(), Embedding: e.emb.Model(),
+	out := Stats{Stats: st, FullText: e.store.HasFullText(), Retrieval: e.ret.Config(), Rerank: e.ret.RerankMode(), Embedding: e.emb.Model(),
 		Dimensions: e.store.Dimensions(), ScopeConfig: e.scopes.Stats()}
 	if !f.All() {
 		out.Scopes = f.Scopes()

@@ -152,9 +152,23 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
-// rerank applies the configured rerank mode and reports what it did.
+// RerankCosineFallback is the rerank a cross-encoder configuration runs
+// without a rerank endpoint, or when the endpoint fails.
+const RerankCosineFallback = "cosine-fallback"
+
+// RerankMode is the rerank this retriever applies — none, lightweight,
+// cross-encoder, or cosine-fallback when cross-encoder has no endpoint —
+// the one answer stats, start-up checks and results give.
+func (r *Retriever) RerankMode() string {
+	if r.cfg.Rerank == RerankCrossEncoder && r.reranker == nil {
+		return RerankCosineFallback
+	}
+	return r.cfg.Rerank
+}
+
+// rerank applies the rerank mode and reports what it did.
 func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([]Candidate, string) {
-	mode := r.cfg.Rerank
+	mode := r.RerankMode()
 	// A single candidate is reranked too: the blend and the fallback change
 	// its score, not only the order, and the hard minimum that follows must
 	// see the same scale whether one memory matched or twenty.
@@ -174,15 +188,15 @@ func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([
 	switch {
 	case mode == RerankLightweight:
 		scores = rerank.Lightweight(query, docs, fused)
-	case r.reranker == nil || query == "":
-		scores, how = rerank.Fallback(in), "cosine-fallback"
+	case mode == RerankCosineFallback || query == "":
+		scores, how = rerank.Fallback(in), RerankCosineFallback
 	default:
 		got, err := r.reranker.Rerank(ctx, query, docs, len(docs))
 		if err != nil {
 			if !errors.Is(err, context.Canceled) {
 				r.log.Warn("rerank failed; using cosine fallback", "err", err)
 			}
-			scores, how = rerank.Fallback(in), "cosine-fallback"
+			scores, how = rerank.Fallback(in), RerankCosineFallback
 		} else {
 			scores = rerank.Blend(in, got)
 		}
