@@ -2,7 +2,6 @@ package rules
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/clawmem/clawmem/schemas"
@@ -25,7 +24,9 @@ type CaptureOptions struct {
 // ShouldCapture reports whether text, a user message already passed through
 // StripEnvelope, is worth storing as a long-term memory. Text still carrying
 // envelope metadata is refused, so a caller that forgets to strip stores
-// nothing rather than transport junk.
+// nothing rather than transport junk. Questions, requests to the assistant
+// and talk about the memory are not memories even when they name a
+// preference ("Which fruit do I like best?"); see question.go.
 func ShouldCapture(text string, o CaptureOptions) bool {
 	if !utf8.ValidString(text) {
 		return false
@@ -48,13 +49,16 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 		return false
 	}
 	t := prepare(s)
-	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || hasRoleTag(t.lower) {
+	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || hasRoleTag(t.lower) {
 		return false
 	}
 	if t.has(ruleInjection|ruleMemoryCommand) || runsTool(&t) || isNoiseContent(s, &t) {
 		return false
 	}
-	return t.has(ruleTrigger) || hasPhoneNumber(s) || hasEmail(s) || t.cjk && hasMySlot(t.lower)
+	if !t.has(ruleTrigger) && !hasPhoneNumber(s) && !hasEmail(s) && !(t.cjk && hasMySlot(t.lower)) {
+		return false
+	}
+	return statesContent(&t)
 }
 
 func hasMySlot(lower string) bool {
@@ -88,7 +92,7 @@ func (s slot) matchIn(lower string) bool {
 		at := i + j
 		i = at + len(s.head)
 		if s.wholeWord && at > 0 {
-			if r, _ := utf8.DecodeLastRuneInString(lower[:at]); isWordRune(r) {
+			if r, _ := utf8.DecodeLastRuneInString(lower[:at]); isLetterOrDigit(r) {
 				continue
 			}
 		}
@@ -97,19 +101,17 @@ func (s slot) matchIn(lower string) bool {
 			if gap > 0 && strings.HasPrefix(lower[i+k:], s.tail) {
 				end := i + k + len(s.tail)
 				next, _ := utf8.DecodeRuneInString(lower[end:])
-				if !s.wholeWord || end == len(lower) || !isWordRune(next) {
+				if !s.wholeWord || end == len(lower) || !isLetterOrDigit(next) {
 					return true
 				}
 			}
-			if gap == maxSlotRunes || !isWordRune(r) && r != ' ' {
+			if gap == maxSlotRunes || !isLetterOrDigit(r) && r != ' ' {
 				break
 			}
 			gap++
 		}
 	}
 }
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // DetectCategory classifies a memory's text; the first matching category of
 // preference, decision, entity and fact wins.
@@ -194,6 +196,34 @@ func isMarkdownHeavy(s string) bool {
 		}
 	}
 	return bullets >= 3 || tableRows >= 2 || bold >= 2 || (bold > 0 && bullets > 0)
+}
+
+// looksLikeCode spots code pasted without a fence: a braced block among
+// several brackets, or several lines that end like statements or blocks. A
+// sentence with a phone number in parentheses is not code.
+func looksLikeCode(s string) bool {
+	if strings.Count(s, "\n") >= 2 {
+		code := 0
+		for line := range strings.Lines(s) {
+			if l := strings.TrimSpace(line); l != "" && strings.IndexByte(";{}", l[len(l)-1]) >= 0 {
+				code++
+			}
+		}
+		if code >= 2 {
+			return true
+		}
+	}
+	lb, rb := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
+	if lb < 0 || rb < lb {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte("{}();=", s[i]) >= 0 {
+			n++
+		}
+	}
+	return n >= 5
 }
 
 func isHeading(l string) bool {

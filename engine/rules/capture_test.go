@@ -115,6 +115,96 @@ func TestShouldCapture(t *testing.T) {
 	}
 }
 
+// TestShouldCaptureQuestions covers issue 12: questions, requests and talk
+// about the memory are not memories, while statements with a question tag
+// and explicit memory instructions still are.
+func TestShouldCaptureQuestions(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		// Seen on a real OpenClaw host.
+		{"Which fruit do I like best?", false},
+		{"我平时喜欢喝什么茶？", false},
+		{"What is my dog's name, and which editor theme do I like?", false},
+		// Indirect questions, requests, the memory itself.
+		{"I wonder which editor I prefer", false},
+		{"do you know what my dog is called", false},
+		{"can you remind me what I like", false},
+		{"tell me what I like", false},
+		{"please list my preferences", false},
+		{"remind me of my dog's name", false},
+		{"what do you remember about me", false},
+		{"did you save that?", false},
+		{"forget what I said about tea", false},
+		{"Ok so which tea do I like", false},
+		{"Kannst du mir sagen, was ich mag?", false},
+		{"Jaký čaj mám rád", false},
+		{"我是不是对花生过敏？", false},
+		{"娘は何歳になりましたっけ？", false},
+		{"제가 땅콩 알레르기가 있었나요?", false},
+		{"你记住我说的话了没有？", false},
+		// Clauses that open with a question word are statements.
+		{"When I code at night, I prefer a dark theme.", true},
+		{"What I really love is slow jazz on Sunday mornings.", true},
+		{"Wenn ich nachts programmiere, bevorzuge ich ein dunkles Theme.", true},
+		{"übrigens bin ich allergisch auf Meeresfrüchte", true},
+		// Explicit memory instructions state content, asked politely or not.
+		{"Remember that my dog is called Rex", true},
+		{"记住我喜欢绿茶", true},
+		{"Could you note that my flight number is LX 1480?", true},
+		{"Kannst du dir merken, dass meine Flugnummer LX 1480 ist?", true},
+		{"你能帮我记住我的航班号是 LX1480 吗？", true},
+		{"제 항공편 번호가 LX1480이라는 거 기억해 줄래요?", true},
+		// A question tag does not make a statement a question.
+		{"I live in Prague, right?", true},
+		{"My favourite tea is oolong, isn't it?", true},
+		{"Bydlím v Praze, že?", true},
+		{"Ich wohne in Berlin, oder?", true},
+		{"我住在北京，对吧？", true},
+		{"私は東京に住んでいますよね？", true},
+		{"저는 서울에 살아요, 맞죠?", true},
+		{"Which fruit do I like, right?", false},
+		{"Do I like mango, right?", false},
+		// A statement next to a question is kept; a question next to chit-chat is not.
+		{"I'm vegetarian. Can you suggest something quick for dinner tonight?", true},
+		{"Thanks! Which fruit do I like best?", false},
+		{"Which fruit do I like best? Just curious.", false},
+		// Durable personal facts.
+		{"I work at the harbour authority", true},
+		{"My daughter is seven", true},
+		{"I'm allergic to peanuts", true},
+		{"Ich habe zwei Kinder, Lena und Paul.", true},
+		{"Mám dvě děti, Aničku a Petra.", true},
+		{"我有两个孩子，一个儿子一个女儿。", true},
+		{"猫を二匹飼っています。", true},
+		{"고양이 두 마리를 키우고 있어요.", true},
+		// Chit-chat, general questions and code are not memories.
+		{"ok thanks", false},
+		{"that worked!", false},
+		{"Never mind, it works now", false},
+		{"I'm from the future lol", false},
+		{"Is it important to close the file?", false},
+		{"I always get this error when I run the tests, any idea why?", false},
+		{"What's important here?", false},
+		{"Which one do you prefer?", false},
+		{"你喜欢什么音乐？", false},
+		{"好きな音楽は何ですか？", false},
+		{"좋아하는 음악이 뭐예요?", false},
+		{"Co máš rád?", false},
+		{"Was magst du?", false},
+		{"func main() { fmt.Println(\"I prefer this\") }", false},
+		{"if always {\n\trun();\n}", false},
+		{"I always do this:\nx := 1;\ny := 2;", false},
+		{"Call me at (555) 010-9999 after six", true},
+	}
+	for _, tt := range tests {
+		if got := ShouldCapture(tt.in, CaptureOptions{}); got != tt.want {
+			t.Errorf("ShouldCapture(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestShouldCaptureMaxChars(t *testing.T) {
 	long := "Remember that I prefer " + strings.Repeat("very ", 100) + "long answers"
 	tests := []struct {
@@ -180,6 +270,15 @@ func TestDetectCategory(t *testing.T) {
 		{"Go를 쓰기로 결정했어", schemas.CategoryDecision},
 		{"내 이름은 민수입니다", schemas.CategoryEntity},
 		{"서울에 집이 있다", schemas.CategoryFact},
+		// Durable personal facts.
+		{"I live in Prague with my partner", schemas.CategoryFact},
+		{"I'm allergic to peanuts", schemas.CategoryFact},
+		{"Bydlím v Praze", schemas.CategoryFact},
+		{"Ich wohne in Berlin", schemas.CategoryFact},
+		{"我对花生过敏", schemas.CategoryFact},
+		{"私は東京に住んでいます", schemas.CategoryFact},
+		{"저는 땅콩 알레르기가 있어요", schemas.CategoryFact},
+		{"Ich heiße Jan", schemas.CategoryEntity},
 	}
 	for _, tt := range tests {
 		if got := DetectCategory(tt.in); got != tt.want {

@@ -29,7 +29,7 @@ func TestSanitizeForContext(t *testing.T) {
 		{"exactly the limit", a300, a300},
 		{"trailing space does not count as cut", a300 + "   \n", a300},
 		{"over the limit", a300 + "b", a300 + "…"},
-		{"an escape is never split", strings.Repeat("a", 298) + "&b", strings.Repeat("a", 298) + "…"},
+		{"an escape is never split", strings.Repeat("a", 298) + "<b", strings.Repeat("a", 298) + "…"},
 		{"CJK cut on a rune boundary", strings.Repeat("字", 301), strings.Repeat("字", 300) + "…"},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,10 @@ var fuzzSeeds = []string{
 	"Sender (untrusted metadata):\n```json\n{\"a\":1}\n",
 	"<relevant-memories><relevant-memories>x</relevant-memories></relevant-memories>",
 	"我的" + strings.Repeat(" ", 20) + "是",
+	"Which fruit do I like best? I live in Prague, right?",
+	"我住在北京，对吧？你记住了吗",
+	"저는 서울에 살아요, 맞죠?!? 뭐",
+	"? ， 。 ？ 不不 吗",
 }
 
 func FuzzStripEnvelope(f *testing.F) {
@@ -91,7 +95,7 @@ func FuzzSanitizeForContext(f *testing.F) {
 		if !utf8.ValidString(out) {
 			t.Fatalf("SanitizeForContext(%q) = %q, invalid UTF-8", in, out)
 		}
-		if strings.ContainsAny(out, "<>\"'\n\r\t") {
+		if strings.ContainsAny(out, "<>\n\r\t") {
 			t.Fatalf("SanitizeForContext(%q) = %q, unescaped or unsplit", in, out)
 		}
 		body, cut := strings.CutSuffix(out, "…")
@@ -99,7 +103,7 @@ func FuzzSanitizeForContext(f *testing.F) {
 			t.Fatalf("SanitizeForContext(%q) has %d runes", in, n)
 		}
 		if !cut && utf8.ValidString(in) && strings.Join(strings.Fields(in), " ") == in &&
-			!strings.ContainsAny(in, "<>&\"'") && utf8.RuneCountInString(in) <= MaxContextRunes &&
+			!strings.ContainsAny(in, "<>") && utf8.RuneCountInString(in) <= MaxContextRunes &&
 			strings.IndexFunc(in, func(r rune) bool { return !isVisible(r) && r != ' ' }) < 0 && out != in {
 			t.Fatalf("SanitizeForContext(%q) = %q, changed harmless text", in, out)
 		}

@@ -28,6 +28,9 @@ const (
 	ruleNoise  // agent denials, questions about memory, session boilerplate
 	ruleRecall // the user refers to the past or to themselves
 	ruleShell  // starts like a shell command
+	ruleAsk    // asks for something: a wh-question, a request, an indirect question
+	ruleYesNo  // asks politely or for a yes or no: "can you", "do I", 吗, か
+	ruleNote   // tells the memory to keep what follows: "remember that", 记住
 )
 
 // Pattern syntax, shared by every word list in vocabulary.go.
@@ -46,7 +49,10 @@ const (
 // Han and kana are written without spaces, and Korean attaches particles to
 // nouns, so a pattern containing Han, kana or Hangul is a plain substring; it
 // keeps the "^" and "!a/b" prefixes, with "!" looking at the text right
-// before it.
+// before it. A pattern may also end in "!a/b", which forbids a match right
+// before the word (or, in a substring pattern, the text) a or b: "never
+// !mind", "什么 !都". A substring pattern may end in "$", which asks for the
+// end of the text, punctuation aside ("吗 $").
 const (
 	maxGap       = 3
 	prefixKeyLen = 3
@@ -57,6 +63,7 @@ type token struct {
 	prefixes []string // "word*" without the star
 	optional bool
 	gap      bool
+	absent   bool // a trailing "!a/b": the next word is none of these, or there is none
 }
 
 func (t *token) matches(w string) bool {
@@ -91,6 +98,9 @@ func matchTokens(t *text, i int, toks []token) bool {
 		return true
 	}
 	tok, rest := &toks[0], toks[1:]
+	if tok.absent {
+		return i >= len(t.words) || !tok.matches(t.word(i))
+	}
 	if tok.gap {
 		for n := 0; n <= maxGap && i+n <= len(t.words); n++ {
 			if matchTokens(t, i+n, rest) {
@@ -106,9 +116,11 @@ func matchTokens(t *text, i int, toks []token) bool {
 }
 
 type substringPattern struct {
-	rule     rule
-	notAfter []string
-	s        string
+	rule      rule
+	notAfter  []string
+	notBefore []string
+	atEnd     bool
+	s         string
 }
 
 func (p *substringPattern) matchAt(lower string, i int) bool {
@@ -118,6 +130,16 @@ func (p *substringPattern) matchAt(lower string, i int) bool {
 	before := strings.TrimRight(lower[:i], " ")
 	for _, n := range p.notAfter {
 		if strings.HasSuffix(before, n) {
+			return false
+		}
+	}
+	after := lower[i+len(p.s):]
+	if p.atEnd && strings.IndexFunc(after, isLetterOrDigit) >= 0 {
+		return false
+	}
+	after = strings.TrimLeft(after, " ")
+	for _, n := range p.notBefore {
+		if strings.HasPrefix(after, n) {
 			return false
 		}
 	}
@@ -172,11 +194,25 @@ func (l *lexicon) addPattern(r rule, pattern string) {
 		notAfter = strings.Split(fields[0][1:], "/")
 		fields = fields[1:]
 	}
+	var notBefore []string
+	atEnd := len(fields) > 1 && fields[len(fields)-1] == "$"
+	if atEnd {
+		fields = fields[:len(fields)-1]
+	}
+	if last := len(fields) - 1; last > 0 && len(fields[last]) > 1 && strings.HasPrefix(fields[last], "!") {
+		notBefore = strings.Split(fields[last][1:], "/")
+		fields = fields[:last]
+	}
 	if len(fields) == 0 {
 		panic("rules: empty pattern " + pattern)
 	}
+	for _, f := range fields {
+		if strings.HasPrefix(f, "!") {
+			panic("rules: \"!\" only opens or ends a pattern: " + pattern)
+		}
+	}
 	if s := strings.Join(fields, " "); hasCJK(s) {
-		sp := &substringPattern{rule: r, notAfter: notAfter, s: s}
+		sp := &substringPattern{rule: r, notAfter: notAfter, notBefore: notBefore, atEnd: atEnd, s: s}
 		if anchored {
 			l.anchoredSubstrings = append(l.anchoredSubstrings, sp)
 			return
@@ -187,6 +223,9 @@ func (l *lexicon) addPattern(r rule, pattern string) {
 		}
 		l.byRune[first] = append(l.byRune[first], sp)
 		return
+	}
+	if atEnd {
+		panic("rules: a trailing \"$\" needs a CJK substring pattern: " + pattern)
 	}
 	var toks []token
 	for _, f := range fields {
@@ -212,13 +251,16 @@ func (l *lexicon) addPattern(r rule, pattern string) {
 	if anchored {
 		index = l.anchored
 	}
+	if notBefore != nil {
+		toks = append(toks, token{words: notBefore, absent: true})
+	}
 	// An optional leading token is indexed both ways, so that matching can
 	// start from a single map lookup on the first word.
 	for len(toks) > 0 && toks[0].optional && anchored {
 		index.add(&wordPattern{rule: r, notAfter: notAfter, tokens: toks})
 		toks = toks[1:]
 	}
-	if len(toks) == 0 || toks[0].gap || toks[0].optional {
+	if len(toks) == 0 || toks[0].gap || toks[0].optional || toks[0].absent {
 		panic("rules: pattern must start with a required word: " + pattern)
 	}
 	index.add(&wordPattern{rule: r, notAfter: notAfter, tokens: toks})
@@ -230,13 +272,13 @@ func (l *lexicon) match(t *text) rule {
 	for i := range t.words {
 		w := t.word(i)
 		for _, p := range l.words[indexKey(w)] {
-			if hits&p.rule == 0 && p.matchAt(t, i) {
+			if hits&p.rule != p.rule && p.matchAt(t, i) {
 				hits |= p.rule
 			}
 		}
 		if i == 0 {
 			for _, p := range l.anchored[indexKey(w)] {
-				if hits&p.rule == 0 && p.matchAt(t, 0) {
+				if hits&p.rule != p.rule && p.matchAt(t, 0) {
 					hits |= p.rule
 				}
 			}
@@ -250,14 +292,14 @@ func (l *lexicon) match(t *text) rule {
 			continue
 		}
 		for _, p := range l.byRune[r] {
-			if hits&p.rule == 0 && p.matchAt(t.lower, i) {
+			if hits&p.rule != p.rule && p.matchAt(t.lower, i) {
 				hits |= p.rule
 			}
 		}
 	}
 	core := strings.TrimLeftFunc(t.lower, notLetterOrDigit)
 	for _, p := range l.anchoredSubstrings {
-		if hits&p.rule == 0 && strings.HasPrefix(core, p.s) {
+		if hits&p.rule != p.rule && p.matchAt(core, 0) {
 			hits |= p.rule
 		}
 	}
@@ -398,7 +440,9 @@ func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <
 
 func isASCIIAlnum(c byte) bool { return isASCIILetter(c) || '0' <= c && c <= '9' }
 
-func notLetterOrDigit(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+func notLetterOrDigit(r rune) bool { return !isLetterOrDigit(r) }
+
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // isCJK reports scripts written without spaces between words, plus Hangul,
 // whose particles attach to nouns so that whole-word matching misses them.

@@ -11,27 +11,93 @@ var (
 		"my * is/are",
 		"i really? like/prefer/hate/love/want/need",
 		"i'd like/prefer/rather", "i would like/prefer/rather",
-		"always", "never", "important",
-		"don't/dont forget", "do not forget", "keep in mind",
+		"always", "never !mind", "important",
+		"don't/dont forget", "do not forget", "keep/bear in mind", "make/take a note",
+		"^ please/just? call me", "you can call me", "i go by",
 	}
 	triggersCzech = []string{
 		"zapamatuj*", "preferuj*", "rozhodli jsme", "jsme se rozhodli", "rozhodl/rozhodla jsem",
 		"budeme používat", "můj * je", "moje * je/jsou", "mám rád/ráda", "nesnáším",
 		"vždy/vždycky", "nikdy", "důležit*", "nezapomeň*",
+		"poznamenej/poznamenejte/zapiš/zapište si",
 	}
 	triggersGerman = []string{
-		"merk/merke dir", "ich bevorzuge", "ich mag", "ich hasse", "ich liebe",
+		"merk/merke dir", "ich wirklich/echt/sehr/total/besonders? bevorzuge/mag/hasse/liebe",
+		"bevorzuge/mag/hasse/liebe ich",
 		"wir haben * entschieden/beschlossen", "mein/meine * ist/sind",
 		"immer", "nie", "niemals", "wichtig*", "vergiss nicht",
+		"notier/notiere dir",
 	}
-	triggersChinese  = []string{"记住", "偏好", "喜欢", "讨厌", "决定", "总是", "从不", "重要", "别忘了"}
-	triggersJapanese = []string{"覚えて", "好き", "嫌い", "決めた", "いつも", "重要", "大事"}
-	triggersKorean   = []string{"기억해", "좋아해", "좋아한다", "싫어해", "싫어한다", "결정했", "항상", "중요"}
+	triggersChinese  = []string{"记住", "偏好", "喜欢", "讨厌", "决定", "总是", "从不", "从来不", "重要", "别忘了", "记下"}
+	triggersJapanese = []string{"覚えて", "好き", "嫌い", "決めた", "決めました", "いつも", "重要", "大事", "忘れないで", "苦手"}
+	triggersKorean   = []string{
+		"기억해", "좋아해", "좋아하", "싫어해", "싫어하",
+		"결정했", "항상", "중요", "선호해", "선호합니다", "잊지 마", "잊지 말",
+	}
+)
+
+const familyAndPets = "* kid/kids/child/children/son/sons/daughter/daughters/dog/dogs/cat/cats/" +
+	"brother/brothers/sister/sisters/twins/grandchildren/grandkids"
+
+// Durable personal facts: where the user lives and works, family, health,
+// diet, languages, origin. Both capture triggers and facts.
+var (
+	lifeFactsEnglish = []string{
+		"i/we live/lived in/at/near", "i'm/im based in/near", "i am based in/near", "i'm/im/am originally from", "i come from",
+		"i work at/for/as/in/from", "i was born", "i grew up",
+		"i'm/im allergic/vegetarian/vegan/diabetic/coeliac/celiac/colorblind/colourblind/lactose",
+		"i am allergic/vegetarian/vegan/diabetic/coeliac/celiac/colorblind/colourblind/lactose",
+		"i'm/im colour/color blind", "i am colour/color blind", "allergic", "allergy", "allergies",
+		"i have " + familyAndPets, "i've/ive got? " + familyAndPets,
+		"i'm/im * years old", "i am * years old", "i speak",
+		"i don't/dont/never/can't/cannot eat/drink", "i do not eat/drink", "hay fever",
+		"my * lives/lived/works/worked in/at/for/as/near",
+	}
+	lifeFactsCzech = []string{
+		"bydlím/bydlíme/žiju/žiji/žijeme v/ve/na/u", "pracuju/pracuji/pracujeme v/ve/na/u/jako/pro/z",
+		"alergi*", "jsem vegetarián*/vegan*/alergick*/diabetik*",
+		"jmenuju/jmenuji/jmenuje/jmenujou/jmenují",
+		"narodil/narodila/vyrostl/vyrostla jsem", "jsem se narodil/narodila",
+		"mám/máme * děti/dítě/syna/syny/dceru/dcery/psa/kočku/kocoura",
+		"je mi * let", "má/mají/mám * let/roků",
+		"mluvím plynně/česky/anglicky/německy/francouzsky/španělsky/italsky/rusky/polsky/slovensky/japonsky/čínsky/korejsky",
+		"nejím/nepiju/nepiji", "senn* rým*",
+		"můj/moje/mí/moji * bydlí/žije/žijí/bydlí/pracuje/pracují v/ve/na/u/jako/pro",
+	}
+	lifeFactsGerman = []string{
+		"ich wohne/lebe * in/im/bei/auf", "wir wohnen/leben * in/im/bei/auf", "ich arbeite bei/als/für/in/im",
+		"allergisch", "allergie*", "ich bin * vegetarier*/veganer*/vegan/diabetiker*/laktoseintolerant/farbenblind",
+		"ich bin * geboren/aufgewachsen", "ich wurde * geboren", "ich komme aus",
+		"ich habe * kinder/kind/sohn/söhne/tochter/töchter/hund/hunde/katze/katzen/geschwister",
+		"ich bin * jahre alt", "ich heiße/heisse", "mein/meine * heißt/heisst",
+		"ich spreche * deutsch/englisch/tschechisch/französisch/spanisch/italienisch/polnisch/russisch/japanisch/chinesisch/koreanisch/fließend/fliessend",
+		"ich trinke/esse * kein/keine/keinen", "heuschnupfen",
+		"mein/meine * wohnt/lebt/arbeitet/wohnen/leben/arbeiten in/im/bei/als/auf",
+	}
+	lifeFactsChinese = []string{
+		"我住在", "过敏", "素食", "吃素", "我不吃", "我不喝", "出生", "我会说",
+		"我女儿", "我儿子", "我老婆", "我老公", "我妻子", "我丈夫", "我太太", "我妈", "我爸", "我今年",
+		"公司工作", "公司上班",
+	}
+	lifeFactsJapanese = []string{
+		"に住んで", "で働いて", "働いています", "勤めて", "仕事をしています", "アレルギー", "花粉症", "ベジタリアン", "菜食",
+		"生まれ", "出身", "話せます", "飼って", "ようにしています",
+		"娘は", "娘が", "息子は", "息子が", "妻は", "妻の", "夫は", "夫の", "子供が", "子どもが",
+	}
+	lifeFactsKorean = []string{
+		"에 살아", "에 살고 있", "에 삽니다", "일하고 있", "일해요", "일합니다", "근무", "알레르기", "채식",
+		"태어났", "출신", "할 줄 알", "키우고 있", "키워요", "안 마셔요", "안 먹어요", "못 먹어요", "기로 했",
+	}
 )
 
 // "My X is" in CJK text, a capture trigger (see slot).
 var (
-	mySlotsChinese  = []slot{{head: "我的", tail: "是"}}
+	mySlotsChinese = []slot{
+		{head: "我的", tail: "是"}, {head: "我的", tail: "叫"},
+		{head: "我在", tail: "工作"}, {head: "我在", tail: "上班"},
+		{head: "我有", tail: "孩子"}, {head: "我有", tail: "儿子"}, {head: "我有", tail: "女儿"},
+		{head: "我有", tail: "狗"}, {head: "我有", tail: "猫"},
+	}
 	mySlotsJapanese = []slot{{head: "私の", tail: "は"}}
 	mySlotsKorean   = []slot{
 		{head: "내 ", tail: "은", wholeWord: true}, {head: "내 ", tail: "는", wholeWord: true},
@@ -140,6 +206,95 @@ var (
 	factChinese  = []string{"是", "有"}
 	factJapanese = []string{"です", "である", "あります", "います"}
 	factKorean   = []string{"입니다", "이에요", "예요", "이다", "있다", "있어요", "있습니다"}
+)
+
+// Asking rather than telling, judged per sentence (see question.go): asks
+// are wh-questions, requests for what the memory holds and indirect
+// questions; yes-no asks are polite requests and yes-or-no questions, which
+// a memory instruction ("can you note that I ...?") or a question tag ("...,
+// right?") turns back into a statement. "^" anchors at the sentence start,
+// after fillers such as "ok" or "please". Wh-words that open a sentence are
+// in interrogatives, since they need a look at the next word.
+var (
+	asksEnglish = []string{
+		"!always/never/don't/dont/also tell/remind/show/give me what/which/who/where/when/why/how/whether/if/" +
+			"about/of/my/again/everything/anything/all/your",
+		"^ list/enumerate/summarize/summarise/recap/repeat/show/read my/all/everything/what/your/back",
+		"i wonder/wondered", "i'm/im/am/was wondering", "like/want/need to know",
+		"curious/sure what/which/whether/if/who/where/when/how/why",
+		"can't/cannot/couldn't/don't/dont remember/recall what/which/whether/if/who/where/when/how/why/my",
+		"do you know/remember/recall", "any idea what/which/whether/if/who/where/when/how/why",
+		"check/search your memory/memories/notes/records", "look up what/which/my",
+	}
+	asksCzech = []string{
+		"^ řekni/řekněte/připomeň/připomeňte/ukaž/ukažte/vypiš/vypište/shrň/shrňte/vyjmenuj/vyjmenujte/zopakuj/zopakujte",
+		"připomenout/říct/říci/ukázat/vypsat/shrnout/vyjmenovat/zopakovat",
+		"zajímalo by mě", "zajímá mě", "chci vědět", "chtěl/chtěla/rád/ráda bych věděl/věděla/vědět",
+		"nevím jestli/zda/co/kde/kdy/jak/který/která/které/jaký/jaká/jaké",
+		"nejsem si jist*", "nevzpomenu si",
+	}
+	asksGerman = []string{
+		"sag/sage/sagen/zeig/zeige/zeigen/nenn/nenne/nennen/verrat/verrate/verraten mir * " +
+			"was/welche/welcher/welches/welchen/wie/wo/wann/ob/wer/mein/meine/meinen/meinem/meiner/alles/nochmal",
+		"erinnere/erinnern mich an/daran", "liste/listet * auf", "zähl/zähle * auf", "fass/fasse * zusammen",
+		"ich frage mich", "ich würde gern/gerne wissen", "ich möchte/will wissen", "weißt/weisst du",
+	}
+	asksChinese = []string{
+		"!没 什么 !都/也/的", "啥 !都/也", "哪 !怕/里都/儿都/都/里也/儿也", "谁 !都/也", "!不 怎么 !也/都", "怎样",
+		"为啥", "多少", "几岁", "几点", "几号", "星期几", "几月", "如何", "何时",
+		"告诉我", "提醒我", "提醒一下", "列出", "列一下", "帮我查", "帮我看看", "帮我找",
+		"我想知道", "想问", "请问", "总结一下", "说说", "讲讲",
+		"了吗", "了没有", "了没 $", // asking whether something was done: 你记住了吗
+	}
+	asksJapanese = []string{
+		"何 !でも/も/か/度/回/とか/より/だか/となく/人か/年も/日も", "なに !も/か", "なんで", "どこ !でも/にも/か/も",
+		"どれ !も/でも", "どの", "どちら !も/でも", "どっち !も/でも", "どんな !に/でも", "いつ !も/でも/か/の間",
+		"誰 !でも/も/か", "だれ !でも/も/か", "なぜ", "どうして !も", "どう !も/ぞ/せ/しても/やら/か", "いくつ !か/も",
+		"いくら !でも/か", "教えて !い", "思い出させて", "リストアップ", "一覧", "まとめて", "見せて",
+	}
+	asksKorean = []string{
+		"뭐 !든/든지/랄까", "뭘", "뭔 !가", "무엇 !이든/보다/이나", "무슨", "어디 !든/서나/에서나/에나/나",
+		"어느 !정도/새/날/덧", "언제 !나/든/든지/까지나", "누구 !나/든/든지/에게나", "누가", "왜 !냐하면/냐면/냐",
+		"어떻게", "어떤 !때/날/사람들/분들", "몇 살", "몇 시", "몇 월", "며칠", "몇 번째", "얼마예요", "얼마야",
+		"알려 줘", "알려줘", "알려 주", "알려주", "말해 줘", "말해줘", "말해 주", "말해주", "보여 줘", "보여줘",
+		"보여 주", "보여주", "상기시켜", "목록", "정리해 줘", "정리해줘", "정리해 주", "정리해주", "나열해",
+		"궁금해", "궁금합니다", "궁금한데", "알고 싶어", "알고 싶습니다",
+	}
+
+	yesNoEnglish = []string{
+		"^ do/does/did/is/are/am/was/were/can/could/would/will/should/shall/may/might/have/has/had/" +
+			"don't/dont/doesn't/didn't/isn't/aren't/wasn't/weren't/can't/couldn't/wouldn't/won't/shouldn't/haven't/hasn't " +
+			"i/you/u/we/he/she/it/they/my/your/our/his/her/their/the/this/that/there/these/those/anyone/anybody/someone/somebody",
+	}
+	yesNoCzech = []string{
+		"^ víš/nevíš/víte/nevíte/můžeš/můžete/mohl/mohla/mohli/dokážeš/dokážete/umíš/uložil/uložila/uložils/uložilas/" +
+			"zapamatoval/zapamatovala/zapamatovals/zapsal/zapsala/poznamenal/poznamenala",
+		"^ máš/máte * uložen*/zapsan*/poznamenan*/paměti",
+	}
+	yesNoGerman = []string{
+		"^ kannst/könntest/kann/könnte/können/weißt/weisst/wisst/hast/habe/hab/hat/haben/hattest/bin/bist/ist/sind/war/warst/" +
+			"waren/magst/mag/mögen/möchte/möchtest/soll/sollte/sollst/willst/will/darf/darfst/gibt/kennst/wohne/wohnst/heißt/heiße/" +
+			"heisst/trinke/trinkst/esse/isst/arbeite/arbeitest/würdest/würde/wirst/werde/hättest/spreche/sprichst/nutze/nutzt/" +
+			"benutze/brauche/brauchst/speicherst/bevorzuge/bevorzugst/liebe/hasse " +
+			"ich/du/er/sie/es/wir/ihr/man/mein/meine/meinen/dein/deine/das/der/die/dir/mir",
+	}
+	yesNoChinese = []string{
+		"吗", "呢 $", "是否", "是不是", "能不能", "可不可以", "会不会", "有没有", "要不要", "对不对",
+	}
+	yesNoJapanese = []string{"ですか", "ますか", "でしょうか", "!と か $", "かな $", "かしら $", "っけ $"}
+	yesNoKorean   = []string{"까 $", "나요 $", "냐 $", "!아 니 $", "는지 $", "은지 $", "줄래", "할래"}
+
+	notesEnglish  = []string{"remember/note/memorize/memorise that", "keep/bear in mind that", "make/take a note that"}
+	notesCzech    = []string{"zapamat* si? že", "poznamenej/poznamenat/zapiš/zapsat si? že"}
+	notesGerman   = []string{"merk/merke/merken/notier/notiere/notieren dir? dass"}
+	notesChinese  = []string{"记住 !了/吗/没/吧/的/啊/呢"}
+	notesJapanese = []string{
+		"覚えておいて !くれた/くれました/くれてる", "覚えといて", "覚えて置いて", "覚えてほしい", "メモしておいて", "メモして",
+	}
+	notesKorean = []string{
+		"기억해 줘", "기억해줘", "기억해 둬", "기억해둬", "기억해 주", "기억해주", "기억해 두", "기억해두",
+		"기억해 놔", "기억해놔", "기억해 놓", "기억해놓", "기억해 줄", "기억해줄", "기억해 둘", "기억해둘",
+	}
 )
 
 // Noise: what an agent says when it has nothing, questions about the memory
@@ -258,6 +413,11 @@ var (
 func buildVocabulary() *lexicon {
 	l := newLexicon()
 	l.add(ruleTrigger, triggersEnglish, triggersCzech, triggersGerman, triggersChinese, triggersJapanese, triggersKorean)
+	l.add(ruleTrigger|ruleFact, lifeFactsEnglish, lifeFactsCzech, lifeFactsGerman,
+		lifeFactsChinese, lifeFactsJapanese, lifeFactsKorean)
+	l.add(ruleAsk, asksEnglish, asksCzech, asksGerman, asksChinese, asksJapanese, asksKorean)
+	l.add(ruleYesNo, yesNoEnglish, yesNoCzech, yesNoGerman, yesNoChinese, yesNoJapanese, yesNoKorean)
+	l.add(ruleNote, notesEnglish, notesCzech, notesGerman, notesChinese, notesJapanese, notesKorean)
 	l.add(ruleMemoryCommand, memoryCommandsEnglish, memoryCommandsCzech, memoryCommandsGerman,
 		memoryCommandsChinese, memoryCommandsJapanese, memoryCommandsKorean)
 	l.add(ruleInjection, injectionEnglish, injectionCzech, injectionGerman,
