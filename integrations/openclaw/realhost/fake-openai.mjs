@@ -1,4 +1,6 @@
-// From the project's shared OpenClaw real-host recipe (shared/openclaw-realhost), unchanged but for this line.
+// From the project's shared OpenClaw real-host recipe (shared/openclaw-realhost), changed only to script any tool
+// call: a user message "CALL-TOOL <name> <json args>" makes the model call <name> with those arguments, and each
+// tool call is logged with how it was made (direct, or through the Tool Search bridge).
 // Fake OpenAI-compatible model server for offline OpenClaw tests.
 // No dependencies. Usage:
 //   node fake-openai.mjs --port 18555 --log /path/requests.jsonl [--reply "text"] [--portfile f]
@@ -73,12 +75,22 @@ function planChat(body) {
   const tail = msgs.slice(lastAssistant + 1);
   const toolMsg = tail.find((m) => m?.role === "tool");
   if (toolMsg) return { kind: "text", text: `${reply} [tool result: ${textOf(toolMsg.content).slice(0, 200)}]` };
-  const triggered = tail.some((m) => m?.role === "user" && textOf(m.content).includes(TOOL_TRIGGER));
-  if (!triggered) return { kind: "text", text: reply };
+  let want = null;
+  for (const m of tail) {
+    if (m?.role !== "user") continue;
+    const t = textOf(m.content);
+    const scripted = /CALL-TOOL (\S+) (\{.*\})/s.exec(t);
+    if (scripted) {
+      try { want = { name: scripted[1], args: JSON.parse(scripted[2]) }; } catch { /* not a script */ }
+    } else if (t.includes(TOOL_TRIGGER)) {
+      want = { name: TOOL_NAME, args: { query: "probe-from-fake-model" } };
+    }
+  }
+  if (!want) return { kind: "text", text: reply };
   const names = (Array.isArray(body?.tools) ? body.tools : []).map((t) => t?.function?.name ?? t?.name);
-  if (names.includes(TOOL_NAME)) return { kind: "tool", name: TOOL_NAME, args: { query: "probe-from-fake-model" } };
-  if (names.includes("tool_call")) return { kind: "tool", name: "tool_call", args: { id: TOOL_NAME, args: { query: "probe-from-fake-model" } } };
-  return { kind: "text", text: `${reply} [tool ${TOOL_NAME} not offered]` };
+  if (names.includes(want.name)) return { kind: "tool", name: want.name, args: want.args, via: "direct", target: want.name };
+  if (names.includes("tool_call")) return { kind: "tool", name: "tool_call", args: { id: want.name, args: want.args }, via: "tool_search", target: want.name };
+  return { kind: "text", text: `${reply} [tool ${want.name} not offered]` };
 }
 
 function chatCompletions(req, res, body) {
@@ -94,7 +106,7 @@ function chatToolCall(req, res, body, plan) {
   const model = body?.model ?? modelId;
   const argsJson = JSON.stringify(plan.args);
   const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
-  log({ note: "fake-model-tool-call", tool: plan.name, args: plan.args });
+  log({ note: "fake-model-tool-call", tool: plan.name, args: plan.args, via: plan.via, target: plan.target });
   if (body?.stream) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (o) => res.write(`data: ${JSON.stringify(o)}\n\n`);

@@ -7,12 +7,18 @@
 #   (b) `openclaw plugins install --link ... --force --accept-capabilities` and the plugin settings succeed
 #   (c) `openclaw plugins inspect --runtime` shows it loaded, in the memory slot, with its tools and hooks
 #   (d) `openclaw plugins doctor` reports no issue
-#   (e) three agent turns through the gateway complete
+#   (e) the agent turns through the gateway complete
 #   (f) clawmem captured the memorable user messages of turns 1 and 2 (agent_end → JetStream → capture)
 #   (g) the model's prompt for turn 3 carried the <relevant-memories> block with them (before_prompt_build)
 #   (h) the model's memory_recall tool call in turn 3 ran against clawmem and its answer reached the model
 #   (i) `openclaw clawmem stats` answers from the running clawmem
-#   (j) `/new` ends the session and clawmem distils it (command:new, before_reset, session_end → distill worker)
+#   (j) three `/new` in one session (OpenClaw keeps its session id) give three distilled ranges, each over only
+#       its own messages, with lessons from each
+#   (l) OpenClaw's SQLite transcript rows reach clawmem's transcript stream, and a /new distils from the stream
+#   (m) memory_forget by query deletes a clear single match (the model's tool call)
+#   (n) with clawmem down, a memory tool call is answered "unavailable" within 1 s
+#   (o) an event queued while clawmem is down survives a gateway restart and is stored exactly once
+#   (p) with tools.toolSearch false the memory tools are offered to the model directly
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
@@ -94,12 +100,19 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- 2. clawmem ---------------------------------------------------------------------------------------------
-printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"enabled":false},"distill":{"schedule":"off"}}\n' "$NATS_PORT" >"$CM_DATA/config.json"
-"$CLAWMEM_BIN" up --data-dir "$CM_DATA" >"$OUT/clawmem.log" 2>&1 &
-CM_PID=$!
-for _ in $(seq 1 100); do [ -f "$CM_DATA/run.json" ] && break; sleep 0.1; done
+# The watcher follows OpenClaw's state dir (its SQLite transcript store); the cursor distiller stays off so every
+# distilled range comes from a session-end event.
+printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"}}\n' \
+  "$NATS_PORT" "$OPENCLAW_STATE_DIR" >"$CM_DATA/config.json"
+start_clawmem() {
+  rm -f "$CM_DATA/run.json"
+  "$CLAWMEM_BIN" up --data-dir "$CM_DATA" >>"$OUT/clawmem.log" 2>&1 &
+  CM_PID=$!
+  for _ in $(seq 1 100); do [ -f "$CM_DATA/run.json" ] && break; sleep 0.1; done
+  log "clawmem up pid=$CM_PID ($(tr -d '\n ' <"$CM_DATA/run.json" 2>/dev/null))"
+}
+start_clawmem
 NATS_URL="nats://127.0.0.1:$NATS_PORT"
-log "clawmem up pid=$CM_PID ($(tr -d '\n ' <"$CM_DATA/run.json" 2>/dev/null))"
 
 # ---- 3. OpenClaw config, validate, install, settings ---------------------------------------------------------
 node -e '
@@ -143,19 +156,22 @@ node "$HERE/fake-openai.mjs" --port "$MODEL_PORT" --log "$RUN_DIR/model-requests
 FAKE_PID=$!
 for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$MODEL_PORT") 2>/dev/null && break; sleep 0.1; done
 
-T_GW=$EPOCHREALTIME
-setsid "$OC" gateway run --verbose >"$OUT/gateway.out" 2>&1 &
-GW_PID=$!
-GW_READY=0
-for _ in $(seq 1 180); do
-  kill -0 "$GW_PID" 2>/dev/null || { log "gateway exited early:"; tail -20 "$OUT/gateway.out"; break; }
-  if "$OC" gateway health >"$OUT/gateway-health.txt" 2>&1; then GW_READY=1; break; fi
-  sleep 1
-done
-GW_STARTUP_S=$(ts "$T_GW")
-log "gateway ready=$GW_READY after ${GW_STARTUP_S}s (pid $GW_PID)"
+start_gateway() {
+  local t=$EPOCHREALTIME
+  setsid "$OC" gateway run --verbose >>"$OUT/gateway.out" 2>&1 &
+  GW_PID=$!
+  GW_READY=0
+  for _ in $(seq 1 180); do
+    kill -0 "$GW_PID" 2>/dev/null || { log "gateway exited early:"; tail -20 "$OUT/gateway.out"; break; }
+    if "$OC" gateway health >"$OUT/gateway-health.txt" 2>&1; then GW_READY=1; break; fi
+    sleep 1
+  done
+  GW_STARTUP_S=$(ts "$t")
+  log "gateway ready=$GW_READY after ${GW_STARTUP_S}s (pid $GW_PID)"
+}
+start_gateway
 
-# ---- 5. three turns ---------------------------------------------------------------------------------------------
+# ---- 5. turns -----------------------------------------------------------------------------------------------------
 TURN_RC=()
 run_turn() { # $1=n $2=message
   local t=$EPOCHREALTIME
@@ -164,29 +180,85 @@ run_turn() { # $1=n $2=message
   log "turn $1 rc=${TURN_RC[$1]} in $(ts "$t")s: $(node -e 'try{const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));console.log(j.status, JSON.stringify(j.result?.payloads?.[0]?.text ?? null).slice(0,160))}catch(e){console.log("unparsable output")}' "$OUT/turn$1.json")"
 }
 cm_list() { "$CLAWMEM_BIN" list --agent main --json --data-dir "$CM_DATA" 2>/dev/null; }
+jobs_done() { "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -o '"status": *"done"' | wc -l; }
+wait_jobs() { for _ in $(seq 1 60); do [ "$(jobs_done)" -ge "$1" ] && return 0; sleep 0.5; done; return 1; }
+# The watcher publishes a turn's SQLite rows within a moment; wait for them so /new finds them on the stream.
+wait_stream() { # $1=text
+  for _ in $(seq 1 40); do
+    (cd "$PLUGIN" && node --input-type=module -e '
+import { connect } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+const nc = await connect({ servers: process.argv[1] });
+const jsm = await jetstreamManager(nc);
+const si = await jsm.streams.info("CLAWMEM_TRANSCRIPTS");
+let found = false;
+for (let s = si.state.first_seq; s <= si.state.last_seq && !found; s++) {
+  const m = await jsm.streams.getMessage("CLAWMEM_TRANSCRIPTS", { seq: s }).catch(() => null);
+  if (m && m.json().text?.includes(process.argv[2])) found = true;
+}
+await nc.close(); process.exit(found ? 0 : 1);' "$NATS_URL" "$1") 2>/dev/null && return 0
+    sleep 0.25
+  done
+  return 1
+}
 if [ "$GW_READY" = 1 ]; then
   run_turn 1 "Remember that my favourite colour is teal."
   run_turn 2 "I prefer window seats on long flights."
   # agent_end is fire-and-forget: wait until clawmem has captured both before asking.
   for _ in $(seq 1 60); do cm_list | grep -q "window seats" && cm_list | grep -q "teal" && break; sleep 0.5; done
+  cm_list >"$OUT/memories-turn2.json"
   run_turn 3 "Do you remember my favourite colour and which seat I prefer? CALL-PROBE-TOOL"
-  # /new ends the session: command:new, before_reset and session_end reach clawmem, which distils it.
+  # Three /new in one session (OpenClaw keeps the session id): each distils only its own range.
+  wait_stream "CALL-PROBE-TOOL" || wait_stream "which seat I prefer"
   run_turn 4 "/new"
-  for _ in $(seq 1 60); do "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -q '"done"' && break; sleep 0.5; done
-else
-  TURN_RC=([1]=99 [2]=99 [3]=99 [4]=99)
-fi
-"$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status.json" 2>&1
-# Which hook events reached clawmem's EVENTS stream, by subject.
-(cd "$PLUGIN" && node --input-type=module -e '
+  wait_jobs 1
+  run_turn 5 "Remember that the staging database listens on port 6543."
+  run_turn 6 "I prefer green tea over coffee in the afternoon."
+  wait_stream "green tea over coffee"
+  run_turn 7 "/new"
+  wait_jobs 2
+  run_turn 8 "Remember that the release branch is cut every Thursday."
+  wait_stream "release branch is cut"
+  run_turn 9 "/new"
+  wait_jobs 3
+  "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status.json" 2>&1
+  # Forget by query, as the model calls it: one clear match is deleted.
+  run_turn 10 'Please forget my seat preference. CALL-TOOL memory_forget {"query":"window seats on long flights"}'
+  cm_list >"$OUT/memories-after-forget.json"
+  # Which hook events reached clawmem's EVENTS stream, and which transcript entries came from SQLite.
+  (cd "$PLUGIN" && node --input-type=module -e '
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 const nc = await connect({ servers: process.argv[1] });
 const jsm = await jetstreamManager(nc);
 const si = await jsm.streams.info("CLAWMEM_EVENTS", { subjects_filter: ">" });
-const reset = await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: "clawmem.events.before_reset.main" }).catch(() => null);
-console.log(JSON.stringify({ subjects: si.state.subjects ?? {}, beforeResetMessages: reset?.json().event?.messages?.length ?? null }));
+const ti = await jsm.streams.info("CLAWMEM_TRANSCRIPTS", { subjects_filter: ">" });
+let sqlite = 0;
+for (let s = ti.state.first_seq; s <= ti.state.last_seq; s++) {
+  const m = await jsm.streams.getMessage("CLAWMEM_TRANSCRIPTS", { seq: s }).catch(() => null);
+  if (m && (m.header?.get("Nats-Msg-Id") ?? "").startsWith("transcript.main.sq") && m.json().file === "sqlite:openclaw-agent.sqlite") sqlite++;
+}
+console.log(JSON.stringify({ subjects: si.state.subjects ?? {}, transcripts: ti.state.messages, sqliteEntries: sqlite }));
 await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
+
+  # clawmem goes down: a memory tool call is answered at once; the turn's agent_end waits in the plugin's outbox.
+  stop_pid "$CM_PID" 0; CM_PID=""
+  log "clawmem stopped"
+  run_turn 11 'CALL-TOOL memory_recall {"query":"favourite colour"}'
+  run_turn 12 "I always take the night train to Vienna."
+  # The gateway restarts while clawmem is still down (the outbox must survive it), with tools.toolSearch off.
+  stop_pid "$GW_PID" 1; GW_PID=""
+  log "gateway stopped; queued events: $(cat "$OPENCLAW_STATE_DIR"/plugins/clawmem/outbox*.jsonl 2>/dev/null | wc -l) in the outbox file"
+  "$OC" config set tools.toolSearch false >"$OUT/config-toolsearch.txt" 2>&1
+  start_clawmem
+  start_gateway
+  for _ in $(seq 1 60); do cm_list | grep -q "night train to Vienna" && break; sleep 0.5; done
+  sleep 2 # a second delivery, if any, would land now
+  cm_list >"$OUT/memories-after-restart.json"
+  run_turn 13 'CALL-TOOL memory_recall {"query":"night train"}'
+else
+  for n in $(seq 1 13); do TURN_RC[$n]=99; done
+fi
 "$OC" clawmem stats --agent main >"$OUT/cli-stats.txt" 2>"$OUT/cli-stats.err"
 CLI_RC=$?
 cm_list >"$OUT/memories.json"
@@ -201,8 +273,9 @@ log "hook pack install --link rc=$HOOK_RC"
 rm -rf -- "$TMPDIR/node-compile-cache" "$OPENCLAW_STATE_DIR/cache/control-ui-assets"
 
 # ---- 6. checks --------------------------------------------------------------------------------------------------
-FAILS=0
+FAILS=0; CHECKS=0
 check() { # $1=label $2=0|1 $3=detail
+  CHECKS=$((CHECKS+1))
   if [ "$2" = 1 ]; then echo "PASS $1 -- $3"; else echo "FAIL $1 -- $3"; FAILS=$((FAILS+1)); fi
 }
 jsval() { node -e "$1" "${@:2}" 2>/dev/null; }
@@ -230,15 +303,16 @@ const n=(j.pluginErrors?.length??0)+(j.diagnostics?.length??0)+(j.compatibility?
 console.log(((j.ok===true&&n===0)?1:0)+" ok="+j.ok+" issues="+n);' "$OUT/doctor.json")
 check "(d) plugins doctor reports no issue" "$([ "${D%% *}" = 1 ] && [ "$DOCTOR_RC" = 0 ] && echo 1 || echo 0)" "${D#* } rc=$DOCTOR_RC"
 
-E=$(jsval 'let ok=0; for (const f of process.argv.slice(1)) { try { if (JSON.parse(require("fs").readFileSync(f,"utf8")).status==="ok") ok++; } catch {} } console.log(ok);' "$OUT"/turn{1,2,3}.json)
-check "(e) three gateway turns completed" "$([ "${TURN_RC[1]}" = 0 ] && [ "${TURN_RC[2]}" = 0 ] && [ "${TURN_RC[3]}" = 0 ] && [ "${E:-0}" = 3 ] && echo 1 || echo 0)" \
-  "rc=${TURN_RC[1]},${TURN_RC[2]},${TURN_RC[3]} status_ok=$E gateway_startup=${GW_STARTUP_S}s"
+E=$(jsval 'let ok=0; for (const f of process.argv.slice(1)) { try { if (JSON.parse(require("fs").readFileSync(f,"utf8")).status==="ok") ok++; } catch {} } console.log(ok);' "$OUT"/turn{1..13}.json)
+TURNS_RC=0; for n in $(seq 1 13); do [ "${TURN_RC[$n]:-99}" = 0 ] || TURNS_RC=1; done
+check "(e) thirteen gateway turns completed" "$([ "$TURNS_RC" = 0 ] && [ "${E:-0}" = 13 ] && echo 1 || echo 0)" \
+  "rc=$(for n in $(seq 1 13); do printf '%s,' "${TURN_RC[$n]:-99}"; done) status_ok=$E gateway_startup=${GW_STARTUP_S}s"
 
 F=$(jsval '
 const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
 const texts=(j.memories??j.details?.memories??j??[]).map?.(m=>m.text)??[];
 const want=["Remember that my favourite colour is teal.","I prefer window seats on long flights."];
-console.log((want.every(w=>texts.includes(w))?1:0)+" "+JSON.stringify(texts));' "$OUT/memories.json")
+console.log((want.every(w=>texts.includes(w))?1:0)+" "+JSON.stringify(texts));' "$OUT/memories-turn2.json")
 check "(f) clawmem captured the turns' memories" "${F%% *}" "memories=${F#* }"
 
 G=$(jsval '
@@ -266,12 +340,61 @@ check "(i) openclaw clawmem stats" "$([ "$CLI_RC" = 0 ] && grep -q '^Memory stat
 J=$(jsval '
 const fs=require("fs");
 const ev=JSON.parse(fs.readFileSync(process.argv[2],"utf8")); const subjects=ev.subjects;
+const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); const jobs=(Array.isArray(j)?j:(j.jobs??[])).slice().reverse();
+const ends=["before_reset","session_end","command_new"].every(k=>subjects["clawmem.events."+k+".main"]>=3);
+const done=jobs.filter(x=>x.status==="done");
+const sessions=new Set(done.map(x=>x.session)); const ranges=new Set(done.map(x=>x.range));
+const msgs=done.map(x=>x.stats?.messages??0);
+const ok=ends&&done.length===3&&sessions.size===1&&ranges.size===3&&msgs[0]>=4&&msgs[1]===4&&msgs[2]===2&&done.every(x=>x.lessons>=1);
+console.log((ok?1:0)+" events="+JSON.stringify(subjects)+" jobs="+JSON.stringify(jobs.map(x=>({range:x.range,trigger:x.trigger,status:x.status,source:x.source,messages:x.stats?.messages,lessons:x.lessons}))));' "$OUT/distill-status.json" "$OUT/event-subjects.json")
+check "(j) three /new in one session: three ranges, each over only its own messages, lessons from each" \
+  "$([ "${TURN_RC[4]}" = 0 ] && [ "${TURN_RC[7]}" = 0 ] && [ "${TURN_RC[9]}" = 0 ] && [ "${J%% *}" = 1 ] && echo 1 || echo 0)" "${J#* }"
+
+L=$(jsval '
+const fs=require("fs");
+const ev=JSON.parse(fs.readFileSync(process.argv[2],"utf8"));
 const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); const jobs=Array.isArray(j)?j:(j.jobs??[]);
-const ends=["before_reset","session_end","command_new"].every(k=>subjects["clawmem.events."+k+".main"]>0);
-const done=jobs.some(x=>x.status==="done");
-console.log((ends&&done?1:0)+" events="+JSON.stringify(subjects)+" before_reset.messages="+ev.beforeResetMessages+" jobs="+JSON.stringify(jobs.map(x=>({trigger:x.trigger,status:x.status,source:x.source,lessons:x.lessons}))));' "$OUT/distill-status.json" "$OUT/event-subjects.json")
-check "(j) /new: command:new, before_reset and session_end reached clawmem, which distilled the session" \
-  "$([ "${TURN_RC[4]}" = 0 ] && [ "${J%% *}" = 1 ] && echo 1 || echo 0)" "turn rc=${TURN_RC[4]} ${J#* }"
+const fromStream=jobs.filter(x=>x.status==="done"&&x.source==="stream").length;
+const log=fs.readFileSync(process.argv[3],"utf8");
+const said=/OpenClaw transcript sources.*main: sqlite/.test(log);
+console.log(((ev.sqliteEntries>0&&fromStream>=1&&said)?1:0)+" sqliteEntries="+ev.sqliteEntries+" of "+ev.transcripts+" transcript entries; ranges distilled from the stream="+fromStream+" start-up log names sqlite="+said);' \
+  "$OUT/distill-status.json" "$OUT/event-subjects.json" "$OUT/clawmem.log")
+check "(l) SQLite transcript rows reach the stream and /new distils from it" "${L%% *}" "${L#* }"
+
+M=$(jsval '
+const fs=require("fs");
+const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8"));
+const texts=(j.memories??j.details?.memories??j??[]).map?.(m=>m.text)??[];
+let answer="";
+for (const l of fs.readFileSync(process.argv[2],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  for (const m of r.body?.messages ?? []) if (m.role==="tool") { const t=typeof m.content==="string"?m.content:JSON.stringify(m.content); if (/forgotten|candidate/.test(t)) answer=t.slice(0,240); } }
+const ok=!texts.includes("I prefer window seats on long flights.")&&texts.includes("Remember that my favourite colour is teal.")&&/forgotten/.test(answer);
+console.log((ok?1:0)+" tool answer="+JSON.stringify(answer)+" memories="+JSON.stringify(texts));' "$OUT/memories-after-forget.json" "$RUN_DIR/model-requests.jsonl")
+check "(m) memory_forget by query deletes a clear single match" "${M%% *}" "${M#* }"
+
+N=$(jsval '
+const fs=require("fs"); const reqs=[];
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(l) reqs.push(JSON.parse(l)); }
+const i=reqs.findIndex(r=>r.note==="fake-model-tool-call"&&r.target==="memory_recall"&&r.args&&JSON.stringify(r.args).includes("favourite colour"));
+let ms=-1, text="";
+if (i>=0) for (const r of reqs.slice(i+1)) { const tool=(r.body?.messages??[]).filter(m=>m.role==="tool").pop();
+  if (tool) { text=(typeof tool.content==="string"?tool.content:JSON.stringify(tool.content)).slice(0,200); ms=Date.parse(r.ts)-Date.parse(reqs[i].ts); break; } }
+console.log(((ms>=0&&ms<=1000&&/unavailable/i.test(text))?1:0)+" tool call answered in "+ms+" ms: "+JSON.stringify(text));' "$RUN_DIR/model-requests.jsonl")
+check "(n) with clawmem down a memory tool call is answered \"unavailable\" within 1 s" "${N%% *}" "${N#* } turn rc=${TURN_RC[11]}"
+
+O=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
+const texts=(j.memories??j.details?.memories??j??[]).map?.(m=>m.text)??[];
+const n=texts.filter(t=>t==="I always take the night train to Vienna.").length;
+console.log((n===1?1:0)+" stored "+n+" time(s)");' "$OUT/memories-after-restart.json")
+check "(o) an event queued while clawmem was down survives a gateway restart, stored exactly once" "${O%% *}" "${O#* }; $(grep -h -o 'clawmem: [^"]*outbox[^"]*' "$OUT/gateway.out" "$RUN_DIR/openclaw-gateway.log" 2>/dev/null | sort | uniq -c | head -3 | tr '\n' ' ')"
+
+P=$(jsval '
+const fs=require("fs"); let via="";
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  if (r.note==="fake-model-tool-call"&&r.target==="memory_recall"&&JSON.stringify(r.args).includes("night train")) via=r.via; }
+console.log((via==="direct"?1:0)+" memory_recall offered "+(via||"not at all"));' "$RUN_DIR/model-requests.jsonl")
+check "(p) with tools.toolSearch false the memory tools are offered directly" "${P%% *}" "${P#* } (turn 3 went through: $(jsval 'const fs=require("fs");let v="";for(const l of fs.readFileSync(process.argv[1],"utf8").split("\n")){if(!l)continue;const r=JSON.parse(l);if(r.note==="fake-model-tool-call"&&!v)v=r.via;}console.log(v)' "$RUN_DIR/model-requests.jsonl"))"
 
 K=$(jsval '
 const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
@@ -282,6 +405,7 @@ check "(k) the HOOK.md hook installs and is eligible" "$([ "$HOOK_RC" = 0 ] && [
 
 echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
 echo "total time: $(ts "$T_START")s"
+echo "realhost: $((CHECKS-FAILS)) passed, $FAILS failed"
 if [ "$FAILS" = 0 ]; then
   echo "RESULT: ALL PASS"
   [ -z "${CLEAN:-}" ] || rm -rf "$RUN_DIR"
