@@ -68,12 +68,16 @@ func (a *app) printRecall(res schemas.ToolResult, explain bool) error {
 	for i, m := range d.Memories {
 		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, oneLine(m.Text, 200))
 		if explain && m.Sources != nil {
-			s := m.Sources
-			fmt.Fprintf(w, "      vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f  importance %.2f\n",
-				hit(s.VectorHit, s.Vector), hit(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine, m.Importance)
+			fmt.Fprintf(w, "      %s  importance %.2f\n", sourcesText(m.Sources), m.Importance)
 		}
 	}
 	return nil
+}
+
+// sourcesText is one line of a result's score sources.
+func sourcesText(s *retrieve.Sources) string {
+	return fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
+		hit(s.VectorHit, s.Vector), hit(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
 }
 
 func hit(ok bool, v float64) string {
