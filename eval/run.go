@@ -139,9 +139,22 @@ type Report struct {
 	Overall       Figures            `json:"overall"`
 	ByCategory    map[string]Figures `json:"byCategory"`
 	Context       ContextFigures     `json:"context"`
-	LatencyP50    float64            `json:"latencyP50Ms"`
-	LatencyP99    float64            `json:"latencyP99Ms"`
-	Misses        []Miss             `json:"misses,omitempty"`
+	// Calibration sweeps the auto-recall threshold over the recalled
+	// scores: what a block of the top 3 at or above each threshold would
+	// have held.
+	Calibration []CalPoint `json:"calibration"`
+	LatencyP50  float64    `json:"latencyP50Ms"`
+	LatencyP99  float64    `json:"latencyP99Ms"`
+	Misses      []Miss     `json:"misses,omitempty"`
+}
+
+// CalPoint is the auto-recall block at one threshold.
+type CalPoint struct {
+	Threshold     float64 `json:"threshold"`
+	Injected      int     `json:"injected"`
+	Precision     float64 `json:"precision"`
+	EvidenceShown float64 `json:"evidenceShown"`
+	NoneEmpty     float64 `json:"noneEmpty"`
 }
 
 // Miss is a question recalled badly, with what was recalled instead.
@@ -166,6 +179,8 @@ type outcome struct {
 	q        Question
 	ranks    []int // per evidence turn: 1-based rank, 0 when not recalled
 	recalled []retrieve.Candidate
+	turns    []string // the recalled memories' turn ids
+	idx      map[string]TurnRef
 }
 
 // Run asks every question of convs (already imported) and measures the
@@ -189,12 +204,7 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 	done := 0
 	for _, c := range convs {
 		who := memory.Agent(AgentID(c.ID))
-		turnOf := make(map[string]string)
-		for _, s := range c.Sessions {
-			for _, t := range s.Turns {
-				turnOf[MemoryID(c.ID, t.ID)] = t.ID
-			}
-		}
+		turnOf := turnsByMemory(c)
 		idx := c.Index()
 		for _, q := range c.Questions {
 			if err := ctx.Err(); err != nil {
@@ -206,9 +216,10 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 			if err != nil {
 				return rep, fmt.Errorf("question %s: %w", q.ID, err)
 			}
-			out := outcome{conv: c, q: q, recalled: res.Candidates}
+			out := outcome{conv: c, q: q, recalled: res.Candidates, idx: idx}
 			rank := make(map[string]int)
 			for i, cand := range res.Candidates {
+				out.turns = append(out.turns, turnOf[cand.Memory.ID])
 				if t, ok := turnOf[cand.Memory.ID]; ok {
 					if _, seen := rank[t]; !seen {
 						rank[t] = i + 1
@@ -272,6 +283,7 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 		rep.Context.NoneEmpty = float64(noneEmpty) / float64(noneQ)
 	}
 	rep.LatencyP50, rep.LatencyP99 = percentile(lat, 0.5), percentile(lat, 0.99)
+	rep.Calibration = calibrate(outs)
 	if o.ExplainMisses > 0 {
 		rep.Misses = misses(outs, o.ExplainMisses, o.Limit)
 	}
@@ -388,15 +400,9 @@ func misses(outs []outcome, n, limit int) []Miss {
 			}
 			m.Evidence = append(m.Evidence, sh)
 		}
-		turnOf := make(map[string]string)
-		for _, sess := range c.Sessions {
-			for _, t := range sess.Turns {
-				turnOf[MemoryID(c.ID, t.ID)] = t.ID
-			}
-		}
 		for i, cand := range s.x.recalled[:min(5, len(s.x.recalled))] {
 			src := cand.Sources
-			m.Recalled = append(m.Recalled, Shown{Turn: turnOf[cand.Memory.ID], Text: cand.Memory.Text, Rank: i + 1, Sources: &src})
+			m.Recalled = append(m.Recalled, Shown{Turn: s.x.turns[i], Text: cand.Memory.Text, Rank: i + 1, Sources: &src})
 		}
 		out = append(out, m)
 	}
@@ -411,4 +417,68 @@ func percentile(xs []float64, p float64) float64 {
 	slices.Sort(s)
 	i := int(math.Ceil(p*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
+}
+
+// calibrate sweeps thresholds from 0.30 to 0.95 over each question's top 3
+// recalled memories.
+func calibrate(outs []outcome) []CalPoint {
+	var pts []CalPoint
+	for t := 0.30; t < 0.951; t += 0.025 {
+		p := CalPoint{Threshold: math.Round(t*1000) / 1000}
+		good, withEv, shown, none, empty := 0, 0, 0, 0, 0
+		for _, x := range outs {
+			var block []string
+			for i, c := range x.recalled {
+				if len(block) == 3 {
+					break
+				}
+				if c.Score >= t {
+					block = append(block, x.turns[i])
+				}
+			}
+			if x.q.Category == None {
+				none++
+				if len(block) == 0 {
+					empty++
+				}
+				continue
+			}
+			withEv++
+			hit := false
+			for _, turn := range block {
+				p.Injected++
+				if nearEvidence(x.idx, turn, x.q.Evidence) {
+					good++
+				}
+				if slices.Contains(x.q.Evidence, turn) {
+					hit = true
+				}
+			}
+			if hit {
+				shown++
+			}
+		}
+		if p.Injected > 0 {
+			p.Precision = float64(good) / float64(p.Injected)
+		}
+		if withEv > 0 {
+			p.EvidenceShown = float64(shown) / float64(withEv)
+		}
+		if none > 0 {
+			p.NoneEmpty = float64(empty) / float64(none)
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+// turnsByMemory maps a conversation's memory ids to its turn ids.
+func turnsByMemory(c *Conversation) map[string]string {
+	out := make(map[string]string)
+	for _, s := range c.Sessions {
+		for _, t := range s.Turns {
+			out[MemoryID(c.ID, t.ID)] = t.ID
+		}
+	}
+	return out
 }

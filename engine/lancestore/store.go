@@ -863,7 +863,7 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 		return nil, nil
 	}
 	// The query becomes a bag of words: no syntax reaches the index.
-	terms := fts.Terms(query)
+	terms := fts.QueryTerms(query)
 	if len(terms) == 0 {
 		return nil, nil
 	}

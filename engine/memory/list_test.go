@@ -136,7 +136,9 @@ func TestStats(t *testing.T) {
 	if !st.FullText {
 		t.Error("FullText false on SQLite")
 	}
-	if st.Dimensions != testDims || st.Embedding != "local-lexical" || st.Retrieval != retrieve.DefaultConfig() {
+	want := retrieve.DefaultConfig()
+	want.AutoRecallMinScore = 0.3 // newEngine's
+	if st.Dimensions != testDims || st.Embedding != "local-lexical" || st.Retrieval != want {
 		t.Errorf("config part %+v", st)
 	}
 	if st.ScopeConfig.AgentsWithCustomAccess != 1 || st.ScopeConfig.TotalScopes != 2 {

@@ -38,8 +38,6 @@ const (
 	// a clear leader at 0.82–0.89.
 	ForgetMinRelevance = 0.85
 	ForgetMinMargin    = 0.10
-	// ContextMinScore is auto-recall's threshold.
-	ContextMinScore = 0.3
 )
 
 // Errors the facade returns besides the store's.
@@ -175,7 +173,7 @@ type ContextResult struct {
 }
 
 // Context is auto-recall: it skips prompts that need no memory, retrieves
-// the top 3 above 0.3 and formats the untrusted <relevant-memories> block.
+// the top 3 scoring at least retrieval.autoRecallMinScore and formats the untrusted <relevant-memories> block.
 // It returns within timeout whatever happens, with an empty block if the
 // retrieval did not finish; the agent's turn never waits longer.
 func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout time.Duration) (ContextResult, error) {
@@ -197,7 +195,7 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 	}
 	done := make(chan answer, 1)
 	go func() {
-		min := ContextMinScore
+		min := e.ret.Config().AutoRecallMinScore
 		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: rules.MaxContextMemories, MinScore: &min})
 		done <- answer{res, err}
 	}()

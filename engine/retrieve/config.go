@@ -38,10 +38,26 @@ type Config struct {
 	LengthNormAnchor      float64 `json:"lengthNormAnchor"`
 	HardMinScore          float64 `json:"hardMinScore"`
 	TimeDecayHalfLifeDays float64 `json:"timeDecayHalfLifeDays"`
+	// AutoRecallMinScore is the final score a memory needs to enter the
+	// auto-recall block (<relevant-memories>): clawmem's own key, calibrated
+	// on its scores (DefaultAutoRecallMinScore).
+	AutoRecallMinScore float64 `json:"autoRecallMinScore"`
 }
 
-// DefaultConfig is the seed's DEFAULT_RETRIEVAL_CONFIG.
-func DefaultConfig() Config {
+// DefaultAutoRecallMinScore is auto-recall's threshold on the final score:
+// the block is precision-oriented and may carry nothing. Calibrated with
+// `clawmem eval` on testdata/eval (months-old conversations, clawmem's
+// default retrieval): at 0.72 the injected memories are evidence or next
+// to it 92% of the time with semantic embeddings (USE-lite) and 100% with
+// the local embedder, and questions about things never said get an empty
+// block 100% of the time; at the seed's 0.3 (made for its own scale) three
+// of four injected memories were unrelated and no block was ever empty.
+const DefaultAutoRecallMinScore = 0.72
+
+// SeedConfig is the seed's DEFAULT_RETRIEVAL_CONFIG: what a configuration
+// copied from memory-lancedb-pro asks for, and what each key means when it
+// is given explicitly.
+func SeedConfig() Config {
 	return Config{
 		Mode:                  ModeHybrid,
 		VectorWeight:          0.7,
@@ -55,7 +71,27 @@ func DefaultConfig() Config {
 		LengthNormAnchor:      500,
 		HardMinScore:          0.35,
 		TimeDecayHalfLifeDays: 60,
+		AutoRecallMinScore:    DefaultAutoRecallMinScore, // the seed has no such key
 	}
+}
+
+// DefaultConfig is clawmem's default: the seed's, except that nothing
+// makes an old but relevant memory unreachable. The seed's absolute
+// cut-offs (minScore 0.3 before rerank, hardMinScore 0.35 at the end) and
+// its time decay (×0.5 for a memory a season old) together drop every
+// memory a few months old: on a long-conversation benchmark they took
+// recall@10 from 0.56 to 0.10 (0.01 with the local embedder). So recall
+// returns the best `limit` results whatever their age, recency still
+// lifts recent memories (a boost, never a cut) and time decay is off;
+// auto-recall has its own threshold, calibrated on clawmem's scores
+// (retrieval.autoRecallMinScore). A configuration that sets the seed's keys gets
+// the seed's behaviour.
+func DefaultConfig() Config {
+	c := SeedConfig()
+	c.MinScore = 0
+	c.HardMinScore = 0
+	c.TimeDecayHalfLifeDays = 0
+	return c
 }
 
 // Validate reports the first out-of-range value, naming its config key.
@@ -78,6 +114,7 @@ func (c Config) Validate() error {
 		{"retrieval.bm25Weight", c.BM25Weight, 0, 1},
 		{"retrieval.minScore", c.MinScore, 0, 1},
 		{"retrieval.hardMinScore", c.HardMinScore, 0, 1},
+		{"retrieval.autoRecallMinScore", c.AutoRecallMinScore, 0, 1},
 		{"retrieval.recencyWeight", c.RecencyWeight, 0, 1},
 		{"retrieval.recencyHalfLifeDays", c.RecencyHalfLifeDays, 0, 3650},
 		{"retrieval.timeDecayHalfLifeDays", c.TimeDecayHalfLifeDays, 0, 36500},

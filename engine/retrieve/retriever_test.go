@@ -128,8 +128,10 @@ func newRetriever(t testing.TB, s engine.Store, cfg Config, opts ...Option) *Ret
 }
 
 // cfgWith is DefaultConfig with rerank set and changes applied.
+// cfgWith is the seed's configuration (the stage semantics these tests
+// pin down) with rerankMode and changes.
 func cfgWith(rerankMode string, change ...func(*Config)) Config {
-	c := DefaultConfig()
+	c := SeedConfig()
 	c.Rerank = rerankMode
 	for _, f := range change {
 		f(&c)
@@ -1137,4 +1139,35 @@ func TestSingleCandidateIsReranked(t *testing.T) {
 	if len(res.Candidates) != 0 {
 		t.Errorf("an irrelevant lone memory survived hardMinScore 0.35 at %v", res.Candidates[0].Score)
 	}
+}
+
+// With clawmem's defaults an old but relevant memory is never cut off:
+// recall returns the best `limit` memories whatever their age, while the
+// seed's settings, given explicitly, still drop them (its hard minimum
+// after time decay).
+func TestDefaultsKeepOldMemoriesReachable(t *testing.T) {
+	s := seedStore(t,
+		tm{key: 1, text: "We adopted a beagle called Pepper", cos: 0.55, ageDays: 300},
+		tm{key: 2, text: "Pepper chewed the running shoes", cos: 0.45, ageDays: 250, importance: 0.7},
+		tm{key: 3, text: "Lunch at the new ramen place", cos: 0.1, ageDays: 1},
+	)
+	q := Query{Text: "dog beagle", Vector: queryVec(), Limit: 5}
+	res := retrieve(t, newRetriever(t, s, DefaultConfig()), q)
+	if len(res.Candidates) != 3 || keyOf(res.Candidates[0].Memory.ID) != 1 || keyOf(res.Candidates[1].Memory.ID) != 2 {
+		t.Fatalf("defaults: %v", keys(res))
+	}
+	res = retrieve(t, newRetriever(t, s, SeedConfig()), q)
+	for _, c := range res.Candidates {
+		if keyOf(c.Memory.ID) == 2 {
+			t.Fatalf("the seed's settings kept a 250-day-old memory at %.3f", c.Score)
+		}
+	}
+}
+
+func keys(res Result) []int {
+	var out []int
+	for _, c := range res.Candidates {
+		out = append(out, keyOf(c.Memory.ID))
+	}
+	return out
 }

@@ -890,7 +890,7 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	if !s.fts || o.Scopes.Denies() {
 		return nil, nil
 	}
-	terms, err := s.selectiveTerms(ctx, fts.Terms(query))
+	terms, err := s.selectiveTerms(ctx, fts.QueryTerms(query))
 	if err != nil {
 		return nil, err
 	}

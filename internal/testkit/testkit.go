@@ -51,7 +51,9 @@ func Engine(t testing.TB, dir string, emb embed.Embedder) (*memory.Engine, func(
 	var once sync.Once
 	closeStore := func() { once.Do(func() { st.Close() }) }
 	t.Cleanup(closeStore)
-	ret, err := retrieve.New(st, retrieve.DefaultConfig())
+	cfg := retrieve.DefaultConfig()
+	cfg.AutoRecallMinScore = 0.3 // the scale of the small test embedders the fixtures were written for
+	ret, err := retrieve.New(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

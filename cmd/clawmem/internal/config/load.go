@@ -437,7 +437,8 @@ func pluginEntry(top map[string]any) (obj map[string]any, id string, warnings []
 // server takes the ones it shares (autoCapture, autoRecall,
 // enableManagementTools) and leaves the others to the plugin.
 var openClawPluginKeys = []string{"natsUrl", "credentialsFile", "agents", "defaultAgent", "autoRecall", "autoCapture",
-	"recallTimeoutMs", "recallMaxChars", "enableManagementTools", "bufferMaxEvents", "requestTimeoutMs"}
+	"recallTimeoutMs", "recallMaxChars", "enableManagementTools", "bufferMaxEvents", "requestTimeoutMs", "outboxMaxBytes",
+	"persistOutbox", "stateDir"}
 
 // configuresServer reports whether a clawmem entry has a key only the
 // server knows.

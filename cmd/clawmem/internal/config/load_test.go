@@ -50,7 +50,7 @@ func decodeString(body, name string, env map[string]string) (*File, error) {
 func TestSeedExamplesLoad(t *testing.T) {
 	t.Setenv("OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS", "")
 	full := decodeFile(t, "seed-full-reference.json").Config
-	want := retrieve.DefaultConfig()
+	want := retrieve.SeedConfig()
 	if full.Retrieval.Config != want {
 		t.Errorf("retrieval %+v, want the seed's %+v", full.Retrieval.Config, want)
 	}
@@ -114,7 +114,10 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 		{"autoRecall", d.AutoRecall, seed.AutoRecall},
 		{"captureAssistant", d.CaptureAssistant, seed.CaptureAssistant},
 		{"enableManagementTools", d.EnableManagementTools, seed.EnableManagementTools},
-		{"retrieval", d.Retrieval.Config, seed.Retrieval.Config},
+		// A deliberate difference: no absolute cut-offs and no time decay by
+		// default (retrieve.DefaultConfig); the seed's keys, given, still act.
+		{"retrieval", d.Retrieval.Config, retrieve.DefaultConfig()},
+		{"retrieval (seed's, given explicitly)", seed.Retrieval.Config, retrieve.SeedConfig()},
 		{"retrieval.rerankModel", d.Retrieval.RerankModel, "jina-reranker-v3"},
 		{"retrieval.rerankEndpoint", d.Retrieval.RerankEndpoint, "https://api.jina.ai/v1/rerank"},
 		{"retrieval.rerankProvider", d.Retrieval.RerankProvider, seed.Retrieval.RerankProvider},
@@ -482,7 +485,7 @@ func TestEffective(t *testing.T) {
 		{[]string{"nats", "url"}, "nats://clawmem:****@nats.internal:4222", "nats://clawmem:****@nats.internal:4222"},
 		{[]string{"nats", "credentials"}, "****---\n", "****---\n"},
 		{[]string{"distill", "agents"}, []any{"${AGENT}"}, []any{"main"}},
-		{[]string{"retrieval", "minScore"}, 0.3, 0.3},
+		{[]string{"retrieval", "minScore"}, 0.0, 0.0}, // clawmem's default: no cut-off (retrieve.DefaultConfig)
 		{[]string{"jobs", "backup", "keep"}, 7.0, 7.0},
 	} {
 		if got := get(written, c.path...); !reflect.DeepEqual(got, c.written) {
