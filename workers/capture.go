@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -86,6 +88,7 @@ type turn struct {
 	cursor         cursor
 	noCursor       bool // one message (message_received/message_sent): no history to diff
 	seq            uint64
+	history        []schemas.Message // agent_end: the whole history, diffed in pick
 }
 
 func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
@@ -98,7 +101,25 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 	// Each read and emit is a few JetStream round trips; done one after
 	// another they, not embedding, bound throughput, so they run in
 	// parallel (per session in order, for the cursor).
-	forEach(len(msgs), func(i int) { turns[i], errs[i] = c.read(ctx, kv, msgs[i]) })
+	forEach(len(msgs), func(i int) { turns[i], errs[i] = c.read(msgs[i]) })
+	bySession, keys := c.group(turns, errs)
+	// A session's events in one batch (a backlog after an outage) are
+	// diffed one against the other, in stream order, starting from the
+	// stored cursor: each contributes only what is new since the previous.
+	forEach(len(keys), func(k int) {
+		idx := bySession[keys[k]]
+		if turns[idx[0]].noCursor {
+			return
+		}
+		prev, err := loadCursor(ctx, kv, keys[k])
+		for _, i := range idx {
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			prev = c.pick(turns[i], prev)
+		}
+	})
 	var texts []string
 	for _, t := range turns {
 		if t != nil {
@@ -123,6 +144,18 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 			}
 		}
 	}
+	forEach(len(keys), func(k int) {
+		for _, i := range bySession[keys[k]] {
+			if errs[i] == nil {
+				errs[i] = c.emit(ctx, kv, turns[i])
+			}
+		}
+	})
+	return errs
+}
+
+// group indexes the turns by cursor key, each session's in stream order.
+func (c *Capture) group(turns []*turn, errs []error) (map[string][]int, []string) {
 	bySession := map[string][]int{}
 	var keys []string
 	for i, t := range turns {
@@ -134,12 +167,41 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 		}
 		bySession[t.cursorKey] = append(bySession[t.cursorKey], i)
 	}
-	forEach(len(keys), func(k int) {
-		for _, i := range bySession[keys[k]] {
-			errs[i] = c.emit(ctx, kv, turns[i])
+	for _, k := range keys {
+		slices.SortStableFunc(bySession[k], func(a, b int) int { return cmp.Compare(turns[a].seq, turns[b].seq) })
+	}
+	return bySession, keys
+}
+
+// loadCursor reads a session's stored cursor (zero when none).
+func loadCursor(ctx context.Context, kv jetstream.KeyValue, key string) (cursor, error) {
+	var cur cursor
+	entry, err := kv.Get(ctx, key)
+	switch {
+	case err == nil:
+		_ = json.Unmarshal(entry.Value(), &cur)
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		return cur, fmt.Errorf("read cursor: %w", err)
+	}
+	return cur, nil
+}
+
+// pick selects the capturable messages of t's history after cursor prev
+// (all of it when prev does not describe a prefix of it: a compacted or
+// rewritten history) and returns t's own cursor.
+func (c *Capture) pick(t *turn, prev cursor) cursor {
+	start := 0
+	if prev.Count > 0 && prev.Count <= len(t.history) && fingerprint(t.history[prev.Count-1]) == prev.Last {
+		start = prev.Count
+	}
+	t.cursor = cursor{Count: len(t.history), Last: fingerprint(t.history[len(t.history)-1])}
+	for _, msg := range t.history[start:] {
+		if len(t.items) == c.cfg.MaxPerTurn {
+			break
 		}
-	})
-	return errs
+		c.consider(t, msg.Role, msg.Text())
+	}
+	return t.cursor
 }
 
 // emitParallelism bounds concurrent JetStream round trips per batch.
@@ -166,8 +228,9 @@ func fill(errs []error, err error) []error {
 	return errs
 }
 
-// read decodes one agent_end event and selects its new, capturable messages.
-func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.Msg) (*turn, error) {
+// read decodes one event: an agent_end's history (pick selects its new
+// messages), or a single message's capturable text.
+func (c *Capture) read(m jetstream.Msg) (*turn, error) {
 	kind, agent, err := schemas.ParseEventSubject(m.Subject())
 	if err != nil {
 		return nil, Permanent(err)
@@ -193,27 +256,9 @@ func (c *Capture) read(ctx context.Context, kv jetstream.KeyValue, m jetstream.M
 	if session == "" {
 		session = ev.SessionID
 	}
-	t := &turn{agent: agent, session: session, cursorKey: agent + "." + schemas.SubjectToken(session)}
+	t := &turn{agent: agent, session: session, cursorKey: agent + "." + schemas.SubjectToken(session), history: end.Messages}
 	if md, err := m.Metadata(); err == nil {
 		t.seq = md.Sequence.Stream
-	}
-	start := 0
-	entry, err := kv.Get(ctx, t.cursorKey)
-	switch {
-	case err == nil:
-		if json.Unmarshal(entry.Value(), &t.cursor) == nil && t.cursor.Count <= len(end.Messages) &&
-			t.cursor.Count > 0 && fingerprint(end.Messages[t.cursor.Count-1]) == t.cursor.Last {
-			start = t.cursor.Count
-		}
-	case !errors.Is(err, jetstream.ErrKeyNotFound):
-		return nil, fmt.Errorf("read cursor: %w", err)
-	}
-	t.cursor = cursor{Count: len(end.Messages), Last: fingerprint(end.Messages[len(end.Messages)-1])}
-	for _, msg := range end.Messages[start:] {
-		if len(t.items) == c.cfg.MaxPerTurn {
-			break
-		}
-		c.consider(t, msg.Role, msg.Text())
 	}
 	return t, nil
 }

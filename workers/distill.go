@@ -216,15 +216,15 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 		}
 		return err
 	}
+	mark.Tail = tailOf(fresh)
+	mark.Ranges++
+	mark.Messages += len(fresh)
+	w.advanceStreamCursor(ctx, agent, session, mark.Tail)
 	job.Status, job.Error = JobDone, ""
 	if err := putJob(ctx, kv, &job); err != nil {
 		// The lessons are stored; a retry would only find them again.
 		w.log.Warn("distill status not saved", "agent", agent, "session", session, "err", err)
 	}
-	mark.Tail = tailOf(fresh)
-	mark.Ranges++
-	mark.Messages += len(fresh)
-	w.advanceStreamCursor(ctx, agent, session, mark.Tail)
 	w.log.Info("session range distilled", "agent", agent, "session", session, "range", id, "trigger", kind, "source", source,
 		"messages", len(fresh), "of", len(msgs), "lessons", job.Lessons, "distiller", job.Distiller)
 	return nil
