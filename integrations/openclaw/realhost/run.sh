@@ -101,8 +101,9 @@ trap cleanup EXIT
 
 # ---- 2. clawmem ---------------------------------------------------------------------------------------------
 # The watcher follows OpenClaw's state dir (its SQLite transcript store); the cursor distiller stays off so every
-# distilled range comes from a session-end event.
-printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"}}\n' \
+# distilled range comes from a session-end event. autoRecallMinScore 0.3 (the seed's): check (g) is about the block reaching the
+# model; the default threshold (0.75) is calibrated for precision and lets few of the local embedder's matches in.
+printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"},"retrieval":{"autoRecallMinScore":0.3}}\n' \
   "$NATS_PORT" "$OPENCLAW_STATE_DIR" >"$CM_DATA/config.json"
 start_clawmem() {
   rm -f "$CM_DATA/run.json"
@@ -248,7 +249,7 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   run_turn 12 "I always take the night train to Vienna."
   # The gateway restarts while clawmem is still down (the outbox must survive it), with tools.toolSearch off.
   stop_pid "$GW_PID" 1; GW_PID=""
-  log "gateway stopped; queued events: $(cat "$OPENCLAW_STATE_DIR"/plugins/clawmem/outbox*.jsonl 2>/dev/null | wc -l) in the outbox file"
+  log "gateway stopped; queued events: $(cat "$OPENCLAW_STATE_DIR"/plugins/clawmem/outbox.jsonl 2>/dev/null | wc -l) in the outbox file"
   "$OC" config set tools.toolSearch false >"$OUT/config-toolsearch.txt" 2>&1
   start_clawmem
   start_gateway
@@ -378,8 +379,9 @@ for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(l) req
 const i=reqs.findIndex(r=>r.note==="fake-model-tool-call"&&r.target==="memory_recall"&&r.args&&JSON.stringify(r.args).includes("favourite colour"));
 let ms=-1, text="";
 if (i>=0) for (const r of reqs.slice(i+1)) { const tool=(r.body?.messages??[]).filter(m=>m.role==="tool").pop();
-  if (tool) { text=(typeof tool.content==="string"?tool.content:JSON.stringify(tool.content)).slice(0,200); ms=Date.parse(r.ts)-Date.parse(reqs[i].ts); break; } }
-console.log(((ms>=0&&ms<=1000&&/unavailable/i.test(text))?1:0)+" tool call answered in "+ms+" ms: "+JSON.stringify(text));' "$RUN_DIR/model-requests.jsonl")
+  if (tool) { text=(typeof tool.content==="string"?tool.content:JSON.stringify(tool.content)); ms=Date.parse(r.ts)-Date.parse(reqs[i].ts); break; } }
+const said=(/"text": *"([^"]*unavailable[^"]*)"/i.exec(text)??[])[1]??text.slice(0,160);
+console.log(((ms>=0&&ms<=1000&&/unavailable/i.test(text))?1:0)+" tool call answered in "+ms+" ms: "+JSON.stringify(said));' "$RUN_DIR/model-requests.jsonl")
 check "(n) with clawmem down a memory tool call is answered \"unavailable\" within 1 s" "${N%% *}" "${N#* } turn rc=${TURN_RC[11]}"
 
 O=$(jsval '

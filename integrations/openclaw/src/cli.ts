@@ -29,9 +29,10 @@ async function run(cfg: ClawmemConfig, log: PluginLogger, write: Write, op: Op, 
   const agent = opts.agent ?? cfg.defaultAgent ?? "main";
   if (!AGENT_ID.test(agent)) throw new Error(`--agent ${JSON.stringify(agent)} is not a valid agent id`);
   for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
-  const link = new Link({ servers: cfg.natsUrl, credentialsFile: cfg.credentialsFile, name: "clawmem-openclaw-cli", log });
+  const link = new Link({ servers: cfg.natsUrl, credentialsFile: cfg.credentialsFile, name: "clawmem-openclaw-cli", log, logOutages: false });
   try {
-    const res = await request(link, agent, op, body, cfg.requestTimeoutMs);
+    // A one-shot command waits for its own connect (up to the deadline), not just a grace.
+    const res = await request(link, agent, op, body, { timeoutMs: cfg.requestTimeoutMs, connectWaitMs: cfg.requestTimeoutMs });
     write((opts.json ? JSON.stringify(res, null, 2) : res.content.map((c) => c.text).join("\n")) + "\n");
     if (res.isError) process.exitCode = 1;
   } finally {

@@ -2,6 +2,7 @@
 // validates it against openclaw.plugin.json's JSON Schema before the plugin
 // loads; parseConfig applies the defaults and re-checks what the code relies
 // on, so a host that skips validation still gets a working plugin.
+import { homedir } from "node:os";
 
 export interface ClawmemConfig {
   /** NATS server of clawmem (`clawmem up` listens on 4244 by default). */
@@ -19,9 +20,15 @@ export interface ClawmemConfig {
   /** Upper bound on the injected <relevant-memories> block. */
   recallMaxChars: number;
   enableManagementTools: boolean;
-  /** Events kept in memory while NATS is unreachable; the oldest go first. */
+  /** Events kept while NATS is unreachable; the oldest go first. */
   bufferMaxEvents: number;
-  /** Deadline of a tool or CLI request. */
+  /** Bytes of events kept (in memory and in the outbox file); the oldest go first. */
+  outboxMaxBytes: number;
+  /** Save undelivered events to the outbox file, delivered first on the next start. */
+  persistOutbox: boolean;
+  /** The plugin's own directory (outbox.jsonl); unset: <OpenClaw state dir>/plugins/clawmem. */
+  stateDir?: string;
+  /** Deadline of a tool or CLI request to a connected clawmem. */
   requestTimeoutMs: number;
 }
 
@@ -33,6 +40,8 @@ export const DEFAULTS = {
   recallMaxChars: 2000,
   enableManagementTools: false,
   bufferMaxEvents: 1000,
+  outboxMaxBytes: 8 << 20,
+  persistOutbox: true,
   requestTimeoutMs: 10_000,
 } as const;
 
@@ -64,9 +73,10 @@ function str(raw: Record<string, unknown>, key: string): string | undefined {
   return v;
 }
 
-/** ${VAR} in string settings is replaced from the environment, as in the seed plugin. */
+/** ${VAR} in string settings is replaced from the environment, as in the seed plugin; a leading ~ is the home directory. */
 function expand(s: string | undefined, key: string): string | undefined {
   if (s === undefined) return undefined;
+  if (s === "~" || s.startsWith("~/")) s = homedir() + s.slice(1);
   return s.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
     const v = process.env[name];
     if (v === undefined || v === "") throw new ConfigError(`clawmem: ${key}: environment variable ${name} is not set`);
@@ -103,6 +113,9 @@ export function parseConfig(raw: unknown): ClawmemConfig {
     recallMaxChars: int(r, "recallMaxChars", DEFAULTS.recallMaxChars, 200, 20_000),
     enableManagementTools: bool(r, "enableManagementTools", DEFAULTS.enableManagementTools),
     bufferMaxEvents: int(r, "bufferMaxEvents", DEFAULTS.bufferMaxEvents, 1, 100_000),
+    outboxMaxBytes: int(r, "outboxMaxBytes", DEFAULTS.outboxMaxBytes, 65_536, 1 << 30),
+    persistOutbox: bool(r, "persistOutbox", DEFAULTS.persistOutbox),
+    stateDir: expand(str(r, "stateDir"), "stateDir"),
     requestTimeoutMs: int(r, "requestTimeoutMs", DEFAULTS.requestTimeoutMs, 100, 120_000),
   };
 }

@@ -5,17 +5,21 @@
 //
 // register() runs several times per process (discovery, CLI metadata, the
 // live runtime). Only the "full" registration creates the NATS link (see
-// runtime.ts), and even it connects on first use; hooks and tools of every
-// registration use it when they run.
+// runtime.ts); it connects when the gateway starts the plugin's service (or
+// on first use), and hooks and tools of every registration use it when they
+// run. The service's start also gives the event outbox its file in the
+// plugin's state directory, and its stop saves what is undelivered there.
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { CLI_DESCRIPTOR, registerCommands } from "./cli.js";
-import { parseConfig, resolveAgent } from "./config.js";
+import { parseConfig, resolveAgent, type ClawmemConfig } from "./config.js";
 import { agentEndBody, sessionBody, type EventMeta } from "./events.js";
 import { recallContext } from "./recall.js";
 import { processRuntimes, type Runtime, type Runtimes } from "./runtime.js";
 import { makeTools, TOOL_SPECS, toolNames } from "./tools.js";
 import type {
-  AgentEndEvent, AgentHookContext, BeforeResetEvent, InternalHookEvent, PluginApi, PromptBuildEvent,
+  AgentEndEvent, AgentHookContext, BeforeResetEvent, InternalHookEvent, PluginApi, PluginServiceContext, PromptBuildEvent,
   PromptBuildResult, SessionEndEvent, SessionHookContext,
 } from "./types.js";
 
@@ -41,6 +45,29 @@ function hostVersion(api: PluginApi): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The plugin's own directory, for the outbox file: the stateDir setting;
+ * else plugins/clawmem in OpenClaw's state directory, as the service's start
+ * context gives it, else as api.runtime.state.resolveStateDir() does, else
+ * $OPENCLAW_STATE_DIR, else ~/.openclaw.
+ */
+export function pluginStateDir(cfg: ClawmemConfig, ctx: PluginServiceContext | undefined, api: PluginApi): string {
+  if (cfg.stateDir) return cfg.stateDir;
+  let base = str(ctx?.stateDir);
+  if (!base) {
+    try {
+      base = str(api.runtime?.state?.resolveStateDir?.());
+    } catch {
+      // reading api.runtime throws in some registration modes
+    }
+  }
+  if (!base) {
+    const env = process.env.OPENCLAW_STATE_DIR?.trim();
+    base = env ? (env === "~" || env.startsWith("~/") ? homedir() + env.slice(1) : env) : join(homedir(), ".openclaw");
+  }
+  return join(base, "plugins", "clawmem");
 }
 
 /**
@@ -137,7 +164,18 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
   api.registerCli?.(({ program }) => registerCommands(program, cfg, log), { descriptors: [CLI_DESCRIPTOR] });
 
   if (held) {
-    api.registerService?.({ id: "clawmem", start: () => {}, stop: () => runtimes.release(held) });
+    const start = (ctx: PluginServiceContext | undefined) => {
+      try {
+        held.start(pluginStateDir(cfg, ctx, api));
+      } catch (err) {
+        log.warn(`clawmem: cannot start: ${(err as Error).message}`);
+      }
+    };
+    if (api.registerService) {
+      api.registerService({ id: "clawmem", start, stop: () => runtimes.release(held) });
+    } else {
+      start(undefined); // a host without services: nothing will stop it, but events still get a file
+    }
   }
   return held;
 }

@@ -1,7 +1,13 @@
-// One lazily opened NATS connection to clawmem. Nothing connects until the
-// first hook or tool needs it; a failed connect is retried in the background
-// with backoff, and once connected the client reconnects by itself forever.
-// Hooks never wait on any of this longer than their own deadline.
+// One NATS connection to clawmem. Nothing connects until start() (the
+// gateway's service start) or the first hook or tool needs it; a failed
+// connect is retried in the background with backoff, and once connected the
+// client reconnects by itself forever. Hooks and tools never wait on any of
+// this: while the connection is not up they get "unavailable" at once
+// (settled), and only the background event pump waits for it (ready).
+//
+// The link logs each change of reachability once: "clawmem is unreachable"
+// when a connect fails or an established connection drops, "clawmem is
+// back" when it is up again; a long outage is one line each way.
 import { readFileSync } from "node:fs";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
@@ -12,6 +18,20 @@ export interface LinkOptions {
   credentialsFile?: string;
   name?: string;
   log: PluginLogger;
+  /** Log "unreachable"/"back" (default true); a one-shot CLI command reports its own error instead. */
+  logOutages?: boolean;
+}
+
+/**
+ * idle: nothing tried yet; first: the first connect is in flight and nothing
+ * has failed; up: connected; down: a connect failed or the connection is
+ * lost (reconnecting in the background); closed: close() was called.
+ */
+export type LinkPhase = "idle" | "first" | "up" | "down" | "closed";
+
+export interface Conn {
+  nc: NatsConnection;
+  js: JetStreamClient;
 }
 
 /** Resolves after ms without keeping the process alive: for background retries. */
@@ -37,26 +57,92 @@ export async function within<T, F>(ms: number, work: Promise<T>, fallback: F): P
 export class Link {
   #nc: NatsConnection | undefined;
   #js: JetStreamClient | undefined;
-  #up = false; // connected now (not reconnecting)
+  #phase: LinkPhase = "idle";
   #loop: Promise<void> | undefined;
-  #closed = false;
   #onClose!: () => void;
   readonly #closing = new Promise<void>((resolve) => (this.#onClose = resolve));
   #waiters = new Set<() => void>();
-  #warned = false;
+  /** What was last logged: undefined (nothing yet), reachable or not. */
+  #reachable: boolean | undefined;
+  /** Whether the query service answered the last request (false: "no responders" was logged). */
+  #serviceAnswers = true;
 
   constructor(private readonly opts: LinkOptions) {}
 
-  /** The connection if it is up now; otherwise starts connecting and returns undefined. */
-  current(): { nc: NatsConnection; js: JetStreamClient } | undefined {
-    this.#start();
-    return this.#up && this.#nc && this.#js ? { nc: this.#nc, js: this.#js } : undefined;
+  get servers(): string {
+    return this.opts.servers;
   }
 
-  /** Waits up to ms for the connection to be up. */
-  async ready(ms: number): Promise<{ nc: NatsConnection; js: JetStreamClient } | undefined> {
+  get phase(): LinkPhase {
+    return this.#phase;
+  }
+
+  get closed(): boolean {
+    return this.#phase === "closed";
+  }
+
+  /** Starts connecting in the background, if it has not started yet. */
+  start(): void {
+    this.#start();
+  }
+
+  /** The connection if it is up now; otherwise starts connecting and returns undefined. */
+  current(): Conn | undefined {
+    this.#start();
+    return this.#phase === "up" && this.#nc && this.#js ? { nc: this.#nc, js: this.#js } : undefined;
+  }
+
+  /** Waits up to ms for the connection to be up: for background work that can wait. */
+  async ready(ms: number): Promise<Conn | undefined> {
     const now = this.current();
-    if (now || ms <= 0 || this.#closed) return now;
+    if (now || ms <= 0 || this.closed) return now;
+    await this.#wait(ms);
+    return this.current();
+  }
+
+  /**
+   * The connection if it is up; undefined at once if it is down (a connect
+   * failed, or the connection dropped and the client is reconnecting). Only
+   * while the very first connect is still in flight does it wait for that
+   * attempt's outcome, and at most ms: for tools and auto-recall, which must
+   * not wait on a clawmem that is not there.
+   */
+  async settled(ms: number): Promise<Conn | undefined> {
+    const now = this.current();
+    if (now || this.#phase !== "first" || ms <= 0) return now;
+    await this.#wait(ms);
+    return this.current();
+  }
+
+  /**
+   * Records whether clawmem's query service answered a request over an up
+   * connection ("no responders" means NATS is there but clawmem is not);
+   * logged once per change.
+   */
+  noteService(answers: boolean, subject?: string): void {
+    if (answers === this.#serviceAnswers) return;
+    this.#serviceAnswers = answers;
+    if (!answers) {
+      this.opts.log.warn(`clawmem: its query service does not answer on NATS at ${this.opts.servers} (no responders on ${subject ?? "clawmem.v1.*"}); is clawmem running against this NATS server?`);
+    } else {
+      this.opts.log.info(`clawmem: its query service answers again on NATS at ${this.opts.servers}`);
+    }
+  }
+
+  /** Closes the connection (flushing what it has buffered) and stops reconnecting. */
+  async close(): Promise<void> {
+    this.#phase = "closed";
+    this.#onClose();
+    this.#wake();
+    const nc = this.#nc;
+    this.#nc = undefined;
+    if (nc && !nc.isClosed()) {
+      await nc.drain().catch(() => nc.close());
+    }
+    await this.#loop;
+  }
+
+  async #wait(ms: number): Promise<void> {
     let wake!: () => void;
     const woken = new Promise<void>((resolve) => (wake = resolve));
     this.#waiters.add(wake);
@@ -65,34 +151,36 @@ export class Link {
     } finally {
       this.#waiters.delete(wake);
     }
-    return this.current();
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /** Closes the connection (flushing what it has buffered) and stops reconnecting. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#onClose();
-    this.#wake();
-    const nc = this.#nc;
-    this.#nc = undefined;
-    this.#up = false;
-    if (nc && !nc.isClosed()) {
-      await nc.drain().catch(() => nc.close());
-    }
-    await this.#loop;
   }
 
   #wake() {
     for (const w of this.#waiters) w();
   }
 
+  /** Moves to phase and logs a change of reachability once. */
+  #set(phase: "up" | "down", detail?: string) {
+    if (this.closed) return;
+    this.#phase = phase;
+    this.#wake();
+    const reachable = phase === "up";
+    if (reachable === this.#reachable || (reachable && this.#reachable === undefined)) {
+      this.#reachable = reachable;
+      return;
+    }
+    this.#reachable = reachable;
+    if (this.opts.logOutages === false) return;
+    if (reachable) {
+      this.opts.log.info(`clawmem is back: connected to NATS at ${this.opts.servers}`);
+    } else {
+      this.opts.log.warn(`clawmem is unreachable: NATS at ${this.opts.servers}: ${detail ?? "not connected"} (is \`clawmem up\` running?); `
+        + "memory tools answer \"unavailable\", auto-recall is skipped, and hook events are kept and retried in the background");
+    }
+  }
+
   #start() {
     // One connection at a time: once up, the client reconnects by itself.
-    if (this.#loop || this.#closed || this.#nc) return;
+    if (this.#loop || this.closed || this.#nc) return;
+    if (this.#phase === "idle") this.#phase = "first";
     this.#loop = this.#connectLoop().finally(() => {
       this.#loop = undefined;
     });
@@ -100,7 +188,7 @@ export class Link {
 
   async #connectLoop() {
     let backoff = 250;
-    while (!this.#closed) {
+    while (!this.closed) {
       try {
         const nc = await connect({
           servers: this.opts.servers,
@@ -112,19 +200,14 @@ export class Link {
             ? credsAuthenticator(() => readFileSync(this.opts.credentialsFile!))
             : undefined,
         });
-        if (this.#closed) {
+        if (this.closed) {
           await nc.close();
           return;
         }
         this.#adopt(nc);
-        if (this.#warned) this.opts.log.info(`clawmem: connected to NATS at ${this.opts.servers}`);
-        this.#warned = false;
         return;
       } catch (err) {
-        if (!this.#warned) {
-          this.opts.log.warn(`clawmem: cannot reach NATS at ${this.opts.servers} (is \`clawmem up\` running?): ${(err as Error).message}; retrying in the background`);
-          this.#warned = true;
-        }
+        this.#set("down", (err as Error).message);
         await Promise.race([sleep(backoff), this.#closing]);
         backoff = Math.min(backoff * 2, 10_000);
       }
@@ -134,24 +217,20 @@ export class Link {
   #adopt(nc: NatsConnection) {
     this.#nc = nc;
     this.#js = jetstream(nc);
-    this.#up = true;
-    this.#wake();
+    this.#set("up");
     void (async () => {
       for await (const s of nc.status()) {
-        if (s.type === "disconnect") this.#up = false;
-        if (s.type === "reconnect") {
-          this.#up = true;
-          this.#wake();
-        }
+        if (this.#nc !== nc) return;
+        if (s.type === "disconnect") this.#set("down", "lost the connection");
+        if (s.type === "reconnect") this.#set("up");
       }
     })().catch(() => {});
     void nc.closed().then((err) => {
       if (this.#nc !== nc) return;
       this.#nc = undefined;
-      this.#up = false;
-      if (this.#closed) return;
+      if (this.closed) return;
       // Closed by the server for good (auth, permissions): start over.
-      if (err) this.opts.log.warn(`clawmem: NATS connection closed: ${err.message}`);
+      this.#set("down", err ? `connection closed: ${err.message}` : "connection closed");
       this.#start();
     });
   }

@@ -1,10 +1,11 @@
 // Auto-recall: the prompt goes to clawmem's context endpoint, whose answer
 // (details.prependContext, the <relevant-memories> block) is what
-// before_prompt_build returns. The whole hook, connecting included, ends by
-// its deadline; on timeout or any error it returns nothing and the turn goes
-// on without memories.
+// before_prompt_build returns. The whole hook ends by its deadline; while
+// clawmem is not connected (or no service answers) it returns nothing at
+// once, and on timeout or any error it returns nothing: the turn goes on
+// without memories.
 import { within, type Link } from "./link.js";
-import { request } from "./service.js";
+import { FIRST_CONNECT_GRACE_MS, request } from "./service.js";
 
 /** Prompts beyond this are cut: clawmem embeds only the first 8 KB anyway. */
 const MAX_PROMPT_CHARS = 64 * 1024;
@@ -39,11 +40,11 @@ export interface RecallOptions {
 export async function recallContext(link: Link, agent: string, prompt: string, opts: RecallOptions): Promise<string | undefined> {
   const started = Date.now();
   const work = (async () => {
-    if (!(await link.ready(opts.timeoutMs))) return undefined;
+    if (!(await link.settled(Math.min(FIRST_CONNECT_GRACE_MS, opts.timeoutMs)))) return undefined;
     // The service's deadline counts from when it receives the request.
     const left = opts.timeoutMs - (Date.now() - started);
     const budget = Math.max(50, left - REPLY_MARGIN_MS);
-    const res = await request(link, agent, "context", { prompt: prompt.slice(0, MAX_PROMPT_CHARS), timeoutMs: budget }, left);
+    const res = await request(link, agent, "context", { prompt: prompt.slice(0, MAX_PROMPT_CHARS), timeoutMs: budget }, { timeoutMs: left, connectWaitMs: 0 });
     if (res.isError) return undefined;
     const block = (res.details as { prependContext?: unknown } | undefined)?.prependContext;
     if (typeof block !== "string" || block === "") return undefined;

@@ -5,10 +5,16 @@
 // (2026.9.6 runs agent turns through a discovery registration). So the full
 // registration creates the runtime here, and every registration's hooks and
 // tools look it up when they run.
+//
+// The gateway's service start (start()) connects at once, in the background,
+// and gives the outbox its file in the plugin's state directory; stopping
+// saves what is undelivered there.
+import { join } from "node:path";
 import type { ClawmemConfig } from "./config.js";
 import { buildEvent, MAX_EVENT_BYTES, type EventKind, type EventMeta, type WireMessage } from "./events.js";
 import { Link } from "./link.js";
 import { Outbox } from "./outbox.js";
+import { lockOutbox, OUTBOX_FILE, unlockOutbox } from "./outboxfile.js";
 import type { PluginLogger } from "./types.js";
 
 /** How long stopping waits for queued events to reach JetStream. */
@@ -16,14 +22,79 @@ const STOP_FLUSH_MS = 1500;
 /** How long a prompt counts as answered, so a second hook for it injects nothing. */
 const RECALL_DEDUP_MS = 60_000;
 
+/**
+ * The outbox directories this process uses, each with the promise of its
+ * current user letting go: a runtime replacing another (a reload with new
+ * settings) takes the file over after the old one saved it.
+ */
+function dirClaims(): Map<string, Promise<void>> {
+  const g = globalThis as { [k: symbol]: Map<string, Promise<void>> | undefined };
+  return (g[Symbol.for("clawmem.openclaw.outbox-dirs")] ??= new Map());
+}
+
 export class Runtime {
   readonly link: Link;
   readonly outbox: Outbox;
   #recalled = new Map<string, number>();
+  #started: Promise<void> | undefined;
+  #stopped = false;
+  #lockedDir: string | undefined;
+  #letGo: (() => void) | undefined;
 
   constructor(readonly cfg: ClawmemConfig, readonly log: PluginLogger) {
     this.link = new Link({ servers: cfg.natsUrl, credentialsFile: cfg.credentialsFile, log });
-    this.outbox = new Outbox(this.link, cfg.bufferMaxEvents, log);
+    this.outbox = new Outbox(this.link, { maxEvents: cfg.bufferMaxEvents, maxBytes: cfg.outboxMaxBytes }, log);
+  }
+
+  /**
+   * Connects in the background and, with persistOutbox, attaches the outbox
+   * file in stateDir (loading what the last run left). Returns at once;
+   * whenStarted() resolves when the file is attached (or could not be).
+   * Never throws; a second call does nothing.
+   */
+  start(stateDir: string | undefined): void {
+    if (this.#started || this.#stopped) return;
+    this.link.start();
+    this.#started = this.cfg.persistOutbox && stateDir ? this.#attach(stateDir) : Promise.resolve();
+  }
+
+  whenStarted(): Promise<void> {
+    return this.#started ?? Promise.resolve();
+  }
+
+  async #attach(dir: string): Promise<void> {
+    const claims = dirClaims();
+    const before = claims.get(dir) ?? Promise.resolve();
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    const mine = before.then(() => released);
+    claims.set(dir, mine);
+    await before;
+    this.#letGo = () => {
+      letGo();
+      if (claims.get(dir) === mine) claims.delete(dir);
+    };
+    if (this.#stopped) return this.#release();
+    try {
+      const holder = lockOutbox(dir);
+      if (holder !== undefined) {
+        this.log.warn(`clawmem: ${join(dir, "outbox.lock")} is held by process ${holder}, another gateway using this state directory; `
+          + "this one keeps undelivered hook events in memory only (set the plugin's stateDir to give each gateway its own)");
+        return this.#release();
+      }
+      this.#lockedDir = dir;
+      this.outbox.attach(join(dir, OUTBOX_FILE));
+    } catch (err) {
+      this.log.warn(`clawmem: cannot use the outbox file in ${dir}: ${(err as Error).message}; undelivered hook events are kept in memory only`);
+      this.#release();
+    }
+  }
+
+  #release() {
+    if (this.#lockedDir) unlockOutbox(this.#lockedDir);
+    this.#lockedDir = undefined;
+    this.#letGo?.();
+    this.#letGo = undefined;
   }
 
   /** Queues one event; never throws, never waits. */
@@ -53,9 +124,17 @@ export class Runtime {
     return true;
   }
 
+  /**
+   * Gives connected delivery a moment, then saves what is left to the
+   * outbox file (without a connection there is nothing to wait for) and
+   * closes the connection.
+   */
   async stop(): Promise<void> {
-    await this.outbox.flush(STOP_FLUSH_MS);
-    this.outbox.close();
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (this.link.phase === "up") await this.outbox.flush(STOP_FLUSH_MS);
+    await this.outbox.close();
+    this.#release();
     await this.link.close();
   }
 }
@@ -65,7 +144,7 @@ export class Runtimes {
   #byKey = new Map<string, { rt: Runtime; refs: number }>();
 
   static key(cfg: ClawmemConfig): string {
-    return JSON.stringify([cfg.natsUrl, cfg.credentialsFile ?? "", cfg.bufferMaxEvents]);
+    return JSON.stringify([cfg.natsUrl, cfg.credentialsFile ?? "", cfg.bufferMaxEvents, cfg.outboxMaxBytes, cfg.persistOutbox, cfg.stateDir ?? ""]);
   }
 
   /** The runtime for cfg, created on first use; each acquire needs a release. */

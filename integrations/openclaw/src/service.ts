@@ -1,13 +1,33 @@
 // clawmem's query service over NATS request-reply: clawmem.v1.<agent>.<op>
 // with a JSON request (schemas/service.go) and a ToolResult reply
 // ({content, details, isError?}) that tools pass on unchanged.
+import { errors } from "@nats-io/transport-node";
 import type { Link } from "./link.js";
 import type { ToolResult } from "./types.js";
 
 export type Op = "recall" | "context" | "store" | "forget" | "update" | "list" | "stats";
 
-/** clawmem could not be asked: not running, unreachable, or too slow. */
-export class UnavailableError extends Error {}
+/**
+ * Why clawmem could not be asked: not connected (never, or the connection is
+ * lost), still connecting, no service answering on NATS, too slow, or an
+ * answer that is not a tool result.
+ */
+export type UnavailableReason = "not_connected" | "connecting" | "no_responders" | "timeout" | "bad_reply" | "not_running";
+
+/** clawmem could not be asked. */
+export class UnavailableError extends Error {
+  constructor(message: string, readonly reason: UnavailableReason) {
+    super(message);
+  }
+}
+
+/**
+ * How long a tool or auto-recall waits for the outcome of the process's very
+ * first connect while it is still in flight (a local connect takes a few ms;
+ * a refused one fails faster). Once a connect has failed, or an established
+ * connection is lost, nothing waits.
+ */
+export const FIRST_CONNECT_GRACE_MS = 80;
 
 const decoder = new TextDecoder();
 
@@ -15,24 +35,51 @@ export function serviceSubject(agent: string, op: Op): string {
   return `clawmem.v1.${agent}.${op}`;
 }
 
+export interface RequestOptions {
+  /** Deadline of the request once sent: only a connected, slow clawmem uses it. */
+  timeoutMs: number;
+  /** Longest wait for a first connect in flight (default FIRST_CONNECT_GRACE_MS); the CLI waits its whole timeout. */
+  connectWaitMs?: number;
+}
+
 /**
- * Sends one request and returns the service's reply. The whole call,
- * connecting included, takes at most timeoutMs; past it, or with no
- * service answering, it throws UnavailableError.
+ * Sends one request and returns the service's reply. Without a connection
+ * (or with no service answering: NATS "no responders") it throws
+ * UnavailableError at once; a connected clawmem gets timeoutMs to answer.
  */
-export async function request(link: Link, agent: string, op: Op, body: object, timeoutMs: number): Promise<ToolResult> {
-  const deadline = Date.now() + timeoutMs;
-  const conn = await link.ready(timeoutMs);
-  const left = deadline - Date.now();
-  if (!conn || left <= 0) throw new UnavailableError("clawmem is not reachable over NATS (is `clawmem up` running?)");
+export async function request(link: Link, agent: string, op: Op, body: object, opts: RequestOptions): Promise<ToolResult> {
+  const started = Date.now();
+  const conn = await link.settled(opts.connectWaitMs ?? FIRST_CONNECT_GRACE_MS);
+  if (!conn) {
+    if (link.phase === "first") {
+      throw new UnavailableError(`still connecting to NATS at ${link.servers}`, "connecting");
+    }
+    throw new UnavailableError(`not connected to NATS at ${link.servers} (is \`clawmem up\` running?)`, "not_connected");
+  }
+  const left = opts.timeoutMs - (Date.now() - started);
+  if (left <= 0) throw new UnavailableError(`no answer to ${op} within ${opts.timeoutMs} ms`, "timeout");
+  const subject = serviceSubject(agent, op);
   let data: Uint8Array;
   try {
-    const msg = await conn.nc.request(serviceSubject(agent, op), JSON.stringify(body), { timeout: left });
+    const msg = await conn.nc.request(subject, JSON.stringify(body), { timeout: left });
     data = msg.data;
   } catch (err) {
-    throw new UnavailableError(`clawmem did not answer ${op}: ${(err as Error).message}`);
+    if (isNoResponders(err)) {
+      link.noteService(false, subject);
+      throw new UnavailableError(`no clawmem query service answers on NATS at ${link.servers} (no responders)`, "no_responders");
+    }
+    if (err instanceof errors.TimeoutError) {
+      throw new UnavailableError(`clawmem did not answer ${op} within ${opts.timeoutMs} ms`, "timeout");
+    }
+    throw new UnavailableError(`clawmem did not answer ${op}: ${(err as Error).message}`, "not_connected");
   }
+  link.noteService(true);
   return parseReply(data);
+}
+
+function isNoResponders(err: unknown): boolean {
+  if (err instanceof errors.NoRespondersError) return true;
+  return err instanceof errors.RequestError && err.isNoResponders();
 }
 
 function parseReply(data: Uint8Array): ToolResult {
@@ -40,17 +87,22 @@ function parseReply(data: Uint8Array): ToolResult {
   try {
     v = JSON.parse(decoder.decode(data));
   } catch {
-    throw new UnavailableError("clawmem answered with something that is not JSON");
+    throw new UnavailableError("clawmem answered with something that is not JSON", "bad_reply");
   }
   const r = v as Partial<ToolResult> | null;
   if (!r || typeof r !== "object" || !Array.isArray(r.content)) {
-    throw new UnavailableError("clawmem answered with something that is not a tool result");
+    throw new UnavailableError("clawmem answered with something that is not a tool result", "bad_reply");
   }
   return r as ToolResult;
 }
 
-/** The tool result for a request clawmem could not answer. */
+/** The tool result for a request clawmem could not answer: "clawmem unavailable", in the error shape. */
 export function unavailableResult(err: unknown): ToolResult {
-  const msg = err instanceof Error ? err.message : String(err);
-  return { content: [{ type: "text", text: `Memory is unavailable right now: ${msg}` }], details: { error: msg, code: "unavailable" }, isError: true };
+  const msg = `clawmem unavailable: ${err instanceof Error ? err.message : String(err)}`;
+  const reason: UnavailableReason = err instanceof UnavailableError ? err.reason : "not_connected";
+  return {
+    content: [{ type: "text", text: `Memory is unavailable right now (${msg}). Go on without it; do not retry at once.` }],
+    details: { error: msg, code: "unavailable", reason },
+    isError: true,
+  };
 }

@@ -1,7 +1,7 @@
 // The agent tools: the seed plugin's parameters, forwarded to clawmem's query
 // service, whose reply (content, details, isError) is returned unchanged.
 import type { Link } from "./link.js";
-import { request, unavailableResult, type Op } from "./service.js";
+import { request, UnavailableError, unavailableResult, type Op } from "./service.js";
 import type { AgentTool, ToolResult } from "./types.js";
 
 const CATEGORIES = ["preference", "fact", "decision", "entity", "other", "reflection"];
@@ -138,6 +138,9 @@ export function requestBody(fields: string[], params: unknown): Record<string, u
 /**
  * Builds the tools for one agent. agent undefined (no identity) makes every
  * call an error reply: clawmem never guesses whose memory an agent touches.
+ * While clawmem is not connected, or no service answers, a call returns the
+ * "clawmem unavailable" error at once; only a connected, slow clawmem makes
+ * it wait, up to timeoutMs.
  */
 export function makeTools(link: () => Link | undefined, agent: string | undefined, management: boolean, timeoutMs: number): AgentTool[] {
   return TOOL_SPECS.filter((t) => management || !t.management).map((spec) => ({
@@ -151,9 +154,9 @@ export function makeTools(link: () => Link | undefined, agent: string | undefine
         return { content: [{ type: "text", text: msg }], details: { error: msg, code: "no_identity" }, isError: true };
       }
       const l = link();
-      if (!l) return unavailableResult(new Error("the clawmem plugin is not running in this process"));
+      if (!l) return unavailableResult(new UnavailableError("the clawmem plugin is not running in this process", "not_running"));
       try {
-        return await request(l, agent, spec.op, requestBody(spec.fields, params), timeoutMs);
+        return await request(l, agent, spec.op, requestBody(spec.fields, params), { timeoutMs });
       } catch (err) {
         return unavailableResult(err);
       }

@@ -107,10 +107,16 @@ export interface CliContext {
   logger?: PluginLogger;
 }
 
+/** What a service's start and stop are given (OpenClawPluginServiceContext, the subset used). */
+export interface PluginServiceContext {
+  /** OpenClaw's state directory ($OPENCLAW_STATE_DIR, default ~/.openclaw). */
+  stateDir?: string;
+}
+
 export interface PluginService {
   id: string;
-  start: (ctx: unknown) => void | Promise<void>;
-  stop?: (ctx: unknown) => void | Promise<void>;
+  start: (ctx: PluginServiceContext) => void | Promise<void>;
+  stop?: (ctx: PluginServiceContext) => void | Promise<void>;
 }
 
 export interface HookOptions {
@@ -123,7 +129,7 @@ export interface PluginApi {
   registrationMode?: RegistrationMode;
   pluginConfig?: Record<string, unknown>;
   logger: PluginLogger;
-  runtime?: { version?: string };
+  runtime?: { version?: string; state?: { resolveStateDir?: () => string } };
   registerTool(tool: AgentTool | ToolFactory, opts?: { name?: string; names?: string[]; optional?: boolean }): void;
   registerHook?(events: string | string[], handler: (event: InternalHookEvent) => void | Promise<void>,
     opts?: { name?: string; description?: string }): void;

@@ -81,8 +81,12 @@ export interface Clawmem {
  */
 export async function startClawmem(bin: string, port = -1, dataDir?: string): Promise<Clawmem> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), "clawmem-plugin-data-"));
+  // autoRecallMinScore 0.3 (the seed's threshold, which these fixtures were written for): these tests check that the recall
+  // block reaches the prompt; the default (0.75) is
+  // calibrated for precision on months-old conversations and lets few of the local embedder's matches through.
   writeFileSync(join(dir, "config.json"), JSON.stringify({
     nats: { port }, ingest: { addr: "127.0.0.1:0" }, watch: { enabled: false }, distill: { schedule: "off" },
+    retrieval: { autoRecallMinScore: 0.3 },
   }));
   let child: ChildProcess | undefined;
   let output = "";
@@ -124,6 +128,17 @@ export async function startClawmem(bin: string, port = -1, dataDir?: string): Pr
   };
 }
 
+/** A temporary directory, removed when the test process exits. */
+const tempDirs: string[] = [];
+process.once("exit", () => {
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
 /** A logger that keeps its lines for assertions. */
 export function memoryLogger(): PluginLogger & { lines: string[] } {
   const lines: string[] = [];
@@ -145,7 +160,16 @@ export class FakeApi implements PluginApi {
   readonly cli: Array<(ctx: CliContext) => void | Promise<void>> = [];
   readonly services: PluginService[] = [];
 
+  /** OpenClaw's state directory as the service's start context gives it; a fresh one unless set before start(). */
+  stateDir: string | undefined;
+
   constructor(readonly pluginConfig: Record<string, unknown>, readonly registrationMode: RegistrationMode = "full") {}
+
+  /** Starts the registered services, as the gateway does once the plugins are loaded. */
+  async start(stateDir = this.stateDir ?? tempDir("clawmem-plugin-state-")): Promise<void> {
+    this.stateDir = stateDir;
+    for (const s of this.services) await s.start({ stateDir });
+  }
 
   registerTool(tool: AgentTool | ToolFactory, opts?: { names?: string[] }): void {
     this.toolFactories.push({ factory: tool, names: opts?.names });

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import plugin, { MANIFEST, needsLegacyRecallHook, register } from "../src/index.js";
@@ -23,6 +24,16 @@ describe("config", () => {
     assert.equal(c.recallTimeoutMs, 1500);
     assert.equal(c.enableManagementTools, false);
     assert.equal(c.bufferMaxEvents, 1000);
+    assert.equal(c.outboxMaxBytes, 8 << 20);
+    assert.equal(c.persistOutbox, true);
+    assert.equal(c.stateDir, undefined);
+    assert.equal(c.requestTimeoutMs, 10_000);
+  });
+
+  it("expands ~ and ${ENV} in stateDir", () => {
+    process.env.CLAWMEM_TEST_STATE = "/srv/oc";
+    assert.equal(parseConfig({ stateDir: "~/cm" }).stateDir, join(homedir(), "cm"));
+    assert.equal(parseConfig({ stateDir: "${CLAWMEM_TEST_STATE}/cm" }).stateDir, "/srv/oc/cm");
   });
 
   it("expands ${ENV} and refuses bad values", () => {
@@ -35,6 +46,9 @@ describe("config", () => {
       [{ autoRecall: "yes" }, /autoRecall must be true or false/],
       [{ agents: { main: "no spaces" } }, /agents\.main must be a clawmem agent id/],
       [{ defaultAgent: "a.b" }, /defaultAgent/],
+      [{ outboxMaxBytes: 1000 }, /outboxMaxBytes must be an integer from 65536/],
+      [{ persistOutbox: "no" }, /persistOutbox must be true or false/],
+      [{ stateDir: 7 }, /stateDir must be a string/],
     ];
     for (const [raw, want] of bad) assert.throws(() => parseConfig(raw), (e: Error) => e instanceof ConfigError && want.test(e.message));
   });
@@ -195,6 +209,7 @@ describe("registration", () => {
       assert.equal(await api.emit("before_prompt_build", { prompt: "what is my dog called?" }, { agentId: "main" }), undefined);
       const res = await api.tools({ agentId: "main" }).get("memory_recall")!.execute("t1", { query: "dog" });
       assert.equal(res.isError, true);
+      assert.deepEqual({ ...(res.details as object), error: undefined }, { error: undefined, code: "unavailable", reason: "not_running" });
     });
   }
 
