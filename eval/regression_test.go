@@ -1,0 +1,79 @@
+package eval
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
+)
+
+// Reached on testdata/eval with the local embedder and clawmem's default
+// retrieval (the figures in the README); the test fails 0.02 below.
+const (
+	reachedRecall10  = 0.577
+	reachedNoneEmpty = 1.0
+)
+
+// TestEvalSetRegression runs the evaluation set the way `clawmem eval`
+// does with no configuration (what a newcomer gets) and fails when recall
+// drops: a change to retrieval must not lose what the set measures.
+func TestEvalSetRegression(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports and asks the whole evaluation set")
+	}
+	files, err := filepath.Glob("../testdata/eval/*.json")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("evaluation set: %v %v", files, err)
+	}
+	var convs []*Conversation
+	for _, f := range files {
+		c, err := LoadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs = append(convs, c)
+	}
+	ctx := context.Background()
+	emb, err := embed.New(embed.Config{Provider: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(ctx, t.TempDir(), sqlitestore.Options{Dimensions: emb.Dimensions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ret, err := retrieve.New(st, retrieve.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := scopes.New(scopes.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := memory.New(st, emb, ret, sm)
+	if _, err := Import(ctx, eng, convs, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, eng, convs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d conversations, %d questions: recall@1 %.3f @5 %.3f @10 %.3f, MRR %.3f; auto-recall precision %.3f, empty for none %.3f",
+		rep.Conversations, rep.Overall.Questions, rep.Overall.Recall["@1"], rep.Overall.Recall["@5"], rep.Overall.Recall["@10"],
+		rep.Overall.MRR, rep.Context.Precision, rep.Context.NoneEmpty)
+	for cat, f := range rep.ByCategory {
+		t.Logf("%-11s %3d questions: recall@10 %.3f", cat, f.Questions, f.Recall["@10"])
+	}
+	if got := rep.Overall.Recall["@10"]; got < reachedRecall10-0.02 {
+		t.Errorf("recall@10 %.3f, below the %.3f reached minus 0.02", got, reachedRecall10)
+	}
+	if rep.Context.NoneEmpty < reachedNoneEmpty-0.1 {
+		t.Errorf("auto-recall filled the block for %.0f%% of questions about things never said", 100*(1-rep.Context.NoneEmpty))
+	}
+}
