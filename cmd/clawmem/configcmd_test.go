@@ -108,7 +108,7 @@ func TestConfigShow(t *testing.T) {
 		{"retrieval", "rerankApiKey", "${JINA_API_KEY}"},
 		{"retrieval", "minScore", 0.4},
 		{"retrieval", "hardMinScore", 0.0}, // clawmem's default (retrieve.DefaultConfig)
-		{"retrieval", "autoRecallMinScore", 0.75},
+		{"retrieval", "autoRecallMinScore", 0.8},
 		{"ingest", "token", "plain-****6789"},
 		{"jobs", "backup", map[string]any{"schedule": "@daily", "keep": 7.0, "dir": filepath.Join(dir, "backups"), "withVectors": false}},
 	} {

@@ -46,16 +46,17 @@ type Config struct {
 
 // DefaultAutoRecallMinScore is auto-recall's threshold on the final score:
 // the block is precision-oriented and may carry nothing. Calibrated with
-// the sweep `clawmem eval --json` reports, on testdata/eval (conversations
-// 5–11 months old, clawmem's default retrieval): at 0.75 the injected
-// memories are evidence or next to it 86% of the time with semantic
-// embeddings (USE-lite) and 100% with the local embedder, and questions
-// about things never said get an empty block 100% of the time with both;
-// at 0.70 semantic precision falls to 59% and 26% of those questions get a
-// block; at the seed's 0.3 (made for its own scale) three of four injected
-// memories were unrelated and no block was ever empty. Recent memories
-// (recency boost) pass it more easily, as they should.
-const DefaultAutoRecallMinScore = 0.75
+// the sweep `clawmem eval --json` reports, on testdata/eval (5
+// conversations months old, clawmem's default retrieval): at 0.80 the
+// injected memories are evidence or next to it 90% of the time with
+// semantic embeddings (USE-lite) and questions about things never said get
+// an empty block 100% of the time (the local embedder passes nothing that
+// old at 0.80; at 0.725 it is 80% / 96%); at 0.75 semantic precision is
+// 66%, at 0.70 54%, and at the seed's 0.3 three of four injected memories
+// are unrelated and no block is ever empty. The price is a block that is
+// rarely filled for old memories; recent ones pass more easily (recency
+// lift).
+const DefaultAutoRecallMinScore = 0.80
 
 // SeedConfig is the seed's DEFAULT_RETRIEVAL_CONFIG: what a configuration
 // copied from memory-lancedb-pro asks for, and what each key means when it
