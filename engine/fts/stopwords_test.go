@@ -15,7 +15,7 @@ func TestQueryTermsDropStopWords(t *testing.T) {
 		{"Kde bydlí moje sestra?", []string{"bydlí", "sestra"}},
 		{"Wo wohnt meine Schwester?", []string{"wohnt", "schwester"}},
 		{"我的狗叫什么名字", []string{"的狗", "狗叫", "叫什", "么名", "名字"}}, // "我的", "什么" dropped
-		{"what is it", []string{"what", "is", "it"}}, // nothing else to search for: kept
+		{"what is it", []string{"what", "is", "it"}},         // nothing else to search for: kept
 		{"the JINA_API_KEY variable", []string{"jina_api_key", "variable"}},
 	}
 	for _, tt := range tests {

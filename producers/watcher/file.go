@@ -88,17 +88,25 @@ func (w *Watcher) track(ctx context.Context, agent string, sf sessionFile) (*tra
 // revision 0. An unreadable record is logged and treated as missing, but
 // its revision is kept so it can be replaced.
 func (w *Watcher) load(ctx context.Context, key string) (record, uint64, error) {
+	return loadRecord[record](ctx, w, key, "unreadable offset record replaced")
+}
+
+// loadRecord reads a JSON record of the offsets bucket: the zero value at
+// revision 0 when missing; when unreadable, logged with unreadable and
+// treated as missing, keeping its revision so it can be replaced.
+func loadRecord[T any](ctx context.Context, w *Watcher, key, unreadable string) (T, uint64, error) {
+	var rec T
 	e, err := w.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return record{}, 0, nil
+		return rec, 0, nil
 	}
 	if err != nil {
-		return record{}, 0, fmt.Errorf("read offset record %s: %w", key, err)
+		return rec, 0, fmt.Errorf("read record %s: %w", key, err)
 	}
-	var rec record
 	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		w.log.Warn("unreadable offset record replaced", "key", key, "err", err)
-		return record{}, e.Revision(), nil
+		w.log.Warn(unreadable, "key", key, "err", err)
+		var zero T
+		return zero, e.Revision(), nil
 	}
 	return rec, e.Revision(), nil
 }

@@ -375,19 +375,8 @@ func rowLine(js sql.NullString, z []byte) (distill.Line, error) {
 
 // loadDB reads a database's cursor; missing is the zero record at revision 0.
 func (w *Watcher) loadDB(ctx context.Context, key string) (dbRecord, uint64, error) {
-	e, err := w.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return dbRecord{}, 0, nil
-	}
-	if err != nil {
-		return dbRecord{}, 0, fmt.Errorf("read cursor %s: %w", key, err)
-	}
-	var rec dbRecord
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		w.log.Warn("unreadable database cursor replaced; the database is read from the start (its rows were published with the same ids)", "key", key, "err", err)
-		return dbRecord{}, e.Revision(), nil
-	}
-	return rec, e.Revision(), nil
+	return loadRecord[dbRecord](ctx, w, key,
+		"unreadable database cursor replaced; the database is read from the start (its rows were published with the same ids)")
 }
 
 // commitDB stores t's cursor if it moved, with compare-and-set.
