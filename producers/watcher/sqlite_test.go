@@ -330,6 +330,10 @@ func TestSQLiteLockedDatabaseIsRetried(t *testing.T) {
 	}
 	conn.Close()
 	e.waitFor(1)
+	// The recovery is logged once the pass that published the row ends.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), "readable again") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !strings.Contains(e.logs.String(), "cannot be read now") || !strings.Contains(e.logs.String(), "readable again") {
 		t.Errorf("lock not reported, or recovery not logged:\n%s", e.logs)
 	}
