@@ -232,3 +232,10 @@ func ForImport(ms []schemas.Memory, now int64) ([]schemas.Memory, error) {
 	}
 	return out, nil
 }
+
+// Neighborer is a store that can list the memories next to a point in time
+// in one scope: the turns around a recalled one, for session-neighbour
+// expansion.
+type Neighborer interface {
+	Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error)
+}

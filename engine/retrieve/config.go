@@ -42,6 +42,16 @@ type Config struct {
 	// auto-recall block (<relevant-memories>): clawmem's own key, calibrated
 	// on its scores (DefaultAutoRecallMinScore).
 	AutoRecallMinScore float64 `json:"autoRecallMinScore"`
+	// Session-neighbour expansion (clawmem's own keys): the NeighborHits
+	// best candidates bring in up to NeighborsPerSide memories on each side
+	// of them in time (same scope, within NeighborWindowMinutes), scored
+	// NeighborFactor × the hit's score. A conversation's answer is often the
+	// turn after the one that matches the question. NeighborHits 0 turns it
+	// off; stores without Neighbors (LanceDB) skip it.
+	NeighborHits          int     `json:"neighborHits"`
+	NeighborsPerSide      int     `json:"neighborsPerSide"`
+	NeighborFactor        float64 `json:"neighborFactor"`
+	NeighborWindowMinutes float64 `json:"neighborWindowMinutes"`
 }
 
 // DefaultAutoRecallMinScore is auto-recall's threshold on the final score:
@@ -60,7 +70,7 @@ const DefaultAutoRecallMinScore = 0.80
 
 // SeedConfig is the seed's DEFAULT_RETRIEVAL_CONFIG: what a configuration
 // copied from memory-lancedb-pro asks for, and what each key means when it
-// is given explicitly.
+// is given explicitly. Keys the seed does not have keep clawmem's defaults.
 func SeedConfig() Config {
 	return Config{
 		Mode:                  ModeHybrid,
@@ -75,7 +85,12 @@ func SeedConfig() Config {
 		LengthNormAnchor:      500,
 		HardMinScore:          0.35,
 		TimeDecayHalfLifeDays: 60,
-		AutoRecallMinScore:    DefaultAutoRecallMinScore, // the seed has no such key
+		// The seed has none of these keys: clawmem's defaults.
+		AutoRecallMinScore:    DefaultAutoRecallMinScore,
+		NeighborHits:          3,
+		NeighborsPerSide:      2,
+		NeighborFactor:        0.85,
+		NeighborWindowMinutes: 10,
 	}
 }
 
@@ -119,6 +134,10 @@ func (c Config) Validate() error {
 		{"retrieval.minScore", c.MinScore, 0, 1},
 		{"retrieval.hardMinScore", c.HardMinScore, 0, 1},
 		{"retrieval.autoRecallMinScore", c.AutoRecallMinScore, 0, 1},
+		{"retrieval.neighborHits", float64(c.NeighborHits), 0, 20},
+		{"retrieval.neighborsPerSide", float64(c.NeighborsPerSide), 0, 10},
+		{"retrieval.neighborFactor", c.NeighborFactor, 0, 1},
+		{"retrieval.neighborWindowMinutes", c.NeighborWindowMinutes, 0, 1440},
 		{"retrieval.recencyWeight", c.RecencyWeight, 0, 1},
 		{"retrieval.recencyHalfLifeDays", c.RecencyHalfLifeDays, 0, 3650},
 		{"retrieval.timeDecayHalfLifeDays", c.TimeDecayHalfLifeDays, 0, 36500},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,6 +134,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	cs = LengthNorm(cs, r.cfg.LengthNormAnchor)
 	cs = TimeDecay(cs, now, r.cfg.TimeDecayHalfLifeDays)
 	sortByScore(cs)
+	cs = r.neighbors(ctx, cs, q)
 	hardMin := r.cfg.HardMinScore
 	if q.MinScore != nil {
 		hardMin = *q.MinScore
@@ -248,3 +250,48 @@ func Truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// neighbors adds, for each of the cfg.NeighborHits best candidates, the
+// memories next to it in time in its scope (a conversation's answer is
+// often the turn after the one the question matches), scored
+// cfg.NeighborFactor × the hit's score, or lifts a candidate already there
+// to that score. The store must be an engine.Neighborer; a failed lookup
+// only skips that hit.
+func (r *Retriever) neighbors(ctx context.Context, cs []Candidate, q Query) []Candidate {
+	nb, ok := r.store.(engine.Neighborer)
+	if !ok || r.cfg.NeighborHits <= 0 || r.cfg.NeighborsPerSide <= 0 || len(cs) == 0 {
+		return cs
+	}
+	window := int64(r.cfg.NeighborWindowMinutes * float64(time.Minute/time.Millisecond))
+	at := make(map[string]int, len(cs))
+	for i, c := range cs {
+		at[c.Memory.ID] = i
+	}
+	hits := slices.Clone(cs[:min(r.cfg.NeighborHits, len(cs))])
+	for _, hit := range hits {
+		ms, err := nb.Neighbors(ctx, hit.Memory.Scope, hit.Memory.Timestamp, r.cfg.NeighborsPerSide, window)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("neighbour lookup failed", "err", err)
+			}
+			continue
+		}
+		score := hit.Score * r.cfg.NeighborFactor
+		for _, m := range ms {
+			if q.Category != "" && m.Category != q.Category {
+				continue
+			}
+			if j, ok := at[m.ID]; ok {
+				if cs[j].Score < score {
+					cs[j].Score, cs[j].Sources.Neighbor = score, hit.Memory.ID
+				}
+				continue
+			}
+			at[m.ID] = len(cs)
+			cs = append(cs, Candidate{Memory: m, Score: score,
+				Sources: Sources{Cosine: cosine(q.Vector, m.Vector), Rerank: hit.Sources.Rerank, Neighbor: hit.Memory.ID}})
+		}
+	}
+	sortByScore(cs)
+	return cs
+}

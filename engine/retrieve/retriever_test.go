@@ -1171,3 +1171,45 @@ func keys(res Result) []int {
 	}
 	return out
 }
+
+// Session-neighbour expansion: the turn after the one a question matches
+// (the answer, which shares no word with the question) is recalled, scored
+// below the hit and marked with it; a neighbour in another scope, or of
+// another category when one is asked for, never is; with neighborHits 0
+// nothing is added.
+func TestNeighbourExpansion(t *testing.T) {
+	at := func(m tm, minutes float64) tm { m.ageDays = 300 + minutes/(24*60); return m }
+	s := seedStore(t,
+		at(tm{key: 1, text: "Why did you leave the Bristol job?", cos: 0.8, scope: "global"}, 0),
+		at(tm{key: 2, text: "Graham took credit for my scheme in front of the board", cos: 0.05, scope: "global"}, -1),
+		at(tm{key: 3, text: "Totally unrelated other scope", cos: 0.05, scope: "agent:b"}, -0.5),
+		at(tm{key: 4, text: "Lunch was great", cos: 0.1, scope: "global"}, 5000),
+	)
+	scopes := engine.InScopes("global")
+	cfg := DefaultConfig()
+	q := Query{Text: "Bristol job", Vector: queryVec(), Limit: 3, Scopes: scopes}
+	res := retrieve(t, newRetriever(t, s, cfg), q)
+	if len(res.Candidates) < 2 || keyOf(res.Candidates[0].Memory.ID) != 1 || keyOf(res.Candidates[1].Memory.ID) != 2 {
+		t.Fatalf("expansion: %v", keys(res))
+	}
+	hit, nb := res.Candidates[0], res.Candidates[1]
+	if nb.Sources.Neighbor != hit.Memory.ID || math.Abs(nb.Score-hit.Score*cfg.NeighborFactor) > 0.02 {
+		t.Fatalf("neighbour %+v of hit %.3f", nb.Sources, hit.Score)
+	}
+	for _, c := range res.Candidates {
+		if k := keyOf(c.Memory.ID); k == 3 || (k == 4 && c.Sources.Neighbor != "") {
+			t.Fatalf("memory %d brought in as a neighbour (other scope, or outside the window): %v", k, keys(res))
+		}
+	}
+	q.Category = schemas.CategoryDecision
+	if res := retrieve(t, newRetriever(t, s, cfg), q); len(res.Candidates) != 0 {
+		t.Fatalf("category filter let neighbours in: %v", keys(res))
+	}
+	cfg.NeighborHits = 0
+	q.Category = ""
+	for _, c := range retrieve(t, newRetriever(t, s, cfg), q).Candidates {
+		if keyOf(c.Memory.ID) == 2 && c.Sources.Neighbor != "" {
+			t.Fatal("neighborHits 0 still expands")
+		}
+	}
+}

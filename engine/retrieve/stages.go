@@ -23,6 +23,9 @@ type Sources struct {
 	Rerank    string  `json:"rerank"`   // how it was reranked: cross-encoder, cosine-fallback, lightweight, none
 	Cosine    float64 `json:"cosine"`   // cosine(query, memory)
 	Final     float64 `json:"final"`
+	// Neighbor is the id of the recalled memory this one was brought in
+	// next to (session-neighbour expansion); its score derives from that one.
+	Neighbor string `json:"neighbor,omitempty"`
 }
 
 // Candidate is one memory moving through the pipeline.

@@ -1023,3 +1023,40 @@ func (s *Store) Iterate(ctx context.Context, o engine.IterateOptions, fn func(sc
 	}
 	return rows.Err()
 }
+
+// Neighbors implements engine.Neighborer: the memories of scope just
+// before and just after timestamp ts (up to n on each side, within window
+// milliseconds), with their vectors, nearest first on each side.
+func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var out []schemas.Memory
+	for _, q := range []string{
+		`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`,
+		`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`,
+	} {
+		bound := ts - window
+		if strings.Contains(q, "timestamp > ?") {
+			bound = ts + window
+		}
+		rows, err := s.db.QueryContext(ctx, q, scope, ts, bound, n)
+		if err != nil {
+			return nil, fmt.Errorf("neighbors: %w", err)
+		}
+		for rows.Next() {
+			_, m, err := scanMemory(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, m)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -101,3 +101,42 @@ func TestCommonTermsLeftOutOfBM25(t *testing.T) {
 		t.Fatalf("a query of only common words still ran: %d hits", len(res))
 	}
 }
+
+func TestNeighbors(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const base = int64(1_800_000_000_000)
+	mem := func(key int, scope string, ts int64) schemas.Memory {
+		return schemas.Memory{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", key), Text: fmt.Sprintf("turn %d", key), Vector: []float32{1, 0},
+			Category: schemas.CategoryFact, Scope: scope, Importance: 0.7, Timestamp: ts}
+	}
+	if err := s.Import(ctx,
+		mem(1, "agent:a", base-3000), mem(2, "agent:a", base-2000), mem(3, "agent:a", base-1000), mem(4, "agent:a", base),
+		mem(5, "agent:a", base+1000), mem(6, "agent:a", base+2000), mem(7, "agent:b", base+500), mem(8, "agent:a", base+900_000),
+	); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Neighbors(ctx, "agent:a", base, 2, 600_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, m := range got {
+		keys = append(keys, m.Text)
+		if len(m.Vector) != 2 {
+			t.Errorf("%s without its vector", m.Text)
+		}
+	}
+	// Nearest first on each side; another scope and a memory outside the
+	// window are never neighbours; the memory itself is not its own.
+	if strings.Join(keys, ",") != "turn 3,turn 2,turn 5,turn 6" {
+		t.Fatalf("neighbours %v", keys)
+	}
+	if got, _ := s.Neighbors(ctx, "agent:b", base+500, 2, 600_000); len(got) != 0 {
+		t.Fatalf("agent:b's lone memory has neighbours %v", got)
+	}
+}
