@@ -180,6 +180,8 @@ type outcome struct {
 	ranks    []int // per evidence turn: 1-based rank, 0 when not recalled
 	recalled []retrieve.Candidate
 	turns    []string // the recalled memories' turn ids
+	direct   []string // turn ids of a direct recall (no neighbours), as auto-recall ranks
+	dscores  []float64
 	idx      map[string]TurnRef
 }
 
@@ -228,6 +230,14 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 			}
 			for _, ev := range q.Evidence {
 				out.ranks = append(out.ranks, rank[ev])
+			}
+			dres, err := eng.Recall(ctx, who, q.Text, memory.RecallOptions{Limit: o.Limit, Direct: true})
+			if err != nil {
+				return rep, fmt.Errorf("question %s: %w", q.ID, err)
+			}
+			for _, cand := range dres.Candidates {
+				out.direct = append(out.direct, turnOf[cand.Memory.ID])
+				out.dscores = append(out.dscores, cand.Score)
 			}
 			outs = append(outs, out)
 
@@ -420,7 +430,7 @@ func percentile(xs []float64, p float64) float64 {
 }
 
 // calibrate sweeps thresholds from 0.30 to 0.95 over each question's top 3
-// recalled memories.
+// directly recalled memories (as auto-recall ranks them).
 func calibrate(outs []outcome) []CalPoint {
 	var pts []CalPoint
 	for t := 0.30; t < 0.951; t += 0.025 {
@@ -428,12 +438,12 @@ func calibrate(outs []outcome) []CalPoint {
 		good, withEv, shown, none, empty := 0, 0, 0, 0, 0
 		for _, x := range outs {
 			var block []string
-			for i, c := range x.recalled {
+			for i, score := range x.dscores {
 				if len(block) == 3 {
 					break
 				}
-				if c.Score >= t {
-					block = append(block, x.turns[i])
+				if score >= t {
+					block = append(block, x.direct[i])
 				}
 			}
 			if x.q.Category == None {

@@ -142,6 +142,9 @@ type RecallOptions struct {
 	Scope    string
 	Category schemas.Category
 	MinScore *float64
+	// Direct leaves out session-neighbour expansion: only memories that
+	// match the query themselves (auto-recall's few slots).
+	Direct bool
 }
 
 // Recall runs hybrid retrieval for who.
@@ -161,7 +164,8 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 	if err != nil {
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
 	}
-	return e.ret.Retrieve(ctx, retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore})
+	return e.ret.Retrieve(ctx, retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore,
+		Direct: o.Direct})
 }
 
 // ContextResult is auto-recall's answer.
@@ -196,7 +200,7 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 	done := make(chan answer, 1)
 	go func() {
 		min := e.ret.Config().AutoRecallMinScore
-		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: rules.MaxContextMemories, MinScore: &min})
+		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: rules.MaxContextMemories, MinScore: &min, Direct: true})
 		done <- answer{res, err}
 	}()
 	select {

@@ -59,6 +59,9 @@ type Query struct {
 	Limit    int              // results wanted; <= 0: 5
 	Category schemas.Category // optional filter
 	MinScore *float64         // overrides the config's hard minimum
+	// Direct skips session-neighbour expansion (auto-recall: its three
+	// slots go to memories that match the prompt themselves).
+	Direct bool
 }
 
 // Result is the outcome of a retrieval.
@@ -259,7 +262,7 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // only skips that hit.
 func (r *Retriever) neighbors(ctx context.Context, cs []Candidate, q Query) []Candidate {
 	nb, ok := r.store.(engine.Neighborer)
-	if !ok || r.cfg.NeighborHits <= 0 || r.cfg.NeighborsPerSide <= 0 || len(cs) == 0 {
+	if !ok || q.Direct || r.cfg.NeighborHits <= 0 || r.cfg.NeighborsPerSide <= 0 || len(cs) == 0 {
 		return cs
 	}
 	window := int64(r.cfg.NeighborWindowMinutes * float64(time.Minute/time.Millisecond))

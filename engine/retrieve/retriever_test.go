@@ -1205,8 +1205,15 @@ func TestNeighbourExpansion(t *testing.T) {
 	if res := retrieve(t, newRetriever(t, s, cfg), q); len(res.Candidates) != 0 {
 		t.Fatalf("category filter let neighbours in: %v", keys(res))
 	}
-	cfg.NeighborHits = 0
 	q.Category = ""
+	q.Direct = true // auto-recall's query: direct matches only
+	for _, c := range retrieve(t, newRetriever(t, s, cfg), q).Candidates {
+		if c.Sources.Neighbor != "" {
+			t.Fatal("a direct query brought in a neighbour")
+		}
+	}
+	q.Direct = false
+	cfg.NeighborHits = 0
 	for _, c := range retrieve(t, newRetriever(t, s, cfg), q).Candidates {
 		if keyOf(c.Memory.ID) == 2 && c.Sources.Neighbor != "" {
 			t.Fatal("neighborHits 0 still expands")
