@@ -15,8 +15,7 @@ import (
 // Reached on testdata/eval with the local embedder and clawmem's default
 // retrieval (the figures in the README); the test fails 0.02 below.
 const (
-	reachedRecall10  = 0.636
-	reachedNoneEmpty = 1.0
+	reachedRecall10 = 0.636
 )
 
 // TestEvalSetRegression runs the evaluation set the way `clawmem eval`
@@ -73,7 +72,13 @@ func TestEvalSetRegression(t *testing.T) {
 	if got := rep.Overall.Recall["@10"]; got < reachedRecall10-0.02 {
 		t.Errorf("recall@10 %.3f, below the %.3f reached minus 0.02", got, reachedRecall10)
 	}
-	if rep.Context.NoneEmpty < reachedNoneEmpty-0.1 {
+	// The auto-recall targets: at least 80% of injected memories are
+	// evidence or next to it, and at least 90% of questions about things
+	// never said get an empty block.
+	if rep.Context.NoneEmpty < 0.9 {
 		t.Errorf("auto-recall filled the block for %.0f%% of questions about things never said", 100*(1-rep.Context.NoneEmpty))
+	}
+	if rep.Context.Injected == 0 || rep.Context.Precision < 0.8 {
+		t.Errorf("auto-recall injected %d memories, %.1f%% evidence or next to it", rep.Context.Injected, 100*rep.Context.Precision)
 	}
 }

@@ -139,9 +139,8 @@ type Report struct {
 	Overall       Figures            `json:"overall"`
 	ByCategory    map[string]Figures `json:"byCategory"`
 	Context       ContextFigures     `json:"context"`
-	// Calibration sweeps the auto-recall threshold over the recalled
-	// scores: what a block of the top 3 at or above each threshold would
-	// have held.
+	// Calibration sweeps auto-recall's gate (threshold and margin): what
+	// the block would have held at each setting.
 	Calibration []CalPoint `json:"calibration"`
 	LatencyP50  float64    `json:"latencyP50Ms"`
 	LatencyP99  float64    `json:"latencyP99Ms"`
@@ -151,6 +150,7 @@ type Report struct {
 // CalPoint is the auto-recall block at one threshold.
 type CalPoint struct {
 	Threshold     float64 `json:"threshold"`
+	Margin        float64 `json:"margin"`
 	Injected      int     `json:"injected"`
 	Precision     float64 `json:"precision"`
 	EvidenceShown float64 `json:"evidenceShown"`
@@ -429,55 +429,53 @@ func percentile(xs []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// calibrate sweeps thresholds from 0.30 to 0.95 over each question's top 3
-// directly recalled memories (as auto-recall ranks them).
+// calibrate sweeps auto-recall's gate (memory.AutoRecallPick): score
+// thresholds from 0.30 to 0.95 and margins over the pool's median, over
+// each question's direct matches as auto-recall ranks them.
 func calibrate(outs []outcome) []CalPoint {
 	var pts []CalPoint
-	for t := 0.30; t < 0.951; t += 0.025 {
-		p := CalPoint{Threshold: math.Round(t*1000) / 1000}
-		good, withEv, shown, none, empty := 0, 0, 0, 0, 0
-		for _, x := range outs {
-			var block []string
-			for i, score := range x.dscores {
-				if len(block) == 3 {
-					break
-				}
-				if score >= t {
+	for _, m := range []float64{0, 0.1, 0.15, 0.18, 0.2, 0.25} {
+		for t := 0.30; t < 0.951; t += 0.025 {
+			p := CalPoint{Threshold: math.Round(t*1000) / 1000, Margin: m}
+			good, withEv, shown, none, empty := 0, 0, 0, 0, 0
+			for _, x := range outs {
+				var block []string
+				for _, i := range memory.AutoRecallPick(x.dscores, t, m) {
 					block = append(block, x.direct[i])
 				}
-			}
-			if x.q.Category == None {
-				none++
-				if len(block) == 0 {
-					empty++
+				if x.q.Category == None {
+					none++
+					if len(block) == 0 {
+						empty++
+					}
+					continue
 				}
-				continue
-			}
-			withEv++
-			hit := false
-			for _, turn := range block {
-				p.Injected++
-				if nearEvidence(x.idx, turn, x.q.Evidence) {
-					good++
+				withEv++
+				hit := false
+				for _, turn := range block {
+					p.Injected++
+					if nearEvidence(x.idx, turn, x.q.Evidence) {
+						good++
+					}
+					if slices.Contains(x.q.Evidence, turn) {
+						hit = true
+					}
 				}
-				if slices.Contains(x.q.Evidence, turn) {
-					hit = true
+				if hit {
+					shown++
 				}
 			}
-			if hit {
-				shown++
+			if p.Injected > 0 {
+				p.Precision = float64(good) / float64(p.Injected)
 			}
+			if withEv > 0 {
+				p.EvidenceShown = float64(shown) / float64(withEv)
+			}
+			if none > 0 {
+				p.NoneEmpty = float64(empty) / float64(none)
+			}
+			pts = append(pts, p)
 		}
-		if p.Injected > 0 {
-			p.Precision = float64(good) / float64(p.Injected)
-		}
-		if withEv > 0 {
-			p.EvidenceShown = float64(shown) / float64(withEv)
-		}
-		if none > 0 {
-			p.NoneEmpty = float64(empty) / float64(none)
-		}
-		pts = append(pts, p)
 	}
 	return pts
 }

@@ -108,7 +108,8 @@ func TestConfigShow(t *testing.T) {
 		{"retrieval", "rerankApiKey", "${JINA_API_KEY}"},
 		{"retrieval", "minScore", 0.4},
 		{"retrieval", "hardMinScore", 0.0}, // clawmem's default (retrieve.DefaultConfig)
-		{"retrieval", "autoRecallMinScore", 0.8},
+		{"retrieval", "autoRecallMinScore", 0.65},
+		{"retrieval", "autoRecallMinMargin", 0.18},
 		{"ingest", "token", "plain-****6789"},
 		{"jobs", "backup", map[string]any{"schedule": "@daily", "keep": 7.0, "dir": filepath.Join(dir, "backups"), "withVectors": false}},
 	} {

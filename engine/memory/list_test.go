@@ -137,7 +137,7 @@ func TestStats(t *testing.T) {
 		t.Error("FullText false on SQLite")
 	}
 	want := retrieve.DefaultConfig()
-	want.AutoRecallMinScore = 0.3 // newEngine's
+	want.AutoRecallMinScore, want.AutoRecallMinMargin = 0.3, 0 // newEngine's
 	if st.Dimensions != testDims || st.Embedding != "local-lexical" || st.Retrieval != want {
 		t.Errorf("config part %+v", st)
 	}

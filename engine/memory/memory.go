@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -177,7 +178,8 @@ type ContextResult struct {
 }
 
 // Context is auto-recall: it skips prompts that need no memory, retrieves
-// the top 3 scoring at least retrieval.autoRecallMinScore and formats the untrusted <relevant-memories> block.
+// the direct matches and keeps at most 3 that pass AutoRecallPick
+// (retrieval.autoRecallMinScore and autoRecallMinMargin), and formats the untrusted <relevant-memories> block.
 // It returns within timeout whatever happens, with an empty block if the
 // retrieval did not finish; the agent's turn never waits longer.
 func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout time.Duration) (ContextResult, error) {
@@ -199,8 +201,19 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 	}
 	done := make(chan answer, 1)
 	go func() {
-		min := e.ret.Config().AutoRecallMinScore
-		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: rules.MaxContextMemories, MinScore: &min, Direct: true})
+		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: AutoRecallPool, Direct: true})
+		if err == nil {
+			cfg := e.ret.Config()
+			scores := make([]float64, len(res.Candidates))
+			for i, c := range res.Candidates {
+				scores[i] = c.Score
+			}
+			picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
+			for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {
+				picked = append(picked, res.Candidates[i])
+			}
+			res.Candidates = picked
+		}
 		done <- answer{res, err}
 	}()
 	select {
@@ -219,6 +232,43 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 	case <-ctx.Done():
 		return ContextResult{TimedOut: true}, nil
 	}
+}
+
+// AutoRecallPool is how many directly matching memories auto-recall
+// weighs against each other.
+const AutoRecallPool = 10
+
+// autoRecallPad is the score a missing candidate counts as when fewer than
+// AutoRecallPool memories match (a small store): about what an unrelated
+// memory scores on clawmem's scale (vector score 0.5, × importance).
+const autoRecallPad = 0.45
+
+// AutoRecallPick chooses, from recalled scores in rank order, the indexes
+// of at most rules.MaxContextMemories memories for the auto-recall block:
+// those scoring at least minScore and standing at least minMargin above the
+// median of the pool (padded to AutoRecallPool with autoRecallPad). A clear
+// match stands out from the rest of what a query brings up; for a question
+// about something never said, everything scores alike.
+func AutoRecallPick(scores []float64, minScore, minMargin float64) []int {
+	pool := make([]float64, 0, AutoRecallPool)
+	for _, sc := range scores[:min(len(scores), AutoRecallPool)] {
+		pool = append(pool, sc)
+	}
+	for len(pool) < AutoRecallPool {
+		pool = append(pool, autoRecallPad)
+	}
+	slices.Sort(pool)
+	median := (pool[AutoRecallPool/2-1] + pool[AutoRecallPool/2]) / 2
+	var out []int
+	for i, sc := range scores {
+		if len(out) == rules.MaxContextMemories {
+			break
+		}
+		if sc >= minScore && sc-median >= minMargin {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // StoreRequest is a memory to store.

@@ -42,6 +42,9 @@ type Config struct {
 	// auto-recall block (<relevant-memories>): clawmem's own key, calibrated
 	// on its scores (DefaultAutoRecallMinScore).
 	AutoRecallMinScore float64 `json:"autoRecallMinScore"`
+	// AutoRecallMinMargin is how far above the median of the query's top
+	// direct matches a memory must score to enter the block.
+	AutoRecallMinMargin float64 `json:"autoRecallMinMargin"`
 	// Session-neighbour expansion (clawmem's own keys): the NeighborHits
 	// best candidates bring in up to NeighborsPerSide memories on each side
 	// of them in time (same scope, within NeighborWindowMinutes), scored
@@ -54,19 +57,24 @@ type Config struct {
 	NeighborWindowMinutes float64 `json:"neighborWindowMinutes"`
 }
 
-// DefaultAutoRecallMinScore is auto-recall's threshold on the final score:
-// the block is precision-oriented and may carry nothing. Calibrated with
-// the sweep `clawmem eval --json` reports, on testdata/eval (5
-// conversations months old, clawmem's default retrieval): at 0.80 the
-// injected memories are evidence or next to it 90% of the time with
-// semantic embeddings (USE-lite) and questions about things never said get
-// an empty block 100% of the time (the local embedder passes nothing that
-// old at 0.80; at 0.725 it is 80% / 96%); at 0.75 semantic precision is
-// 66%, at 0.70 54%, and at the seed's 0.3 three of four injected memories
-// are unrelated and no block is ever empty. The price is a block that is
-// rarely filled for old memories; recent ones pass more easily (recency
-// lift).
-const DefaultAutoRecallMinScore = 0.80
+// Auto-recall's gate: a memory enters the <relevant-memories> block when
+// its final score is at least DefaultAutoRecallMinScore and at least
+// DefaultAutoRecallMinMargin above the median of the query's ten best
+// direct matches (memory.AutoRecallPick). The block is precision-oriented
+// and may carry nothing. Calibrated with the sweep `clawmem eval --json`
+// reports on testdata/eval (5 conversations, months old, clawmem's default
+// retrieval): with semantic embeddings (USE-lite) 82% of injected memories
+// are evidence or next to it, questions about things never said get an
+// empty block 92% of the time, and evidence reaches the block for 5.7% of
+// questions; with the local embedder 81% / 92% / 5.1%. A score threshold
+// alone is a weak gate: it needs 0.80 for 90% precision with semantic
+// embeddings, where evidence reaches the block for 0.9% of questions, and
+// lets nothing months old through with the local embedder; the seed's 0.3
+// injects three unrelated memories in four and never leaves the block empty.
+const (
+	DefaultAutoRecallMinScore  = 0.65
+	DefaultAutoRecallMinMargin = 0.18
+)
 
 // SeedConfig is the seed's DEFAULT_RETRIEVAL_CONFIG: what a configuration
 // copied from memory-lancedb-pro asks for, and what each key means when it
@@ -87,6 +95,7 @@ func SeedConfig() Config {
 		TimeDecayHalfLifeDays: 60,
 		// The seed has none of these keys: clawmem's defaults.
 		AutoRecallMinScore:    DefaultAutoRecallMinScore,
+		AutoRecallMinMargin:   DefaultAutoRecallMinMargin,
 		NeighborHits:          3,
 		NeighborsPerSide:      2,
 		NeighborFactor:        0.85,
@@ -134,6 +143,7 @@ func (c Config) Validate() error {
 		{"retrieval.minScore", c.MinScore, 0, 1},
 		{"retrieval.hardMinScore", c.HardMinScore, 0, 1},
 		{"retrieval.autoRecallMinScore", c.AutoRecallMinScore, 0, 1},
+		{"retrieval.autoRecallMinMargin", c.AutoRecallMinMargin, 0, 1},
 		{"retrieval.neighborHits", float64(c.NeighborHits), 0, 20},
 		{"retrieval.neighborsPerSide", float64(c.NeighborsPerSide), 0, 10},
 		{"retrieval.neighborFactor", c.NeighborFactor, 0, 1},

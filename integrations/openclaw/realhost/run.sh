@@ -103,7 +103,7 @@ trap cleanup EXIT
 # The watcher follows OpenClaw's state dir (its SQLite transcript store); the cursor distiller stays off so every
 # distilled range comes from a session-end event. autoRecallMinScore 0.3 (the seed's): check (g) is about the block reaching the
 # model; the default threshold (0.75) is calibrated for precision and lets few of the local embedder's matches in.
-printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"},"retrieval":{"autoRecallMinScore":0.3}}\n' \
+printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"},"retrieval":{"autoRecallMinScore":0.3,"autoRecallMinMargin":0}}\n' \
   "$NATS_PORT" "$OPENCLAW_STATE_DIR" >"$CM_DATA/config.json"
 start_clawmem() {
   rm -f "$CM_DATA/run.json"

@@ -86,7 +86,7 @@ export async function startClawmem(bin: string, port = -1, dataDir?: string): Pr
   // calibrated for precision on months-old conversations and lets few of the local embedder's matches through.
   writeFileSync(join(dir, "config.json"), JSON.stringify({
     nats: { port }, ingest: { addr: "127.0.0.1:0" }, watch: { enabled: false }, distill: { schedule: "off" },
-    retrieval: { autoRecallMinScore: 0.3 },
+    retrieval: { autoRecallMinScore: 0.3, autoRecallMinMargin: 0 },
   }));
   let child: ChildProcess | undefined;
   let output = "";
