@@ -6,10 +6,8 @@ import (
 	"testing"
 
 	"github.com/clawmem/clawmem/engine/embed"
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
-	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/testkit"
 )
 
 // Reached on testdata/eval with the local embedder and clawmem's default
@@ -42,20 +40,7 @@ func TestEvalSetRegression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlitestore.Open(ctx, t.TempDir(), sqlitestore.Options{Dimensions: emb.Dimensions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ret, err := retrieve.New(st, retrieve.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := scopes.New(scopes.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := memory.New(st, emb, ret, sm)
+	eng, _ := testkit.EngineWith(t, "", emb, retrieve.DefaultConfig())
 	if _, err := Import(ctx, eng, convs, nil); err != nil {
 		t.Fatal(err)
 	}

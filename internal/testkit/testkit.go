@@ -33,6 +33,14 @@ func LocalEmbedder(t testing.TB, dims int) embed.Embedder {
 // store closes at cleanup; the returned func closes it earlier.
 func Engine(t testing.TB, dir string, emb embed.Embedder) (*memory.Engine, func()) {
 	t.Helper()
+	cfg := retrieve.DefaultConfig()
+	cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin = 0.3, 0 // the seed's gate, for the small test embedders the fixtures were written for
+	return EngineWith(t, dir, emb, cfg)
+}
+
+// EngineWith is Engine with the retrieval configuration cfg.
+func EngineWith(t testing.TB, dir string, emb embed.Embedder, cfg retrieve.Config) (*memory.Engine, func()) {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -51,8 +59,6 @@ func Engine(t testing.TB, dir string, emb embed.Embedder) (*memory.Engine, func(
 	var once sync.Once
 	closeStore := func() { once.Do(func() { st.Close() }) }
 	t.Cleanup(closeStore)
-	cfg := retrieve.DefaultConfig()
-	cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin = 0.3, 0 // the seed's gate, for the small test embedders the fixtures were written for
 	ret, err := retrieve.New(st, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -117,19 +117,8 @@ func (w *Watcher) commit(ctx context.Context, t *tracked) error {
 	if t.rec.FileID == "" || (t.rev != 0 && t.rec == t.stored) {
 		return nil
 	}
-	data, err := json.Marshal(t.rec)
-	if err != nil {
-		return fmt.Errorf("encode offset record of %s: %w", t.rel, err)
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
-	defer cancel()
-	var rev uint64
-	if t.rev == 0 {
-		rev, err = w.kv.Create(cctx, t.key, data)
-	} else {
-		rev, err = w.kv.Update(cctx, t.key, data, t.rev)
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+	rev, err := w.putRecord(ctx, t.key, t.rev, t.rec)
+	if errors.Is(err, errRecordTaken) {
 		// Forget the file: the next pass starts again from what the other
 		// writer stored.
 		delete(w.files, t.path)
@@ -141,6 +130,30 @@ func (w *Watcher) commit(ctx context.Context, t *tracked) error {
 	}
 	t.stored, t.rev = t.rec, rev
 	return nil
+}
+
+// errRecordTaken: a record changed since it was read (another watcher).
+var errRecordTaken = errors.New("record changed by another writer")
+
+// putRecord writes v as key's JSON record with compare-and-set against
+// revision rev (0: create), even after ctx has ended; a lost race is
+// errRecordTaken.
+func (w *Watcher) putRecord(ctx context.Context, key string, rev uint64, v any) (uint64, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return 0, fmt.Errorf("encode record %s: %w", key, err)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
+	defer cancel()
+	if rev == 0 {
+		rev, err = w.kv.Create(cctx, key, data)
+	} else {
+		rev, err = w.kv.Update(cctx, key, data, rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, fmt.Errorf("%w: %w", errRecordTaken, err)
+	}
+	return rev, err
 }
 
 // pass publishes the complete lines added to t's file since its offset,

@@ -384,19 +384,8 @@ func (w *Watcher) commitDB(ctx context.Context, t *trackedDB) error {
 	if t.rev != 0 && t.rec == t.stored {
 		return nil
 	}
-	data, err := json.Marshal(t.rec)
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
-	defer cancel()
-	var rev uint64
-	if t.rev == 0 {
-		rev, err = w.kv.Create(cctx, t.key, data)
-	} else {
-		rev, err = w.kv.Update(cctx, t.key, data, t.rev)
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+	rev, err := w.putRecord(ctx, t.key, t.rev, t.rec)
+	if errors.Is(err, errRecordTaken) {
 		w.closeDB(t) // reload the cursor the other writer stored
 		return fmt.Errorf("cursor of %s was changed by someone else (is a second watcher following %s?): %w", t.rel, w.cfg.StateDir, err)
 	}
