@@ -95,7 +95,8 @@ func (w *Watcher) dbPath(agent string) string {
 	return filepath.Join(w.cfg.StateDir, "agents", agent, "agent", OpenClawDBName)
 }
 
-// scanDB passes over an agent's database when it exists.
+// scanDB passes over an agent's database when it exists. Its problems are
+// reported (reportDB), not returned: the next change or rescan retries.
 func (w *Watcher) scanDB(ctx context.Context, agent string) error {
 	path := w.dbPath(agent)
 	t := w.dbs[path]
@@ -115,11 +116,12 @@ func (w *Watcher) scanDB(ctx context.Context, agent string) error {
 		w.dbs[path] = t
 		w.log.Info("following OpenClaw's SQLite transcript store", "agent", agent, "db", path)
 	}
+	// A database's problem is logged by reportDB, once; returning it would
+	// log it again on every rescan.
 	err := w.passDB(ctx, t)
 	w.reportDB(t, err)
 	if err != nil && !errors.Is(err, errSchema) {
 		w.met.failures.Inc()
-		return err
 	}
 	return nil
 }
