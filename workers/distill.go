@@ -189,7 +189,7 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 	}
 	defer release()
 
-	msgs, source, err := w.assemble(ctx, agent, session, se)
+	msgs, source, err := w.assemble(ctx, agent, session, se, ev.Timestamp)
 	if err != nil {
 		return err
 	}
@@ -293,14 +293,20 @@ func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session 
 
 // assemble finds the session's messages: carried by the event, else on the
 // transcript stream, else in the JSONL file. No messages anywhere is not an
-// error: there is nothing to distil (source "none").
-func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent) ([]distill.Message, string, error) {
+// error: there is nothing to distil (source "none"). From the stream it
+// takes only messages written before the event (at, unix ms; 0: all): a
+// session-end event handled late — after a busy retry — must not take the
+// first messages of the session's next range, which the next /new ends.
+func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent, at int64) ([]distill.Message, string, error) {
 	if msgs := distill.FromHook(se.Messages); len(msgs) > 0 {
 		return msgs, "inline", nil
 	}
 	entries, _, err := readTranscript(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
 	if err != nil {
 		return nil, "", err
+	}
+	if at > 0 {
+		entries = slices.DeleteFunc(entries, func(e schemas.TranscriptEntry) bool { return e.Timestamp > at })
 	}
 	if msgs := distill.FromEntries(sessionEntries(entries, session)); len(msgs) > 0 {
 		return msgs, "stream", nil

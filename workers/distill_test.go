@@ -620,3 +620,43 @@ func TestSinceMark(t *testing.T) {
 		}
 	}
 }
+
+// A session-end event handled late (after a busy retry) distils only the
+// messages written before it, not the first messages of the next range,
+// which the next /new ends (seen on the real host).
+func TestDistillWorkerLateEventStopsAtItsTime(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{})
+	entry := func(i int, text string, ts int64) {
+		e := schemas.TranscriptEntry{V: schemas.Version, AgentID: "main", SessionID: "s7", File: "sqlite:openclaw-agent.sqlite",
+			Offset: int64(i), EntryID: fmt.Sprintf("%08x", i), Role: "user", Text: text, Timestamp: ts}
+		b, _ := json.Marshal(e)
+		if _, err := p.js.Publish(context.Background(), schemas.TranscriptSubject("main", "s7"), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := func(kind schemas.EventKind, ts int64) {
+		ev, _ := json.Marshal(schemas.SessionEvent{SessionID: "s7", Reason: "new"})
+		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionID: "s7", Timestamp: ts, Event: ev})
+		if _, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, "main"), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UnixMilli()
+	entry(1, "Lesson: the first range ends here", now-5000)
+	entry(2, "thanks", now-4000)
+	entry(3, "Lesson: the second range starts after the /new", now-1000)
+	end(schemas.KindSessionEnd, now-3000) // the first /new's, handled only now
+	p.waitSettled(t)
+	jobs := p.jobs(t, "main", "s7")
+	if len(jobs) != 1 || jobs[0].Stats.Messages != 2 {
+		t.Fatalf("late event's job %+v", jobs)
+	}
+	end(schemas.KindCommandNew, now)
+	p.waitSettled(t)
+	jobs = p.jobs(t, "main", "s7")
+	if len(jobs) != 2 || jobs[0].Stats.Messages != 1 || jobs[0].Lessons != 1 {
+		t.Fatalf("second /new's job %+v", jobs)
+	}
+}
