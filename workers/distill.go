@@ -70,6 +70,11 @@ type DistillConfig struct {
 	// StaleAfter is when a running job of another worker counts as dead
 	// and may be taken over. Default 15 min.
 	StaleAfter time.Duration
+	// Settle is how long after it was sent an event without inline
+	// messages waits before it reads the transcript stream: the watcher
+	// needs a moment to publish the last turn, and OpenClaw's before_reset,
+	// which carries the messages, follows command:new at once. Default 2 s.
+	Settle time.Duration
 }
 
 func (c DistillConfig) withDefaults() DistillConfig {
@@ -84,6 +89,9 @@ func (c DistillConfig) withDefaults() DistillConfig {
 	}
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = 15 * time.Minute
+	}
+	if c.Settle <= 0 {
+		c.Settle = 2 * time.Second
 	}
 	// One session per batch: a batch is as slow as its slowest session.
 	c.Stage.Batch = 1
@@ -171,6 +179,15 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 	session := cmp.Or(se.SessionID, ev.SessionID)
 	if session == "" {
 		return Permanent(fmt.Errorf("%s event names no session (sessionId)", kind))
+	}
+	if len(se.Messages) == 0 && ev.Timestamp > 0 {
+		if wait := w.cfg.Settle - time.Since(time.UnixMilli(ev.Timestamp)); wait > 0 {
+			select {
+			case <-time.After(min(wait, w.cfg.Settle)):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	kv, err := w.js.KeyValue(ctx, schemas.BucketDistill)
 	if err != nil {
@@ -291,16 +308,17 @@ func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session 
 	}
 }
 
-// assemble finds the session's messages: carried by the event, else on the
-// transcript stream, else in the JSONL file. No messages anywhere is not an
-// error: there is nothing to distil (source "none"). From the stream it
-// takes only messages written before the event (at, unix ms; 0: all): a
-// session-end event handled late — after a busy retry — must not take the
-// first messages of the session's next range, which the next /new ends.
+// assemble finds the session's messages: on the transcript stream when it
+// holds them (its entries carry the transcript's own ids, which lessons
+// cite), else carried by the event, else in the JSONL file. No messages
+// anywhere is not an error: there is nothing to distil (source "none").
+// From the stream it takes only messages written before the event (at,
+// unix ms; 0: all): a session-end event handled late — after a busy retry —
+// must not take the first messages of the session's next range, which the
+// next /new ends. The stream is used over inline messages only when it has
+// caught up with them (its last message is theirs).
 func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent, at int64) ([]distill.Message, string, error) {
-	if msgs := distill.FromHook(se.Messages); len(msgs) > 0 {
-		return msgs, "inline", nil
-	}
+	inline := distill.FromHook(se.Messages)
 	entries, _, err := readTranscript(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
 	if err != nil {
 		return nil, "", err
@@ -308,8 +326,12 @@ func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se 
 	if at > 0 {
 		entries = slices.DeleteFunc(entries, func(e schemas.TranscriptEntry) bool { return e.Timestamp > at })
 	}
-	if msgs := distill.FromEntries(sessionEntries(entries, session)); len(msgs) > 0 {
-		return msgs, "stream", nil
+	stream := distill.FromEntries(sessionEntries(entries, session))
+	switch {
+	case len(stream) > 0 && (len(inline) == 0 || msgFingerprint(stream[len(stream)-1]) == msgFingerprint(inline[len(inline)-1])):
+		return stream, "stream", nil
+	case len(inline) > 0:
+		return inline, "inline", nil
 	}
 	path, err := distill.ResolveSessionFile(w.cfg.StateDir, agent, session, se.SessionFile)
 	if err != nil {

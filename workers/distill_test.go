@@ -660,3 +660,27 @@ func TestDistillWorkerLateEventStopsAtItsTime(t *testing.T) {
 		t.Fatalf("second /new's job %+v", jobs)
 	}
 }
+
+// before_reset's inline window is distilled from the transcript stream when
+// the stream has caught up with it (the lessons then cite the transcript's
+// entry ids), and from the inline messages when it has not.
+func TestDistillWorkerPrefersACaughtUpStream(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{})
+	publishEntries(t, p.js, "main", "s8", 0, "Lesson: caught up streams are preferred", "thanks")
+	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: "s8",
+		Messages: []schemas.Message{userMsg("Lesson: caught up streams are preferred"), userMsg("thanks")}})
+	if j := p.waitJob(t, "main", "s8", JobDone); j.Source != "stream" || j.Stats.Messages != 2 {
+		t.Fatalf("job %+v", j)
+	}
+	// The stream lags behind the next window: inline it is.
+	publishEntries(t, p.js, "main", "s8", 2, "Lesson: lagging streams are not")
+	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: "s8",
+		Messages: []schemas.Message{userMsg("Lesson: lagging streams are not"), userMsg("and one more line the watcher has not published")}})
+	p.waitSettled(t)
+	jobs := p.jobs(t, "main", "s8")
+	if len(jobs) != 2 || jobs[0].Source != "inline" || jobs[0].Stats.Messages != 2 {
+		t.Fatalf("jobs %+v", jobs)
+	}
+}
