@@ -98,9 +98,10 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 		return fill(errs, fmt.Errorf("cursor bucket: %w", err))
 	}
 	turns := make([]*turn, len(msgs))
-	// Each read and emit is a few JetStream round trips; done one after
-	// another they, not embedding, bound throughput, so they run in
-	// parallel (per session in order, for the cursor).
+	// Decoding is local; cursor reads and emits are JetStream round trips,
+	// which, done one after another, would bound throughput more than
+	// embedding does: they run in parallel across sessions, in order within
+	// one (for the cursor).
 	forEach(len(msgs), func(i int) { turns[i], errs[i] = c.read(msgs[i]) })
 	bySession, keys := c.group(turns, errs)
 	// A session's events in one batch (a backlog after an outage) are
