@@ -206,7 +206,7 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 	}
 	defer release()
 
-	msgs, source, err := w.assemble(ctx, agent, session, se, ev.Timestamp)
+	msgs, source, view, err := w.assemble(ctx, agent, session, se, ev.Timestamp)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (w *DistillWorker) handleOne(ctx context.Context, m jetstream.Msg) error {
 	mark.Tail = tailOf(fresh)
 	mark.Ranges++
 	mark.Messages += len(fresh)
-	w.advanceStreamCursor(ctx, agent, session, mark.Tail)
+	w.advanceStreamCursor(ctx, agent, session, view, mark.Tail)
 	job.Status, job.Error = JobDone, ""
 	if err := putJob(ctx, kv, &job); err != nil {
 		// The lessons are stored; a retry would only find them again.
@@ -279,28 +279,13 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 // advanceStreamCursor moves the cursor job's position for the session to
 // the stream entry where the distilled range ends, when the transcript
 // stream has it, so the scheduled job does not distil the range again.
-func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session string, tail []string) {
-	entries, seqs, _, err := readTranscriptSeqs(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
-	if err != nil || len(entries) == 0 {
+func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session string, view streamView, tail []string) {
+	end := markEnd(view.msgs, tail)
+	if end <= 0 || view.msgs[end-1].EntryID == "" {
 		return
 	}
-	kept, keptSeqs := entries[:0:0], seqs[:0:0]
-	for i, e := range entries {
-		if e.SessionID == "" || e.SessionID == session {
-			kept, keptSeqs = append(kept, e), append(keptSeqs, seqs[i])
-		}
-	}
-	msgs := distill.FromEntries(kept)
-	end := markEnd(msgs, tail)
-	if end <= 0 {
-		return
-	}
-	seqOf := make(map[string]uint64, len(kept))
-	for i, e := range kept {
-		seqOf[e.EntryID] = keptSeqs[i]
-	}
-	seq, ok := seqOf[msgs[end-1].EntryID]
-	if !ok || msgs[end-1].EntryID == "" {
+	seq, ok := view.seqOf[view.msgs[end-1].EntryID]
+	if !ok {
 		return
 	}
 	if err := advanceCursor(ctx, w.js, agent, session, seq); err != nil {
@@ -317,34 +302,50 @@ func (w *DistillWorker) advanceStreamCursor(ctx context.Context, agent, session 
 // must not take the first messages of the session's next range, which the
 // next /new ends. The stream is used over inline messages only when it has
 // caught up with them (its last message is theirs).
-func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent, at int64) ([]distill.Message, string, error) {
+func (w *DistillWorker) assemble(ctx context.Context, agent, session string, se schemas.SessionEvent, at int64) ([]distill.Message, string, streamView, error) {
 	inline := distill.FromHook(se.Messages)
-	entries, _, err := readTranscript(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
+	entries, seqs, _, err := readTranscriptSeqs(ctx, w.js, schemas.TranscriptSubject(agent, session), 0)
 	if err != nil {
-		return nil, "", err
+		return nil, "", streamView{}, err
 	}
-	if at > 0 {
-		entries = slices.DeleteFunc(entries, func(e schemas.TranscriptEntry) bool { return e.Timestamp > at })
+	view := streamView{seqOf: make(map[string]uint64, len(entries))}
+	kept := entries[:0:0]
+	for i, e := range entries {
+		if (e.SessionID != "" && e.SessionID != session) || (at > 0 && e.Timestamp > at) {
+			continue
+		}
+		kept = append(kept, e)
+		if e.EntryID != "" {
+			view.seqOf[e.EntryID] = seqs[i]
+		}
 	}
-	stream := distill.FromEntries(sessionEntries(entries, session))
+	view.msgs = distill.FromEntries(kept)
+	stream := view.msgs
 	switch {
 	case len(stream) > 0 && (len(inline) == 0 || msgFingerprint(stream[len(stream)-1]) == msgFingerprint(inline[len(inline)-1])):
-		return stream, "stream", nil
+		return stream, "stream", view, nil
 	case len(inline) > 0:
-		return inline, "inline", nil
+		return inline, "inline", view, nil
 	}
 	path, err := distill.ResolveSessionFile(w.cfg.StateDir, agent, session, se.SessionFile)
 	if err != nil {
 		if errors.Is(err, schemas.ErrInvalid) {
-			return nil, "", Permanent(err)
+			return nil, "", view, Permanent(err)
 		}
-		return nil, "none", nil
+		return nil, "none", view, nil
 	}
 	tr, err := distill.ReadFile(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", path, err)
+		return nil, "", view, fmt.Errorf("read %s: %w", path, err)
 	}
-	return tr.Messages, "file", nil
+	return tr.Messages, "file", view, nil
+}
+
+// streamView is a session's messages on the transcript stream, with the
+// stream sequence of each entry id.
+type streamView struct {
+	msgs  []distill.Message
+	seqOf map[string]uint64
 }
 
 // sessionEntries keeps the entries of session: subject tokens are
