@@ -45,17 +45,21 @@ func Memories(c *Conversation) []schemas.Memory {
 		for i, t := range s.Turns {
 			meta, _ := json.Marshal(map[string]string{"source": "eval", "conversation": c.ID, "session": s.ID, "turn": t.ID,
 				"sessionDate": s.When.Format(time.RFC3339)})
-			text := t.Text
-			if t.Speaker != "" {
-				text = t.Speaker + ": " + t.Text
-			}
 			out = append(out, schemas.Memory{
-				ID: MemoryID(c.ID, t.ID), Text: text, Category: schemas.CategoryFact, Scope: scope, Importance: 0.7,
+				ID: MemoryID(c.ID, t.ID), Text: turnText(t), Category: schemas.CategoryFact, Scope: scope, Importance: 0.7,
 				Timestamp: s.When.Add(time.Duration(i) * time.Second).UnixMilli(), Metadata: meta,
 			})
 		}
 	}
 	return out
+}
+
+// turnText is a turn's memory text: "speaker: text".
+func turnText(t Turn) string {
+	if t.Speaker == "" {
+		return t.Text
+	}
+	return t.Speaker + ": " + t.Text
 }
 
 // Import writes every conversation's turns into the engine's store (ids
@@ -198,7 +202,9 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 	total := 0
 	for _, c := range convs {
 		total += len(c.Questions)
-		rep.Memories += len(Memories(c))
+		for _, s := range c.Sessions {
+			rep.Memories += len(s.Turns)
+		}
 	}
 	var outs []outcome
 	var lat []float64
@@ -397,13 +403,12 @@ func misses(outs []outcome, n, limit int) []Miss {
 	})
 	var out []Miss
 	for _, s := range ss[:min(n, len(ss))] {
-		c := s.x.conv
-		idx := c.Index()
+		c, idx := s.x.conv, s.x.idx
 		m := Miss{Conversation: c.ID, Question: s.x.q, Recall: s.recall}
 		for i, ev := range s.x.q.Evidence {
 			ref := idx[ev]
 			t := c.Sessions[ref.Session].Turns[ref.Turn]
-			sh := Shown{Turn: ev, Text: t.Speaker + ": " + t.Text, Rank: s.x.ranks[i]}
+			sh := Shown{Turn: ev, Text: turnText(t), Rank: s.x.ranks[i]}
 			if r := s.x.ranks[i]; r > 0 {
 				src := s.x.recalled[r-1].Sources
 				sh.Sources = &src

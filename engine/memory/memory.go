@@ -250,10 +250,7 @@ const autoRecallPad = 0.45
 // match stands out from the rest of what a query brings up; for a question
 // about something never said, everything scores alike.
 func AutoRecallPick(scores []float64, minScore, minMargin float64) []int {
-	pool := make([]float64, 0, AutoRecallPool)
-	for _, sc := range scores[:min(len(scores), AutoRecallPool)] {
-		pool = append(pool, sc)
-	}
+	pool := append(make([]float64, 0, AutoRecallPool), scores[:min(len(scores), AutoRecallPool)]...)
 	for len(pool) < AutoRecallPool {
 		pool = append(pool, autoRecallPad)
 	}

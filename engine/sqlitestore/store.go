@@ -1032,15 +1032,14 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		return nil, err
 	}
 	var out []schemas.Memory
-	for _, q := range []string{
-		`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`,
-		`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`,
+	for _, side := range []struct {
+		q     string
+		bound int64
+	}{
+		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
+		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
 	} {
-		bound := ts - window
-		if strings.Contains(q, "timestamp > ?") {
-			bound = ts + window
-		}
-		rows, err := s.db.QueryContext(ctx, q, scope, ts, bound, n)
+		rows, err := s.db.QueryContext(ctx, side.q, scope, ts, side.bound, n)
 		if err != nil {
 			return nil, fmt.Errorf("neighbors: %w", err)
 		}
