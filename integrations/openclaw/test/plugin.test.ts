@@ -23,6 +23,15 @@ const conv = fixture<{ ctx: Record<string, string>; turns: Turn[]; expectedMemor
 const unhandled: unknown[] = [];
 process.on("unhandledRejection", (err) => unhandled.push(err));
 
+/** Stops a suite's plugins, connection and clawmem, and checks no promise rejection escaped. */
+async function teardown(apis: FakeApi[], nc?: NatsConnection, cm?: Clawmem): Promise<void> {
+  for (const api of apis) await api.stop();
+  await nc?.close();
+  await cm?.stop();
+  if (cm) rmSync(cm.dataDir, { recursive: true, force: true });
+  assert.deepEqual(unhandled, [], "no promise rejection escaped the plugin");
+}
+
 function text(r: ToolResult): string {
   return r.content.map((c) => c.text).join("\n");
 }
@@ -75,13 +84,7 @@ describe("the plugin with a real clawmem", () => {
     await waitFor("the query service", async () => !(await api.tools({ agentId: "main" }).get("memory_stats")!.execute("s", {})).isError);
   });
 
-  after(async () => {
-    for (const api of apis) await api.stop();
-    await nc?.close();
-    await cm?.stop();
-    if (cm) rmSync(cm.dataDir, { recursive: true, force: true });
-    assert.deepEqual(unhandled, [], "no promise rejection escaped the plugin");
-  });
+  after(() => teardown(apis, nc, cm));
 
   it("captures the memories of a recorded 10-turn conversation and recalls them on the next turn", async () => {
     const { api, rt } = plugin();
@@ -431,13 +434,7 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
     await waitFor("the query service", () => ok(api));
   });
 
-  after(async () => {
-    for (const api of apis) await api.stop();
-    await nc?.close();
-    await cm?.stop();
-    if (cm) rmSync(cm.dataDir, { recursive: true, force: true });
-    assert.deepEqual(unhandled, [], "no promise rejection escaped the plugin");
-  });
+  after(() => teardown(apis, nc, cm));
 
   it("answers tools and auto-recall at once while clawmem is down, and logs the outage once each way", async (t) => {
     const a = await gateway(); // connected before the outage
