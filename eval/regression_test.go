@@ -13,7 +13,7 @@ import (
 // Reached on testdata/eval with the local embedder and clawmem's default
 // retrieval (the figures in the README); the test fails 0.02 below.
 const (
-	reachedRecall10 = 0.636
+	reachedRecall10 = 0.641
 )
 
 // TestEvalSetRegression runs the evaluation set the way `clawmem eval`

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -89,6 +90,7 @@ type turn struct {
 	noCursor       bool // one message (message_received/message_sent): no history to diff
 	seq            uint64
 	history        []schemas.Message // agent_end: the whole history, diffed in pick
+	at             int64             // the event's time (Unix ms): when a message has none
 }
 
 func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
@@ -200,7 +202,11 @@ func (c *Capture) pick(t *turn, prev cursor) cursor {
 		if len(t.items) == c.cfg.MaxPerTurn {
 			break
 		}
-		c.consider(t, msg.Role, msg.Text())
+		said := msg.Timestamp
+		if said <= 0 {
+			said = t.at
+		}
+		c.consider(t, msg.Role, msg.Text(), said)
 	}
 	return t.cursor
 }
@@ -257,7 +263,7 @@ func (c *Capture) read(m jetstream.Msg) (*turn, error) {
 	if session == "" {
 		session = ev.SessionID
 	}
-	t := &turn{agent: agent, session: session, cursorKey: agent + "." + schemas.SubjectToken(session), history: end.Messages}
+	t := &turn{agent: agent, session: session, cursorKey: agent + "." + schemas.SubjectToken(session), history: end.Messages, at: ev.Timestamp}
 	if md, err := m.Metadata(); err == nil {
 		t.seq = md.Sequence.Stream
 	}
@@ -288,13 +294,15 @@ func (c *Capture) readMessage(kind schemas.EventKind, agent string, ev schemas.H
 	if kind == schemas.KindMessageSent {
 		role = "assistant"
 	}
-	c.consider(t, role, me.Content)
+	c.consider(t, role, me.Content, ev.Timestamp)
 	return t, nil
 }
 
-// consider adds text, said by role, to the turn's items if the capture
-// rules keep it.
-func (c *Capture) consider(t *turn, role, text string) {
+// consider adds text, said by role at said (Unix ms; 0 unknown), to the
+// turn's items if the capture rules keep it. The time goes into the
+// metadata (saidAt) so that "yesterday" resolves against when it was said,
+// not when a backlog reached the store.
+func (c *Capture) consider(t *turn, role, text string, said int64) {
 	if role != "user" && !(c.cfg.CaptureAssistant && role == "assistant") {
 		return
 	}
@@ -302,7 +310,11 @@ func (c *Capture) consider(t *turn, role, text string) {
 	if !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
 		return
 	}
-	meta, _ := json.Marshal(map[string]string{"source": "auto-capture", "sessionKey": t.session, "role": role})
+	md := map[string]any{"source": "auto-capture", "sessionKey": t.session, "role": role}
+	if said > 0 {
+		md[temporal.SaidAtKey] = said
+	}
+	meta, _ := json.Marshal(md)
 	t.items = append(t.items, schemas.CaptureItem{
 		SourceID:   SourceID(t.agent, t.session, text),
 		Text:       text,

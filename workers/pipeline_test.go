@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
@@ -417,5 +418,32 @@ func TestCaptureMessageEvents(t *testing.T) {
 	p.waitDLQ(t, 1)
 	if len(p.texts(t)) != 1 {
 		t.Fatal("a repeat or an assistant message was stored")
+	}
+}
+
+// A message's relative dates resolve against when it was said, not when
+// the store worker sees it: a backlog replayed days later must not move
+// "yesterday".
+func TestCaptureResolvesDatesWhenSaid(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	said := time.Date(2025, 3, 3, 9, 30, 0, 0, time.UTC) // a Monday
+	m := userMsg("I decided yesterday that we move the billing service to PostgreSQL")
+	m.Timestamp = said.UnixMilli()
+	p.publishAgentEnd(t, "main", "s-dates", []schemas.Message{m}, "")
+	var got schemas.Memory
+	waitFor(t, 10*time.Second, func() error {
+		for _, mem := range p.texts(t) {
+			got = mem
+			return nil
+		}
+		return fmt.Errorf("nothing stored")
+	})
+	ds, ok := temporal.StoredDates(got.Metadata)
+	if !ok || len(ds) != 1 || ds[0] != (temporal.Date{Text: "yesterday", Date: "2025-03-02"}) {
+		t.Fatalf("dates %+v (ok %v) in %s; want yesterday = 2025-03-02", ds, ok, got.Metadata)
+	}
+	var md map[string]any
+	if err := json.Unmarshal(got.Metadata, &md); err != nil || md[temporal.SaidAtKey] != float64(said.UnixMilli()) {
+		t.Errorf("metadata %s lacks saidAt %d", got.Metadata, said.UnixMilli())
 	}
 }

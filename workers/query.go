@@ -29,6 +29,7 @@ import (
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -736,8 +737,12 @@ func (s *QueryService) opRecall(ctx context.Context, who memory.Who, data []byte
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found %d %s:", len(views), queryPlural(len(views), "memory", "memories"))
 	for i, c := range res.Candidates {
+		text := queryOneLine(c.Memory.Text)
+		if note := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); note != "" {
+			text += " [" + note + "]"
+		}
 		fmt.Fprintf(&b, "\n%d. [%s:%s] %s (%.0f%%%s)", i+1, c.Memory.Category, c.Memory.Scope,
-			queryOneLine(c.Memory.Text), c.Score*100, querySourceSuffix(c.Sources))
+			text, c.Score*100, querySourceSuffix(c.Sources))
 	}
 	return queryOK{text: b.String(), details: d}, nil
 }

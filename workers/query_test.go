@@ -1276,3 +1276,18 @@ func TestQueryAdminDeleteBulk(t *testing.T) {
 	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Before: -1, Scope: "global"}, QueryCodeInvalid)
 	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Scope: "a b"}, QueryCodeInvalid)
 }
+
+// memory_recall shows a memory's relative dates resolved against when it
+// was said, so the agent can answer "when" without guessing the week.
+func TestQueryRecallShowsResolvedDates(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	nc, _ := queryStart(t, eng, DefaultQueryConfig())
+	said := time.Date(2025, 3, 3, 9, 30, 0, 0, time.UTC)
+	queryOKReply[QueryStoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{
+		Text:     "The plumber replaced the boiler valve yesterday",
+		Metadata: json.RawMessage(fmt.Sprintf(`{"saidAt":%d}`, said.UnixMilli()))})
+	r, rd := queryOKReply[QueryRecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "When did the plumber replace the boiler valve?"})
+	if rd.Count == 0 || !strings.Contains(r.text(), "The plumber replaced the boiler valve yesterday [yesterday = 2025-03-02] (") {
+		t.Fatalf("recall text %q lacks the resolved date", r.text())
+	}
+}

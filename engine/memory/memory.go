@@ -19,6 +19,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -206,7 +207,13 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 			cfg := e.ret.Config()
 			scores := make([]float64, len(res.Candidates))
 			for i, c := range res.Candidates {
+				// The gate weighs how well a memory matches the prompt; the
+				// temporal lift orders answers to "when" questions and
+				// would let any dated memory through.
 				scores[i] = c.Score
+				if c.Sources.Temporal {
+					scores[i] /= 1 + cfg.TemporalBoost
+				}
 			}
 			picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
 			for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {
@@ -226,7 +233,8 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 		}
 		ms := make([]rules.ContextMemory, len(a.res.Candidates))
 		for i, c := range a.res.Candidates {
-			ms[i] = rules.ContextMemory{Category: c.Memory.Category, Scope: c.Memory.Scope, Text: c.Memory.Text, Score: c.Score}
+			ms[i] = rules.ContextMemory{Category: c.Memory.Category, Scope: c.Memory.Scope, Text: c.Memory.Text, Score: c.Score,
+				Dates: temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp)}
 		}
 		return ContextResult{Block: rules.FormatRelevantMemories(ms), Memories: a.res.Candidates}, nil
 	case <-ctx.Done():

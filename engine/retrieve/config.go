@@ -55,6 +55,10 @@ type Config struct {
 	NeighborsPerSide      int     `json:"neighborsPerSide"`
 	NeighborFactor        float64 `json:"neighborFactor"`
 	NeighborWindowMinutes float64 `json:"neighborWindowMinutes"`
+	// TemporalBoost lifts memories that carry a date or time expression by
+	// this fraction when the query asks when, and memories of the time a
+	// query names (clawmem's own key; 0 turns it off).
+	TemporalBoost float64 `json:"temporalBoost"`
 }
 
 // Auto-recall's gate: a memory enters the <relevant-memories> block when
@@ -100,6 +104,7 @@ func SeedConfig() Config {
 		NeighborsPerSide:      2,
 		NeighborFactor:        0.85,
 		NeighborWindowMinutes: 10,
+		TemporalBoost:         0.1,
 	}
 }
 
@@ -148,6 +153,7 @@ func (c Config) Validate() error {
 		{"retrieval.neighborsPerSide", float64(c.NeighborsPerSide), 0, 10},
 		{"retrieval.neighborFactor", c.NeighborFactor, 0, 1},
 		{"retrieval.neighborWindowMinutes", c.NeighborWindowMinutes, 0, 1440},
+		{"retrieval.temporalBoost", c.TemporalBoost, 0, 1},
 		{"retrieval.recencyWeight", c.RecencyWeight, 0, 1},
 		{"retrieval.recencyHalfLifeDays", c.RecencyHalfLifeDays, 0, 3650},
 		{"retrieval.timeDecayHalfLifeDays", c.TimeDecayHalfLifeDays, 0, 36500},

@@ -136,6 +136,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	cs = Importance(cs)
 	cs = LengthNorm(cs, r.cfg.LengthNormAnchor)
 	cs = TimeDecay(cs, now, r.cfg.TimeDecayHalfLifeDays)
+	cs = TemporalBoost(cs, text, now, r.cfg.TemporalBoost)
 	sortByScore(cs)
 	cs = r.neighbors(ctx, cs, q)
 	hardMin := r.cfg.HardMinScore

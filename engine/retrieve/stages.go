@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -26,6 +27,9 @@ type Sources struct {
 	// Neighbor is the id of the recalled memory this one was brought in
 	// next to (session-neighbour expansion); its score derives from that one.
 	Neighbor string `json:"neighbor,omitempty"`
+	// Temporal is set when the temporal stage lifted the candidate: the
+	// query asks when and the memory carries a date, or both name one time.
+	Temporal bool `json:"temporal,omitempty"`
 }
 
 // Candidate is one memory moving through the pipeline.
@@ -197,4 +201,58 @@ func clamp01(x float64) float64 {
 		return 0
 	}
 	return math.Min(x, 1)
+}
+
+// TemporalBoost multiplies by 1 + boost the candidates that answer a
+// question about time: when the query asks when (temporal.Asks), memories
+// that carry a date or a time expression; when the query names a date or
+// a period ("in March", "last week", resolved against now), memories said
+// in it or speaking of it. A memory's expressions are resolved against the
+// moment it was said (its timestamp). boost 0 disables it.
+func TemporalBoost(cs []Candidate, query string, now time.Time, boost float64) []Candidate {
+	if boost <= 0 || len(cs) == 0 {
+		return cs
+	}
+	asks := temporal.Asks(query)
+	named := temporal.Find(query, now)
+	if !asks && len(named) == 0 {
+		return cs
+	}
+	for i := range cs {
+		spans := memoryDates(cs[i].Memory)
+		hit := asks && len(spans) > 0
+		said := time.UnixMilli(cs[i].Memory.Timestamp).UTC()
+		for _, q := range named {
+			if !said.Before(q.From) && said.Before(q.To) {
+				hit = true
+			}
+			for _, s := range spans {
+				if s.Overlaps(q.From, q.To) {
+					hit = true
+				}
+			}
+		}
+		if hit {
+			cs[i].Score = clamp01(cs[i].Score * (1 + boost))
+			cs[i].Sources.Temporal = true
+		}
+	}
+	return cs
+}
+
+// memoryDates is what a memory says about time: the dates resolved when it
+// was stored (metadata "dates"), or for a memory stored without them its
+// text resolved against its timestamp.
+func memoryDates(m schemas.Memory) []temporal.Span {
+	ds, ok := temporal.StoredDates(m.Metadata)
+	if !ok {
+		return temporal.Find(m.Text, time.UnixMilli(m.Timestamp).UTC())
+	}
+	out := make([]temporal.Span, 0, len(ds))
+	for _, d := range ds {
+		if from, to, ok := d.Range(); ok {
+			out = append(out, temporal.Span{Text: d.Text, From: from, To: to})
+		}
+	}
+	return out
 }

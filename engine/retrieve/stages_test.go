@@ -475,3 +475,62 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("disabling stages: %v", err)
 	}
 }
+
+func TestTemporalBoost(t *testing.T) {
+	said := time.Date(2026, 2, 2, 18, 0, 0, 0, time.UTC) // a Monday
+	mem := func(id, text string, ts time.Time, meta string) Candidate {
+		return Candidate{Memory: schemas.Memory{ID: id, Text: text, Timestamp: ts.UnixMilli(), Metadata: []byte(meta)}, Score: 0.5}
+	}
+	fresh := func() []Candidate {
+		return []Candidate{
+			mem("dated", "I had the interview last Thursday", said, ""),
+			mem("plain", "The interview was with a design studio", said, ""),
+			// Stored with its dates resolved at capture (said a week
+			// earlier than its timestamp): those win over the text.
+			mem("stored", "We moved the sofa", said, `{"dates":[{"text":"on Saturday","date":"2026-01-24"}]}`),
+			mem("march", "Planting the garden", time.Date(2026, 3, 12, 9, 0, 0, 0, time.UTC), ""),
+		}
+	}
+	scores := func(cs []Candidate) map[string]float64 {
+		out := map[string]float64{}
+		for _, c := range cs {
+			out[c.Memory.ID] = c.Score
+			if c.Sources.Temporal != (c.Score > 0.5) {
+				t.Errorf("%s: Sources.Temporal %v with score %v", c.Memory.ID, c.Sources.Temporal, c.Score)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name, query string
+		boost       float64
+		want        map[string]float64
+	}{
+		{"asks when: dated memories lifted", "When was the interview?", 0.1,
+			map[string]float64{"dated": 0.55, "plain": 0.5, "stored": 0.55, "march": 0.5}},
+		{"asks when in Czech", "Kdy byl pohovor?", 0.2,
+			map[string]float64{"dated": 0.6, "plain": 0.5, "stored": 0.6, "march": 0.5}},
+		{"names a month: memories said in it", "What did I do in March?", 0.1,
+			map[string]float64{"dated": 0.5, "plain": 0.5, "stored": 0.5, "march": 0.55}},
+		{"names a day a stored date resolves to", "What happened on 24 January 2026?", 0.1,
+			map[string]float64{"dated": 0.5, "plain": 0.5, "stored": 0.55, "march": 0.5}},
+		{"names a day a text resolves to", "What happened on 29 January 2026?", 0.1,
+			map[string]float64{"dated": 0.55, "plain": 0.5, "stored": 0.5, "march": 0.5}},
+		{"neither: nothing moves", "What was the interview about?", 0.1,
+			map[string]float64{"dated": 0.5, "plain": 0.5, "stored": 0.5, "march": 0.5}},
+		{"boost 0 disables", "When was the interview?", 0,
+			map[string]float64{"dated": 0.5, "plain": 0.5, "stored": 0.5, "march": 0.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := scores(TemporalBoost(fresh(), tc.query, stageNow, tc.boost))
+			for id, w := range tc.want {
+				if !near(got[id], w) {
+					t.Errorf("%s: score %v, want %v", id, got[id], w)
+				}
+			}
+		})
+	}
+	if got := TemporalBoost(nil, "when?", stageNow, 0.1); len(got) != 0 {
+		t.Errorf("no candidates: got %v", got)
+	}
+}

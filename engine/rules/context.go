@@ -31,6 +31,9 @@ type ContextMemory struct {
 	Scope    string
 	Text     string
 	Score    float64
+	// Dates resolves the text's relative dates for the reader
+	// ("last Thursday = 2025-02-06"); shown after the text when set.
+	Dates string
 }
 
 // SanitizeForContext makes stored text safe to place inside a recall block:
@@ -105,6 +108,9 @@ func FormatRelevantMemories(ms []ContextMemory) string {
 		}
 		if scope == "" {
 			scope = schemas.GlobalScope
+		}
+		if note := SanitizeForContext(m.Dates); note != "" {
+			text += " [" + note + "]"
 		}
 		lines = append(lines, "- ["+SanitizeForContext(category)+":"+SanitizeForContext(scope)+"] "+text)
 	}
