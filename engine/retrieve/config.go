@@ -59,6 +59,12 @@ type Config struct {
 	// this fraction when the query asks when, and memories of the time a
 	// query names (clawmem's own key; 0 turns it off).
 	TemporalBoost float64 `json:"temporalBoost"`
+	// Fusion is how vector and BM25 hits combine: "blend" (the seed's
+	// score blend) or "rrf" (reciprocal rank fusion). BM25Norm is how BM25
+	// scores are put on [0,1]: "sigmoid" (the store's) or "relative" (over
+	// the query's best hit). clawmem's own keys; the eval chose the defaults.
+	Fusion   string `json:"fusion"`
+	BM25Norm string `json:"bm25Norm"`
 }
 
 // Auto-recall's gate: a memory enters the <relevant-memories> block when
@@ -105,6 +111,8 @@ func SeedConfig() Config {
 		NeighborFactor:        0.85,
 		NeighborWindowMinutes: 10,
 		TemporalBoost:         0.1,
+		Fusion:                FusionBlend,
+		BM25Norm:              BM25Sigmoid,
 	}
 }
 
@@ -138,6 +146,16 @@ func (c Config) Validate() error {
 	case RerankCrossEncoder, RerankLightweight, RerankNone:
 	default:
 		return fmt.Errorf("retrieval.rerank is %q: want cross-encoder, lightweight or none", c.Rerank)
+	}
+	switch c.Fusion {
+	case FusionBlend, FusionRRF:
+	default:
+		return fmt.Errorf("retrieval.fusion is %q: want blend or rrf", c.Fusion)
+	}
+	switch c.BM25Norm {
+	case BM25Sigmoid, BM25Relative:
+	default:
+		return fmt.Errorf("retrieval.bm25Norm is %q: want sigmoid or relative", c.BM25Norm)
 	}
 	for _, f := range []struct {
 		key       string

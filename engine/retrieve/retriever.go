@@ -120,7 +120,15 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if q.Category != "" {
 		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
 	}
-	cs := Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	if r.cfg.BM25Norm == BM25Relative {
+		bm = RelativeBM25(bm)
+	}
+	var cs []Candidate
+	if r.cfg.Fusion == FusionRRF {
+		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	} else {
+		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	}
 	for i := range cs {
 		if !cs[i].Sources.VectorHit {
 			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)

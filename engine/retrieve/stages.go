@@ -106,6 +106,68 @@ func Fuse(vec, bm25 []engine.SearchResult, vectorWeight, bm25Weight float64) []C
 	return out
 }
 
+// Fusion modes (retrieval.fusion) and BM25 normalisations
+// (retrieval.bm25Norm).
+const (
+	FusionBlend  = "blend"    // the seed's score blend (Fuse)
+	FusionRRF    = "rrf"      // reciprocal rank fusion (FuseRRF)
+	BM25Sigmoid  = "sigmoid"  // the store's normalised score
+	BM25Relative = "relative" // raw BM25 over the best hit's
+)
+
+// RRFK is reciprocal rank fusion's rank offset.
+const RRFK = 60
+
+// FuseRRF merges by rank instead of score: each list adds
+// weight/(RRFK + rank) (rank from 1), with the weight shares α and β, and
+// the sum is scaled so that first place in both lists scores 1 — the scale
+// later stages (rerank blend, recency) expect.
+func FuseRRF(vec, bm25 []engine.SearchResult, vectorWeight, bm25Weight float64) []Candidate {
+	alpha, beta := weightShares(vectorWeight, bm25Weight)
+	cs := Fuse(vec, bm25, vectorWeight, bm25Weight) // merge and sources
+	rank := func(rs []engine.SearchResult) map[string]int {
+		out := make(map[string]int, len(rs))
+		for i, r := range rs {
+			if _, dup := out[r.Memory.ID]; !dup {
+				out[r.Memory.ID] = i + 1
+			}
+		}
+		return out
+	}
+	vr, br := rank(vec), rank(bm25)
+	best := (alpha + beta) / (RRFK + 1)
+	for i := range cs {
+		var f float64
+		if r, ok := vr[cs[i].Memory.ID]; ok {
+			f += alpha / float64(RRFK+r)
+		}
+		if r, ok := br[cs[i].Memory.ID]; ok {
+			f += beta / float64(RRFK+r)
+		}
+		cs[i].Score = clamp01(f / best)
+		cs[i].Sources.Fused = cs[i].Score
+	}
+	sortByScore(cs)
+	return cs
+}
+
+// RelativeBM25 rescales BM25 hits to their raw score over the best hit's,
+// instead of the store's sigmoid (which puts most hits between 0.75 and 0.9).
+func RelativeBM25(bm25 []engine.SearchResult) []engine.SearchResult {
+	var top float64
+	for _, r := range bm25 {
+		top = math.Max(top, r.Raw)
+	}
+	if top <= 0 {
+		return bm25
+	}
+	out := slices.Clone(bm25)
+	for i := range out {
+		out[i].Score = clamp01(out[i].Raw / top)
+	}
+	return out
+}
+
 // MinScore drops candidates scoring below min.
 func MinScore(cs []Candidate, min float64) []Candidate {
 	return slices.DeleteFunc(cs, func(c Candidate) bool { return c.Score < min })

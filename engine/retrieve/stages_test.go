@@ -459,6 +459,9 @@ func TestConfigValidate(t *testing.T) {
 		{"hardMinScore", func(c *Config) { c.HardMinScore = 2 }, "retrieval.hardMinScore"},
 		{"pool", func(c *Config) { c.CandidatePoolSize = 0 }, "retrieval.candidatePoolSize"},
 		{"both weights 0", func(c *Config) { c.VectorWeight, c.BM25Weight = 0, 0 }, "both 0"},
+		{"fusion", func(c *Config) { c.Fusion = "sum" }, "retrieval.fusion"},
+		{"bm25Norm", func(c *Config) { c.BM25Norm = "" }, "retrieval.bm25Norm"},
+		{"temporalBoost", func(c *Config) { c.TemporalBoost = 1.5 }, "retrieval.temporalBoost"},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
@@ -532,5 +535,50 @@ func TestTemporalBoost(t *testing.T) {
 	}
 	if got := TemporalBoost(nil, "when?", stageNow, 0.1); len(got) != 0 {
 		t.Errorf("no candidates: got %v", got)
+	}
+}
+
+func TestFuseRRF(t *testing.T) {
+	vec := []engine.SearchResult{vecHit("a", 0.9, 0.8), vecHit("b", 0.8, 0.6)}
+	bm := []engine.SearchResult{bmHit("b", 0.9), bmHit("c", 0.8)}
+	got := FuseRRF(vec, bm, 0.7, 0.3)
+	score := map[string]float64{}
+	for _, c := range got {
+		score[c.Memory.ID] = c.Score
+		if c.Sources.Fused != c.Score {
+			t.Errorf("%s: fused source %v, score %v", c.Memory.ID, c.Sources.Fused, c.Score)
+		}
+	}
+	best := 1.0 / (RRFK + 1)
+	want := map[string]float64{
+		"a": 0.7 / (RRFK + 1) / best,
+		"b": (0.7/(RRFK+2) + 0.3/(RRFK+1)) / best,
+		"c": 0.3 / (RRFK + 2) / best,
+	}
+	for id, w := range want {
+		if !near(score[id], w) {
+			t.Errorf("%s: %v, want %v", id, score[id], w)
+		}
+	}
+	if got[0].Memory.ID != "b" || len(got) != 3 {
+		t.Errorf("order %v, want b first (in both lists)", got)
+	}
+	// First in both lists scores exactly 1.
+	if one := FuseRRF(vec[:1], []engine.SearchResult{bmHit("a", 0.7)}, 0.7, 0.3); !near(one[0].Score, 1) {
+		t.Errorf("first in both: %v, want 1", one[0].Score)
+	}
+}
+
+func TestRelativeBM25(t *testing.T) {
+	in := []engine.SearchResult{{Memory: schemas.Memory{ID: "a"}, Score: 0.9, Raw: 8}, {Memory: schemas.Memory{ID: "b"}, Score: 0.8, Raw: 2}}
+	got := RelativeBM25(in)
+	if !near(got[0].Score, 1) || !near(got[1].Score, 0.25) {
+		t.Errorf("relative scores %v, %v; want 1, 0.25", got[0].Score, got[1].Score)
+	}
+	if in[1].Score != 0.8 {
+		t.Error("input modified")
+	}
+	if got := RelativeBM25(nil); len(got) != 0 {
+		t.Error("nil in, something out")
 	}
 }
