@@ -43,7 +43,8 @@ const familyAndPets = "* kid/kids/child/children/son/sons/daughter/daughters/dog
 // diet, languages, origin. Both capture triggers and facts.
 var (
 	lifeFactsEnglish = []string{
-		"i/we live/lived in/at/near", "i'm/im based in/near", "i am based in/near", "i'm/im/am originally from", "i come from",
+		"i/we live/lived in/at/near", "i/we live * in/at/near", "i/we moved/relocated to", "i've/ive/we've moved to",
+		"i/we have moved to", "i/we just moved to", "i'm/im based in/near", "i am based in/near", "i'm/im/am originally from", "i come from",
 		"i work at/for/as/in/from", "i was born", "i grew up",
 		"i'm/im allergic/vegetarian/vegan/diabetic/coeliac/celiac/colorblind/colourblind/lactose",
 		"i am allergic/vegetarian/vegan/diabetic/coeliac/celiac/colorblind/colourblind/lactose",
@@ -54,7 +55,9 @@ var (
 		"my * lives/lived/works/worked in/at/for/as/near",
 	}
 	lifeFactsCzech = []string{
-		"bydlím/bydlíme/žiju/žiji/žijeme v/ve/na/u", "pracuju/pracuji/pracujeme v/ve/na/u/jako/pro/z",
+		"bydlím/bydlíme/žiju/žiji/žijeme v/ve/na/u", "bydlím/bydlíme/žiju/žiji/žijeme * v/ve/na/u",
+		"přestěhoval/přestěhovala/přestěhovali jsem/jsme se do", "jsem/jsme se přestěhoval/přestěhovala/přestěhovali do",
+		"pracuju/pracuji/pracujeme v/ve/na/u/jako/pro/z",
 		"alergi*", "jsem vegetarián*/vegan*/alergick*/diabetik*",
 		"jmenuju/jmenuji/jmenuje/jmenujou/jmenují",
 		"narodil/narodila/vyrostl/vyrostla jsem", "jsem se narodil/narodila",
@@ -65,7 +68,7 @@ var (
 		"můj/moje/mí/moji * bydlí/žije/žijí/bydlí/pracuje/pracují v/ve/na/u/jako/pro",
 	}
 	lifeFactsGerman = []string{
-		"ich wohne/lebe * in/im/bei/auf", "wir wohnen/leben * in/im/bei/auf", "ich arbeite bei/als/für/in/im",
+		"ich wohne/lebe * in/im/bei/auf", "ich bin * gezogen/umgezogen", "wir sind * gezogen/umgezogen", "nach * gezogen/umgezogen", "wir wohnen/leben * in/im/bei/auf", "ich arbeite bei/als/für/in/im",
 		"allergisch", "allergie*", "ich bin * vegetarier*/veganer*/vegan/diabetiker*/laktoseintolerant/farbenblind",
 		"ich bin * geboren/aufgewachsen", "ich wurde * geboren", "ich komme aus",
 		"ich habe * kinder/kind/sohn/söhne/tochter/töchter/hund/hunde/katze/katzen/geschwister",
@@ -75,17 +78,17 @@ var (
 		"mein/meine * wohnt/lebt/arbeitet/wohnen/leben/arbeiten in/im/bei/als/auf",
 	}
 	lifeFactsChinese = []string{
-		"我住在", "过敏", "素食", "吃素", "我不吃", "我不喝", "出生", "我会说",
+		"我住在", "我现在住在", "我搬到", "我们搬到", "我搬去", "过敏", "素食", "吃素", "我不吃", "我不喝", "出生", "我会说",
 		"我女儿", "我儿子", "我老婆", "我老公", "我妻子", "我丈夫", "我太太", "我妈", "我爸", "我今年",
 		"公司工作", "公司上班",
 	}
 	lifeFactsJapanese = []string{
-		"に住んで", "で働いて", "働いています", "勤めて", "仕事をしています", "アレルギー", "花粉症", "ベジタリアン", "菜食",
+		"に住んで", "に引っ越し", "で働いて", "働いています", "勤めて", "仕事をしています", "アレルギー", "花粉症", "ベジタリアン", "菜食",
 		"生まれ", "出身", "話せます", "飼って", "ようにしています",
 		"娘は", "娘が", "息子は", "息子が", "妻は", "妻の", "夫は", "夫の", "子供が", "子どもが",
 	}
 	lifeFactsKorean = []string{
-		"에 살아", "에 살고 있", "에 삽니다", "일하고 있", "일해요", "일합니다", "근무", "알레르기", "채식",
+		"에 살아", "에 살고 있", "이사했", "이사 왔", "이사왔", "에 삽니다", "일하고 있", "일해요", "일합니다", "근무", "알레르기", "채식",
 		"태어났", "출신", "할 줄 알", "키우고 있", "키워요", "안 마셔요", "안 먹어요", "못 먹어요", "기로 했",
 	}
 )
