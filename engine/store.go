@@ -106,6 +106,17 @@ type Patch struct {
 	Scope      *string
 	Importance *float64
 	Metadata   []byte
+	// Invalidate ends the memory (history): it no longer holds from At,
+	// replaced by SupersededBy when set (archived when empty). Restore
+	// makes an invalidated memory current again. At most one of the two.
+	Invalidate *Invalidation
+	Restore    bool
+}
+
+// Invalidation is how a memory stops holding.
+type Invalidation struct {
+	SupersededBy string // the replacing memory's full id; empty: archived
+	At           int64  // epoch ms
 }
 
 // ListOptions selects a page of memories, newest first.
@@ -114,6 +125,7 @@ type ListOptions struct {
 	Category schemas.Category // empty: any
 	Limit    int              // <= 0: 20
 	Offset   int
+	History  bool // include memories that no longer hold (superseded, archived)
 }
 
 // BulkFilter selects memories for BulkDelete. At least one of Scopes (not
@@ -126,6 +138,7 @@ type BulkFilter struct {
 // SearchOptions bounds a search.
 type SearchOptions struct {
 	Scopes   ScopeFilter
+	History  bool    // include memories that no longer hold
 	Limit    int     // <= 0: 5
 	MinScore float64 // results scoring below are dropped
 	// Probes, for an approximate index, is how many clusters to probe (0:
@@ -145,6 +158,9 @@ type SearchResult struct {
 
 // Stats counts memories.
 type Stats struct {
+	// Total, ByScope and ByCategory count memories that hold; History
+	// counts the superseded and archived ones besides.
+	History    int            `json:"history"`
 	Total      int            `json:"total"`
 	ByScope    map[string]int `json:"byScope"`
 	ByCategory map[string]int `json:"byCategory"`
@@ -238,4 +254,39 @@ func ForImport(ms []schemas.Memory, now int64) ([]schemas.Memory, error) {
 // expansion.
 type Neighborer interface {
 	Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error)
+}
+
+// Historian is a store that can walk a fact's history: the memories a
+// memory superseded (their SupersededBy is its id).
+type Historian interface {
+	Predecessors(ctx context.Context, id string, scopes ScopeFilter) ([]schemas.Memory, error)
+}
+
+// ApplyLife applies a patch's Invalidate or Restore to m, checking them:
+// a memory is superseded once (supersede the current one instead), never
+// by itself, and only a memory that ended can be restored.
+func ApplyLife(m *schemas.Memory, p Patch) error {
+	switch {
+	case p.Invalidate != nil && p.Restore:
+		return fmt.Errorf("%w: a patch cannot both invalidate and restore", schemas.ErrInvalid)
+	case p.Invalidate != nil:
+		inv := *p.Invalidate
+		switch {
+		case !m.Current():
+			return fmt.Errorf("%w: memory %s no longer holds (superseded by %q)", schemas.ErrInvalid, m.ID, m.SupersededBy)
+		case inv.At <= 0:
+			return fmt.Errorf("%w: invalidation time missing", schemas.ErrInvalid)
+		case inv.SupersededBy != "" && !schemas.IsUUID(inv.SupersededBy):
+			return fmt.Errorf("%w: supersededBy %q is not a memory id", schemas.ErrInvalid, inv.SupersededBy)
+		case strings.EqualFold(inv.SupersededBy, m.ID):
+			return fmt.Errorf("%w: a memory cannot supersede itself", schemas.ErrInvalid)
+		}
+		m.SupersededBy, m.InvalidatedAt = strings.ToLower(inv.SupersededBy), inv.At
+	case p.Restore:
+		if m.Current() {
+			return fmt.Errorf("%w: memory %s holds already", schemas.ErrInvalid, m.ID)
+		}
+		m.SupersededBy, m.InvalidatedAt = "", 0
+	}
+	return nil
 }

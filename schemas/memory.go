@@ -98,7 +98,18 @@ type Memory struct {
 	Importance float64         `json:"importance"`
 	Timestamp  int64           `json:"timestamp"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// A fact's life: ValidFrom is when it became true (epoch ms; 0: since
+	// it was stored), InvalidatedAt when it stopped (0: it holds), and
+	// SupersededBy the id of the memory that replaced it. An invalidated
+	// memory is history: kept, exported and backed up, but hidden from
+	// recall, context and list unless history is asked for.
+	SupersededBy  string `json:"supersededBy,omitempty"`
+	ValidFrom     int64  `json:"validFrom,omitempty"`
+	InvalidatedAt int64  `json:"invalidatedAt,omitempty"`
 }
+
+// Current reports whether m still holds (is not superseded or archived).
+func (m Memory) Current() bool { return m.InvalidatedAt == 0 }
 
 // Normalize fills defaults and clamps importance, in place: an empty
 // category becomes other, an empty scope global, a missing metadata object

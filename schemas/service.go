@@ -136,10 +136,15 @@ type MemoryView struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	Score      float64         `json:"score,omitempty"`
 	Sources    any             `json:"sources,omitempty"`
+	// History: set only for a memory that no longer holds or has a start.
+	SupersededBy  string `json:"supersededBy,omitempty"`
+	ValidFrom     int64  `json:"validFrom,omitempty"`
+	InvalidatedAt int64  `json:"invalidatedAt,omitempty"`
 }
 
 // View makes a MemoryView of m.
 func View(m Memory) MemoryView {
 	return MemoryView{ID: m.ID, Text: m.Text, Category: m.Category, Scope: m.Scope, Importance: m.Importance,
-		Timestamp: m.Timestamp, Metadata: m.Metadata}
+		Timestamp: m.Timestamp, Metadata: m.Metadata, SupersededBy: m.SupersededBy, ValidFrom: m.ValidFrom,
+		InvalidatedAt: m.InvalidatedAt}
 }

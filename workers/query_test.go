@@ -170,6 +170,9 @@ func TestQueryToolsOverNATS(t *testing.T) {
 			t.Fatalf("store text %q, want %q", r.text(), want)
 		}
 		ids = append(ids, d.ID)
+		// List orders by creation time (ms); two stores in one
+		// millisecond would make the page order below a coin toss.
+		time.Sleep(2 * time.Millisecond)
 	}
 	imp := 0.9
 	r, sd := queryOKReply[QueryStoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{

@@ -281,6 +281,11 @@ func (s *Store) Import(ctx context.Context, ms ...schemas.Memory) error {
 	if err != nil {
 		return err
 	}
+	for _, m := range batch {
+		if !m.Current() {
+			return fmt.Errorf("%w: memory %s is history (superseded or archived), which needs the SQLite store", schemas.ErrInvalid, m.ID)
+		}
+	}
 	return s.insert(ctx, batch)
 }
 
@@ -491,6 +496,11 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	}
 	if p.Scope != nil && !f.Allows(*p.Scope) {
 		return schemas.Memory{}, fmt.Errorf("%w: cannot move a memory to %q", engine.ErrScopeDenied, *p.Scope)
+	}
+	if p.Invalidate != nil || p.Restore {
+		// The LanceDB table has no columns for a fact's life yet; saying so
+		// beats a memory that looks superseded and is still recalled.
+		return schemas.Memory{}, fmt.Errorf("%w: superseding and archiving need the SQLite store (storage.backend sqlite)", schemas.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -119,6 +119,10 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 			errs[i] = nil
 		}
 	}
+	accepted, err := e.resolveSupersedes(ctx, items, accepted, errs)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(accepted) == 0 {
 		return results, errs, nil
 	}
@@ -134,8 +138,23 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 	if err := e.store.Import(ctx, batch...); err != nil {
 		return nil, nil, err
 	}
+	// An item supersedes what came before it, never a later item of its
+	// own batch ("I live in Paris", "I moved to Berlin" in one turn).
+	later := make(map[string]bool, len(batch))
+	for _, m := range batch {
+		later[m.ID] = true
+	}
 	for j, p := range accepted {
-		results[p.i] = StoreResult{Status: Created, Memory: withoutVector(batch[j])}
+		delete(later, batch[j].ID)
+		p.m = batch[j]
+		ended, err := e.supersede(ctx, p, later)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, err
+			}
+			errs[p.i] = fmt.Errorf("stored as %s, but: %w", p.m.ID, err)
+		}
+		results[p.i] = StoreResult{Status: Created, Memory: withoutVector(batch[j]), Superseded: ended}
 	}
 	return results, errs, nil
 }
@@ -183,8 +202,9 @@ func (e *Engine) existing(ctx context.Context, id string, f engine.ScopeFilter) 
 
 // pendingItem is an item of a batch that will be written.
 type pendingItem struct {
-	i int // index in the batch
-	m schemas.Memory
+	i          int // index in the batch
+	m          schemas.Memory
+	supersedes string // full id of the memory it replaces, when the request names one
 }
 
 // batchDuplicate finds an earlier accepted item the new one duplicates and

@@ -147,6 +147,8 @@ type RecallOptions struct {
 	// Direct leaves out session-neighbour expansion: only memories that
 	// match the query themselves (auto-recall's few slots).
 	Direct bool
+	// History includes memories that no longer hold (superseded, archived).
+	History bool
 }
 
 // Recall runs hybrid retrieval for who.
@@ -167,7 +169,7 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
 	}
 	return e.ret.Retrieve(ctx, retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore,
-		Direct: o.Direct})
+		Direct: o.Direct, History: o.History})
 }
 
 // ContextResult is auto-recall's answer.
@@ -288,6 +290,10 @@ type StoreRequest struct {
 	ID string
 	// Vector, when set, is the text's passage embedding (saves a call).
 	Vector []float32
+	// Supersedes, when set, is the id (or prefix) of a memory the new one
+	// replaces: it stays in the chain as history. Unset, the supersede
+	// rules decide (a new value for the same slot of the same subject).
+	Supersedes string
 }
 
 // StoreStatus says what Store did.
@@ -304,6 +310,8 @@ type StoreResult struct {
 	Status StoreStatus    `json:"status"`
 	Memory schemas.Memory `json:"memory"` // the new memory, or the existing duplicate
 	Score  float64        `json:"score,omitempty"`
+	// Superseded lists the memories the new one replaced.
+	Superseded []string `json:"superseded,omitempty"`
 }
 
 // Store saves one memory unless a near-duplicate (vector score ≥ dedup)
@@ -416,6 +424,9 @@ type UpdateRequest struct {
 type UpdateResult struct {
 	Memory     *schemas.Memory      `json:"memory,omitempty"`
 	Candidates []retrieve.Candidate `json:"candidates,omitempty"`
+	// Previous is the id of the history copy keeping the old text, when
+	// the text changed.
+	Previous string `json:"previous,omitempty"`
 }
 
 // Update changes text (re-embedded, checked like Store), category or
@@ -467,6 +478,9 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		}
 		p.Text, p.Vector = &text, vec
 	}
+	if p.Text != nil {
+		return e.updateText(ctx, id, p, f)
+	}
 	m, err := e.store.Update(ctx, id, p, f)
 	if err != nil {
 		return UpdateResult{}, err
@@ -481,6 +495,7 @@ type ListOptions struct {
 	Category schemas.Category
 	Limit    int
 	Offset   int
+	History  bool // include memories that no longer hold
 }
 
 // MaxListLimit bounds one page.
@@ -495,7 +510,7 @@ func (e *Engine) List(ctx context.Context, who Who, o ListOptions) ([]schemas.Me
 	if o.Limit > MaxListLimit {
 		o.Limit = MaxListLimit
 	}
-	return e.store.List(ctx, engine.ListOptions{Scopes: f, Category: o.Category, Limit: o.Limit, Offset: o.Offset})
+	return e.store.List(ctx, engine.ListOptions{Scopes: f, Category: o.Category, Limit: o.Limit, Offset: o.Offset, History: o.History})
 }
 
 // Stats is Stats' answer: counts plus what retrieval runs with.

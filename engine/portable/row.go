@@ -96,12 +96,18 @@ func DecodeRow(raw []byte, scope string) (schemas.Memory, error) {
 	if m.Vector, err = vector(fields); err != nil {
 		return m, err
 	}
+	if err := life(fields, &m); err != nil {
+		return m, err
+	}
 	id, _, err := optionalString(fields, "id")
 	if err != nil {
 		return m, err
 	}
 	if m.ID, m.Metadata, err = rowID(id, m, m.Metadata); err != nil {
 		return m, err
+	}
+	if m.SupersededBy == m.ID {
+		return m, rowError("the memory is superseded by itself")
 	}
 	m.Normalize()
 	if err := m.Validate(); err != nil {
@@ -175,6 +181,36 @@ func importance(fields map[string]json.RawMessage) (float64, error) {
 }
 
 // timestamp reads timestamp, else memory-lancedb's createdAt, as epoch ms.
+// life reads a fact's life: supersededBy (a memory id), validFrom and
+// invalidatedAt (times as timestamp accepts them). A row superseded by
+// itself, or superseded without an end time, is refused.
+func life(fields map[string]json.RawMessage, m *schemas.Memory) error {
+	by, _, err := optionalString(fields, "supersededBy")
+	if err != nil {
+		return err
+	}
+	if by != "" && !schemas.IsUUID(by) {
+		return rowError("field \"supersededBy\": %q is not a memory id", by)
+	}
+	m.SupersededBy = strings.ToLower(by)
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"validFrom", &m.ValidFrom}, {"invalidatedAt", &m.InvalidatedAt}} {
+		v, ok := fieldValue(fields, f.name)
+		if !ok {
+			continue
+		}
+		if *f.dst, err = parseTime(v); err != nil {
+			return rowError("field %q: %v", f.name, err)
+		}
+	}
+	if m.SupersededBy != "" && m.InvalidatedAt == 0 {
+		return rowError("supersededBy is set but invalidatedAt is not: when did it stop holding?")
+	}
+	return nil
+}
+
 func timestamp(fields map[string]json.RawMessage) (int64, error) {
 	for _, name := range []string{"timestamp", "createdAt"} {
 		v, ok := fieldValue(fields, name)

@@ -181,6 +181,18 @@ func AppendRow(b []byte, m schemas.Memory, withVector bool) []byte {
 	b = strconv.AppendInt(b, m.Timestamp, 10)
 	b = append(b, `,"metadata":`...)
 	b = appendMetadata(b, m.Metadata)
+	if m.SupersededBy != "" {
+		b = append(b, `,"supersededBy":`...)
+		b = appendString(b, m.SupersededBy)
+	}
+	if m.ValidFrom != 0 {
+		b = append(b, `,"validFrom":`...)
+		b = strconv.AppendInt(b, m.ValidFrom, 10)
+	}
+	if m.InvalidatedAt != 0 {
+		b = append(b, `,"invalidatedAt":`...)
+		b = strconv.AppendInt(b, m.InvalidatedAt, 10)
+	}
 	if withVector && len(m.Vector) > 0 {
 		b = append(b, `,"vector":[`...)
 		for i, x := range m.Vector {

@@ -62,6 +62,8 @@ type Query struct {
 	// Direct skips session-neighbour expansion (auto-recall: its three
 	// slots go to memories that match the prompt themselves).
 	Direct bool
+	// History includes memories that no longer hold (superseded, archived).
+	History bool
 }
 
 // Result is the outcome of a retrieval.
@@ -95,7 +97,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if !hybrid {
 		res.Mode = ModeVector
 	}
-	opts := engine.SearchOptions{Scopes: q.Scopes, Limit: pool}
+	opts := engine.SearchOptions{Scopes: q.Scopes, Limit: pool, History: q.History}
 	if q.Category != "" {
 		// A category filter is applied after search; fetch more so that
 		// the pool still holds enough of that category.

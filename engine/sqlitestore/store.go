@@ -81,11 +81,24 @@ CREATE TABLE IF NOT EXISTS memories (
 	importance REAL    NOT NULL,
 	timestamp  INTEGER NOT NULL,
 	updated_at INTEGER NOT NULL,
-	metadata   TEXT    NOT NULL DEFAULT '{}'
+	metadata   TEXT    NOT NULL DEFAULT '{}',
+	superseded_by  TEXT    NOT NULL DEFAULT '',
+	valid_from     INTEGER NOT NULL DEFAULT 0,
+	invalidated_at INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories (timestamp DESC, id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, timestamp DESC);
 `
+
+// historySchema adds a fact's life to a store created before it (columns
+// as in schema) and indexes the chain: which memories a memory replaced.
+var historyColumns = []string{
+	`superseded_by TEXT NOT NULL DEFAULT ''`,
+	`valid_from INTEGER NOT NULL DEFAULT 0`,
+	`invalidated_at INTEGER NOT NULL DEFAULT 0`,
+}
+
+const historyIndex = `CREATE INDEX IF NOT EXISTS memories_by_successor ON memories (superseded_by) WHERE superseded_by != ''`
 
 // ftsSchema indexes fts.IndexText(text) under the memory's seq. It is
 // contentless: the text lives once, in memories.
@@ -135,6 +148,9 @@ func (s *Store) init(ctx context.Context, o Options) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, ftsSchema)
 	s.fts = err == nil
 	dim, err := s.resolveDimensions(ctx, o.Dimensions)
@@ -144,6 +160,37 @@ func (s *Store) init(ctx context.Context, o Options) error {
 	s.dim = dim
 	s.ix = vecindex.New(dim, o.Index)
 	return s.load(ctx)
+}
+
+// migrate adds the history columns to a store made before them.
+func (s *Store) migrate(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM pragma_table_info('memories')`)
+	if err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	for _, col := range historyColumns {
+		name, _, _ := strings.Cut(col, " ")
+		if have[name] {
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, `ALTER TABLE memories ADD COLUMN `+col); err != nil {
+			return fmt.Errorf("add column %s: %w", name, err)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, historyIndex); err != nil {
+		return fmt.Errorf("create history index: %w", err)
+	}
+	return nil
 }
 
 // resolveDimensions checks the configured size against the stored one and
@@ -178,7 +225,7 @@ func (s *Store) load(ctx context.Context) error {
 		return fmt.Errorf("count memories: %w", err)
 	}
 	s.ix.Reserve(n)
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, scope, vector FROM memories`)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, scope, invalidated_at, vector FROM memories`)
 	if err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
@@ -190,17 +237,17 @@ func (s *Store) load(ctx context.Context) error {
 	const gcEvery = 32 << 20
 	sinceGC := 0
 	for rows.Next() {
-		var seq int64
+		var seq, invalidated int64
 		var scope string
 		var blob sql.RawBytes
-		if err := rows.Scan(&seq, &scope, &blob); err != nil {
+		if err := rows.Scan(&seq, &scope, &invalidated, &blob); err != nil {
 			return fmt.Errorf("load vectors: %w", err)
 		}
 		if len(blob) != 4*s.dim {
 			return &engine.DimensionError{Table: len(blob) / 4, Config: s.dim}
 		}
 		decodeInto(vec, blob)
-		if err := s.ix.Upsert(seq, s.group(scope), vec); err != nil {
+		if err := s.ix.Upsert(seq, s.group(groupKey(scope, invalidated)), vec); err != nil {
 			return fmt.Errorf("load vector of row %d: %w", seq, err)
 		}
 		if sinceGC += len(blob); sinceGC >= gcEvery {
@@ -271,17 +318,31 @@ func (s *Store) group(scope string) uint32 {
 	return g
 }
 
+// historyPrefix marks the index group of a scope's memories that no
+// longer hold: they stay in the index (history can be searched) but a
+// search without history never sees their groups.
+const historyPrefix = "\x00history:"
+
+// groupKey is the index group name of a memory in scope, history or not.
+func groupKey(scope string, invalidatedAt int64) string {
+	if invalidatedAt != 0 {
+		return historyPrefix + scope
+	}
+	return scope
+}
+
 // allowedGroups maps a filter to index groups; ok is false when the filter
 // can match nothing in this store.
-func (s *Store) allowedGroups(f engine.ScopeFilter) (g *vecindex.Groups, ok bool) {
-	if f.All() {
+func (s *Store) allowedGroups(f engine.ScopeFilter, history bool) (g *vecindex.Groups, ok bool) {
+	if f.All() && history {
 		return nil, true
 	}
 	s.gmu.RLock()
 	defer s.gmu.RUnlock()
 	var ids []uint32
-	for _, sc := range f.Scopes() {
-		if id, found := s.groups[sc]; found {
+	for key, id := range s.groups {
+		scope, old := strings.CutPrefix(key, historyPrefix)
+		if (!old || history) && f.Allows(scope) {
 			ids = append(ids, id)
 		}
 	}
@@ -382,8 +443,8 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 	}
 	defer tx.Rollback()
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO memories
-		(id, text, vector, category, scope, importance, timestamp, updated_at, metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING RETURNING seq`)
+		(id, text, vector, category, scope, importance, timestamp, updated_at, metadata, superseded_by, valid_from, invalidated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING RETURNING seq`)
 	if err != nil {
 		return fmt.Errorf("prepare insert: %w", err)
 	}
@@ -399,7 +460,7 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 	now := s.now().UnixMilli()
 	for i, m := range ms {
 		err := ins.QueryRowContext(ctx, m.ID, m.Text, encodeVector(m.Vector), string(m.Category), m.Scope,
-			m.Importance, m.Timestamp, now, string(m.Metadata)).Scan(&seqs[i])
+			m.Importance, m.Timestamp, now, string(m.Metadata), m.SupersededBy, m.ValidFrom, m.InvalidatedAt).Scan(&seqs[i])
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %s", engine.ErrExists, m.ID)
 		}
@@ -417,7 +478,7 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 	}
 	for i, m := range ms {
 		// Validated above: the length is right and there is no NaN.
-		_ = s.ix.Upsert(seqs[i], s.group(m.Scope), m.Vector)
+		_ = s.ix.Upsert(seqs[i], s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
 	}
 	return nil
 }
@@ -503,12 +564,13 @@ func (s *Store) Resolve(ctx context.Context, idOrPrefix string, f engine.ScopeFi
 	return id, err
 }
 
-const memoryColumns = `seq, id, text, vector, category, scope, importance, timestamp, metadata`
-const listColumns = `seq, id, text, NULL, category, scope, importance, timestamp, metadata`
+const memoryColumns = `seq, id, text, vector, category, scope, importance, timestamp, metadata, superseded_by, valid_from, invalidated_at`
+const listColumns = `seq, id, text, NULL, category, scope, importance, timestamp, metadata, superseded_by, valid_from, invalidated_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanMemory(sc scanner) (int64, schemas.Memory, error) {
+// scanMemory reads a row of memoryColumns or listColumns, then extra.
+func scanMemory(sc scanner, extra ...any) (int64, schemas.Memory, error) {
 	var (
 		seq  int64
 		m    schemas.Memory
@@ -516,7 +578,9 @@ func scanMemory(sc scanner) (int64, schemas.Memory, error) {
 		cat  string
 		meta string
 	)
-	if err := sc.Scan(&seq, &m.ID, &m.Text, &vec, &cat, &m.Scope, &m.Importance, &m.Timestamp, &meta); err != nil {
+	dest := append([]any{&seq, &m.ID, &m.Text, &vec, &cat, &m.Scope, &m.Importance, &m.Timestamp, &meta,
+		&m.SupersededBy, &m.ValidFrom, &m.InvalidatedAt}, extra...)
+	if err := sc.Scan(dest...); err != nil {
 		return 0, m, err
 	}
 	m.Category = schemas.Category(cat)
@@ -644,13 +708,16 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	if p.Metadata != nil {
 		m.Metadata = p.Metadata
 	}
+	if err := engine.ApplyLife(&m, p); err != nil {
+		return old, err
+	}
 	if err := s.prepare(&m); err != nil {
 		return old, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, vector = ?, category = ?, scope = ?,
-		importance = ?, metadata = ?, updated_at = ? WHERE seq = ?`,
+		importance = ?, metadata = ?, updated_at = ?, superseded_by = ?, invalidated_at = ? WHERE seq = ?`,
 		m.Text, encodeVector(m.Vector), string(m.Category), m.Scope, m.Importance, string(m.Metadata),
-		s.now().UnixMilli(), seq); err != nil {
+		s.now().UnixMilli(), m.SupersededBy, m.InvalidatedAt, seq); err != nil {
 		return old, fmt.Errorf("update memory: %w", err)
 	}
 	if s.fts && m.Text != old.Text {
@@ -664,7 +731,7 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	if err := tx.Commit(); err != nil {
 		return old, fmt.Errorf("commit: %w", err)
 	}
-	_ = s.ix.Upsert(seq, s.group(m.Scope), m.Vector)
+	_ = s.ix.Upsert(seq, s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
 	return m, nil
 }
 
@@ -756,6 +823,9 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		o.Offset = 0
 	}
 	cond, args := scopeClause("scope", o.Scopes)
+	if !o.History {
+		cond += " AND invalidated_at = 0"
+	}
 	if o.Category != "" {
 		if !o.Category.Valid() {
 			return nil, fmt.Errorf("%w: category %q", schemas.ErrInvalid, o.Category)
@@ -788,8 +858,8 @@ func (s *Store) Stats(ctx context.Context, f engine.ScopeFilter) (engine.Stats, 
 		return st, err
 	}
 	cond, args := scopeClause("scope", f)
-	rows, err := s.db.QueryContext(ctx, `SELECT scope, category, count(*) FROM memories WHERE `+cond+
-		` GROUP BY scope, category`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT scope, category, invalidated_at != 0, count(*) FROM memories WHERE `+cond+
+		` GROUP BY scope, category, invalidated_at != 0`, args...)
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}
@@ -797,8 +867,13 @@ func (s *Store) Stats(ctx context.Context, f engine.ScopeFilter) (engine.Stats, 
 	for rows.Next() {
 		var scope, cat string
 		var n int
-		if err := rows.Scan(&scope, &cat, &n); err != nil {
+		var history bool
+		if err := rows.Scan(&scope, &cat, &history, &n); err != nil {
 			return st, err
+		}
+		if history {
+			st.History += n
+			continue
 		}
 		st.Total += n
 		st.ByScope[scope] += n
@@ -822,7 +897,7 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if err := schemas.ValidateVector(vec); err != nil {
 		return nil, err
 	}
-	groups, ok := s.allowedGroups(o.Scopes)
+	groups, ok := s.allowedGroups(o.Scopes, o.History)
 	if !ok {
 		return nil, nil
 	}
@@ -839,14 +914,15 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 		seqs = append(seqs, h.Key)
 		sims[h.Key] = float64(h.Sim)
 	}
-	return s.fetch(ctx, seqs, o.Scopes, func(seq int64) (float64, float64) {
+	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
 		return engine.VectorScore(sims[seq]), sims[seq]
 	})
 }
 
-// fetch loads the rows seqs in that order, dropping any the filter does not
-// allow (a second check behind the index's own) or that vanished meanwhile.
-func (s *Store) fetch(ctx context.Context, seqs []int64, f engine.ScopeFilter, score func(int64) (float64, float64)) ([]engine.SearchResult, error) {
+// fetch loads the rows seqs in that order, dropping any the options do not
+// allow (a second check behind the index's own: scope, history) or that
+// vanished meanwhile.
+func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions, score func(int64) (float64, float64)) ([]engine.SearchResult, error) {
 	if len(seqs) == 0 {
 		return nil, nil
 	}
@@ -873,7 +949,7 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, f engine.ScopeFilter, s
 	out := make([]engine.SearchResult, 0, len(seqs))
 	for _, seq := range seqs {
 		m, ok := found[seq]
-		if !ok || !f.Allows(m.Scope) {
+		if !ok || !o.Scopes.Allows(m.Scope) || (!o.History && !m.Current()) {
 			continue
 		}
 		sc, raw := score(seq)
@@ -902,9 +978,11 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 		o.Limit = defaultLimit
 	}
 	cond, args := scopeClause("m.scope", o.Scopes)
+	if !o.History {
+		cond += " AND m.invalidated_at = 0"
+	}
 	// FTS5's bm25() is lower-is-better; its negation is the usual raw score.
-	q := `SELECT m.seq, m.id, m.text, m.vector, m.category, m.scope, m.importance, m.timestamp, m.metadata,
-		-bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+	q := `SELECT ` + memoryColumns + `, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(append([]any{match}, args...), o.Limit)...)
 	if err != nil {
@@ -913,20 +991,11 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	defer rows.Close()
 	var out []engine.SearchResult
 	for rows.Next() {
-		var (
-			r    engine.SearchResult
-			seq  int64
-			vec  []byte
-			cat  string
-			meta string
-		)
-		if err := rows.Scan(&seq, &r.Memory.ID, &r.Memory.Text, &vec, &cat, &r.Memory.Scope,
-			&r.Memory.Importance, &r.Memory.Timestamp, &meta, &r.Raw); err != nil {
+		var r engine.SearchResult
+		var err error
+		if _, r.Memory, err = scanMemory(rows, &r.Raw); err != nil {
 			return nil, err
 		}
-		r.Memory.Category = schemas.Category(cat)
-		r.Memory.Vector = decodeVector(vec)
-		r.Memory.Metadata = json.RawMessage(meta)
 		r.Score = engine.NormalizeBM25(r.Raw)
 		if r.Score < o.MinScore || !o.Scopes.Allows(r.Memory.Scope) {
 			continue
@@ -1036,8 +1105,8 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		q     string
 		bound int64
 	}{
-		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
-		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
+		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
+		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
 	} {
 		rows, err := s.db.QueryContext(ctx, side.q, scope, ts, side.bound, n)
 		if err != nil {
@@ -1058,4 +1127,28 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		}
 	}
 	return out, nil
+}
+
+// Predecessors implements engine.Historian: the memories id replaced, most
+// recently ended first.
+func (s *Store) Predecessors(ctx context.Context, id string, f engine.ScopeFilter) ([]schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	cond, args := scopeClause("scope", f)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+listColumns+` FROM memories WHERE superseded_by = ? AND `+cond+
+		` ORDER BY invalidated_at DESC, seq DESC`, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("predecessors: %w", err)
+	}
+	defer rows.Close()
+	var out []schemas.Memory
+	for rows.Next() {
+		_, m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }

@@ -140,3 +140,38 @@ func TestNeighbors(t *testing.T) {
 		t.Fatalf("agent:b's lone memory has neighbours %v", got)
 	}
 }
+
+// A store made before memories had a life (no superseded_by, valid_from,
+// invalidated_at columns) opens with them added and every memory current.
+func TestOpenAddsHistoryColumns(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Options{Dimensions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Add(ctx, schemas.Memory{Text: "I live in Paris", Scope: "global", Vector: []float32{1, 0, 0, 0}, Category: schemas.CategoryFact, Importance: 0.7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to the old schema.
+	for _, q := range []string{`DROP INDEX memories_by_successor`, `ALTER TABLE memories DROP COLUMN superseded_by`,
+		`ALTER TABLE memories DROP COLUMN valid_from`, `ALTER TABLE memories DROP COLUMN invalidated_at`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, dir, Options{Dimensions: 4})
+	if err != nil {
+		t.Fatalf("reopen an old store: %v", err)
+	}
+	defer s.Close()
+	got, err := s.Get(ctx, ms[0].ID, engine.AllScopes())
+	if err != nil || !got.Current() || got.Text != "I live in Paris" {
+		t.Fatalf("old memory %+v, %v", got, err)
+	}
+	if hits, err := s.VectorSearch(ctx, []float32{1, 0, 0, 0}, engine.SearchOptions{Scopes: engine.AllScopes()}); err != nil || len(hits) != 1 {
+		t.Fatalf("old memory not searchable: %v %v", hits, err)
+	}
+}

@@ -1,0 +1,1546 @@
+package rules
+
+import (
+	"cmp"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Supersession: a new memory replaces an old one when both fill the same
+// slot of the same person with different values. "I moved to Berlin"
+// replaces "I live in Paris"; "I work in Paris" does not, nor does "My
+// sister lives in Berlin". A wrong replacement hides a true memory, while a
+// missed one only leaves a stale memory visible, so the rules answer yes
+// only for short single-clause statements they parse completely:
+//
+//   - slots: where someone lives or moved to, where they work, their age, a
+//     favourite thing, a preference in a context, the car they drive, and
+//     "my X is Y" for single-valued attributes (phone, e-mail, manager, ...);
+//   - languages: English, Czech, German, Chinese, Japanese and Korean, both
+//     texts in the same one, since a value compared across languages
+//     (Prague, Praha, Prag) cannot be trusted;
+//   - owners: the speaker, or a relative or pet ("my sister", "my dog Rex");
+//   - never: questions, negations, several clauses, statements about the past
+//     or an uncertain future, additions ("I also work at Bosch") and values
+//     that carry more than a name ("in Paris with my wife").
+//
+// A statement is matched whole, after "now"-like markers ("now", "teď",
+// "jetzt", 现在, 今は, 지금은) and leading fillers ("btw", "übrigens") are
+// dropped. The regexps are compiled once, at package init.
+
+// Slot is the subject a fact is about and the value it gives it.
+type Slot struct {
+	Subject string // normalised owner: "i", "my sister", "my dog rex", ... (lower case)
+	Key     string // normalised attribute: "home", "employer", "age", "favourite colour", "preference:<context>", "phone", "email", "manager", "car", ...
+	Value   string // normalised value: lower case, trimmed, without "now"-like markers, a leading article or punctuation
+}
+
+// FactSlot extracts the slot a short fact states, ok=false when the text is
+// not a single-slot personal fact the rules understand.
+func FactSlot(text string) (Slot, bool) {
+	f, ok := parseSlotFact(text)
+	return f.Slot, ok
+}
+
+// Supersedes reports whether newText replaces oldText: both are facts about
+// the same Subject and Key with different Values, and newText is not a
+// statement about the past. The same value restated is a duplicate, not a
+// replacement, so it gives false; so does every text FactSlot rejects.
+func Supersedes(newText, oldText string) bool {
+	n, ok := parseSlotFact(newText)
+	if !ok {
+		return false
+	}
+	o, ok := parseSlotFact(oldText)
+	if !ok || n.lang != o.lang || n.Subject != o.Subject || n.Key != o.Key {
+		return false
+	}
+	if !compatibleKinds(n.kind, o.kind) || sameSlotValue(n, o) {
+		return false
+	}
+	return !strings.HasPrefix(n.Key, preferenceKey) || sameDomain(n.lang, n.Value, o.Value)
+}
+
+const (
+	maxFactBytes   = 300 // longer texts are not single facts
+	maxValueRunes  = 40
+	maxValueWords  = 5
+	maxKeyRunes    = 30
+	maxAge         = 130
+	minPhoneDigits = 5
+	preferenceKey  = "preference:"
+)
+
+type slotLang uint8
+
+const (
+	langEnglish slotLang = iota + 1
+	langCzech
+	langGerman
+	langChinese
+	langJapanese
+	langKorean
+)
+
+// latin reports the languages whose names are capitalised and whose words
+// are separated by spaces.
+func (l slotLang) latin() bool { return l <= langGerman }
+
+type slotKind uint8
+
+const (
+	kindHome slotKind = iota
+	kindEmployer
+	kindCar
+	kindAge
+	kindFavourite
+	kindPreference
+	kindGeneric
+)
+
+var fixedKeys = map[slotKind]string{kindHome: "home", kindEmployer: "employer", kindCar: "car"}
+
+// valueKind tells values of one key apart that are not alternatives: "My
+// manager is Petra" names a person, "My manager is very strict" does not.
+type valueKind uint8
+
+const (
+	valueAny   valueKind = iota // every value of the slot is an alternative: cities, employers, ages
+	valueIdent                  // digits or an e-mail address
+	valueName                   // capitalised: "Petra", "Tesla"
+	valueNoun                   // after an indefinite article: "a Skoda"
+	valueBare                   // lower case without an article: "blue", "strict"
+)
+
+func compatibleKinds(a, b valueKind) bool { return a == valueAny || b == valueAny || a == b }
+
+type slotFact struct {
+	Slot
+	lang slotLang
+	kind valueKind
+}
+
+// slotRule is one statement shape. Its named groups: rel, adj and name for
+// a relative or pet as the subject, val, num for an age, fav for a
+// favourite's topic, key for "my X is Y", ctx and ctx2 for a preference's
+// context before or after the value.
+type slotRule struct {
+	lang slotLang
+	kind slotKind
+	re   *regexp.Regexp
+}
+
+func (r *slotRule) group(m []string, name string) string {
+	if i := r.re.SubexpIndex(name); i >= 0 {
+		return m[i]
+	}
+	return ""
+}
+
+// parseSlotFact finds the first rule whose shape matches the prepared text;
+// that rule alone decides, so a later, looser shape never accepts what an
+// earlier one refused ("My dog Rex is a beagle" is no age and no "my X is Y").
+func parseSlotFact(text string) (slotFact, bool) {
+	s, ok := prepareSlotText(text)
+	if !ok {
+		return slotFact{}, false
+	}
+	langs := slotLangs(s)
+	for i := range slotRules {
+		r := &slotRules[i]
+		if !slices.Contains(langs, r.lang) {
+			continue
+		}
+		m := r.re.FindStringSubmatch(s)
+		if m == nil {
+			continue
+		}
+		f, ok := r.extract(m)
+		if !ok || slotBlocked(r.lang, lowerText(s)) {
+			return slotFact{}, false
+		}
+		return f, true
+	}
+	return slotFact{}, false
+}
+
+func (r *slotRule) extract(m []string) (slotFact, bool) {
+	subject, ok := slotSubject(r.lang, r.group(m, "adj"), r.group(m, "rel"), r.group(m, "name"))
+	if !ok {
+		return slotFact{}, false
+	}
+	f := slotFact{Slot: Slot{Subject: subject}, lang: r.lang}
+	val := r.group(m, "val")
+	switch r.kind {
+	case kindAge:
+		f.Key = "age"
+		f.Value, ok = parseAge(r.lang, r.group(m, "num"))
+	case kindFavourite:
+		f.Key, ok = favouriteKey(r.lang, r.group(m, "fav"))
+		if ok {
+			f.Value, _, ok = cleanSlotValue(r.lang, val)
+		}
+	case kindPreference:
+		f.Key, f.Value, ok = preferenceSlot(r.lang, val, r.group(m, "ctx"), r.group(m, "ctx2"))
+	case kindGeneric:
+		f.Key, f.Value, f.kind, ok = genericSlot(r.lang, r.group(m, "key"), val)
+	default:
+		f.Key = fixedKeys[r.kind]
+		f.Value, ok = placeValue(r.lang, val)
+	}
+	return f, ok && f.Key != "" && f.Value != ""
+}
+
+// slotLangs picks the languages a text can be in from its script: Hangul is
+// Korean, kana Japanese, Han alone Chinese, anything else Latin.
+func slotLangs(s string) []slotLang {
+	var han, kana, hangul bool
+	for _, r := range s {
+		switch {
+		case r < 0x1100:
+		case unicode.Is(unicode.Hangul, r):
+			hangul = true
+		case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+			kana = true
+		case unicode.Is(unicode.Han, r):
+			han = true
+		}
+	}
+	switch {
+	case hangul:
+		return []slotLang{langKorean}
+	case kana:
+		return []slotLang{langJapanese}
+	case han:
+		return []slotLang{langChinese}
+	}
+	return []slotLang{langEnglish, langGerman, langCzech}
+}
+
+// Preparing a text.
+
+var (
+	slotPunct = strings.NewReplacer(
+		"’", "'", "‘", "'", "，", ",", "？", "?", "！", "!", "：", ":", "；", ";", "\u3000", " ",
+		"（", "(", "）", ")", "０", "0", "１", "1", "２", "2", "３", "3", "４", "4",
+		"５", "5", "６", "6", "７", "7", "８", "8", "９", "9",
+	)
+	contractionIm = regexp.MustCompile(`(?i)\bi'm\b`)
+	contractionVe = regexp.MustCompile(`(?i)\bi've\b`)
+	// After a dropped "jetzt" or "übrigens" German puts the verb first:
+	// "Jetzt wohne ich in Berlin" is "ich wohne in Berlin".
+	germanInverted = regexp.MustCompile(`(?i)^(wohne|lebe|arbeite|bin|habe|bevorzuge|fahre|trinke|mag|nehme|esse|benutze|nutze) ich (.+)$`)
+	cjkMarkers     = strings.NewReplacer(
+		"现在", "", "目前", "", "如今", "", "已经", "", "最近は", "", "最近", "", "今年", "",
+		"今は", "", "現在は", "", "もう", "", "すでに", "", "既に", "",
+	)
+)
+
+// prepareSlotText returns the text as a single clause without markers, or
+// false for questions, several sentences and invalid or overlong input.
+func prepareSlotText(text string) (string, bool) {
+	if len(text) > maxFactBytes || !utf8.ValidString(text) {
+		return "", false
+	}
+	s := slotPunct.Replace(text)
+	if strings.ContainsAny(s, "?\n\r\t") {
+		return "", false
+	}
+	s = strings.TrimRight(strings.TrimSpace(s), " .!。…~")
+	if strings.ContainsAny(s, "!;。") || strings.Contains(s, ". ") {
+		return "", false
+	}
+	words, lead := dropMarkers(strings.Fields(s))
+	s = strings.Trim(strings.Join(words, " "), " .,:-…~")
+	if hasCJK(s) {
+		s = dropJapaneseNow(cjkMarkers.Replace(tightenCJK(s)))
+	}
+	s = contractionVe.ReplaceAllString(contractionIm.ReplaceAllString(s, "i am"), "i have")
+	if lead {
+		s = germanInverted.ReplaceAllString(s, "ich $1 $2")
+	}
+	return s, s != ""
+}
+
+// dropMarkers drops leading fillers and, anywhere, words that only date the
+// statement to the present; lead reports that the text lost its first word.
+func dropMarkers(words []string) (kept []string, lead bool) {
+	for len(words) > 0 {
+		n := phraseAt(leadingFillers, words, 0)
+		if n == 0 {
+			n = phraseAt(presentMarkers, words, 0)
+		}
+		if n == 0 {
+			break
+		}
+		words, lead = words[n:], true
+	}
+	kept = make([]string, 0, len(words))
+	for i := 0; i < len(words); {
+		if n := phraseAt(presentMarkers, words, i); n > 0 {
+			i += n
+			continue
+		}
+		kept = append(kept, words[i])
+		i++
+	}
+	return kept, lead
+}
+
+const maxPhraseWords = 4
+
+// phraseAt returns how many words from i form a phrase of set, longest
+// first, or 0.
+func phraseAt(set map[string]bool, words []string, i int) int {
+	for n := min(maxPhraseWords, len(words)-i); n > 0; n-- {
+		parts := make([]string, n)
+		for j, w := range words[i : i+n] {
+			parts[j] = strings.Trim(lowerText(w), ",.:")
+		}
+		if set[strings.Join(parts, " ")] {
+			return n
+		}
+	}
+	return 0
+}
+
+// tightenCJK removes spaces next to Han or kana, which Chinese and Japanese
+// do not use between words. Korean keeps its spaces.
+func tightenCJK(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Hangul, r) }) >= 0 {
+		return s
+	}
+	var b strings.Builder
+	prev := rune(0)
+	for i, r := range s {
+		if r == ' ' {
+			next, _ := utf8.DecodeRuneInString(s[i+1:])
+			if isHanOrKana(prev) || isHanOrKana(next) {
+				continue
+			}
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return b.String()
+}
+
+func isHanOrKana(r rune) bool {
+	return r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+}
+
+// dropJapaneseNow drops 今 and 現在 ("now") unless Han follows them, as in
+// 今日 or 現在地.
+func dropJapaneseNow(s string) string {
+	for _, m := range []string{"今", "現在"} {
+		for i := 0; ; {
+			j := strings.Index(s[i:], m)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			next, _ := utf8.DecodeRuneInString(s[at+len(m):])
+			if unicode.Is(unicode.Han, next) {
+				i = at + len(m)
+				continue
+			}
+			s = s[:at] + strings.TrimPrefix(s[at+len(m):], "、")
+			i = at
+		}
+	}
+	return s
+}
+
+// slotBlocked reports words that make a statement something other than a
+// current fact: a negation, the past, an addition, a plan or a guess.
+func slotBlocked(lang slotLang, lower string) bool {
+	if lang == langChinese && strings.ContainsAny(lastRune(lower), "吗呢吧么") {
+		return true
+	}
+	for _, sub := range blockedSubstrings[lang] {
+		if strings.Contains(lower, sub) {
+			return true
+		}
+	}
+	for _, w := range strings.FieldsFunc(lower, func(r rune) bool { return !isLetterOrDigit(r) && r != '\'' }) {
+		if blockedWords[lang][w] || lang == langEnglish && strings.HasSuffix(w, "n't") {
+			return true
+		}
+	}
+	return false
+}
+
+func lastRune(s string) string {
+	_, n := utf8.DecodeLastRuneInString(s)
+	return s[len(s)-n:]
+}
+
+// Subjects.
+
+// slotSubject is "i" without a relative, else "my" and the relative's
+// English name, its age adjective and its own name: "my older sister",
+// "my dog rex".
+func slotSubject(lang slotLang, adj, rel, name string) (string, bool) {
+	if rel == "" {
+		return "i", adj == "" && name == ""
+	}
+	canon, ok := relations[lang][lowerText(rel)]
+	if !ok {
+		return "", false
+	}
+	parts := []string{"my"}
+	if adj != "" {
+		a, ok := relationAdjectives[lang][lowerText(adj)]
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, a)
+	}
+	parts = append(parts, canon)
+	if name != "" {
+		n := lowerText(name)
+		if notNames[n] {
+			return "", false
+		}
+		parts = append(parts, n)
+	}
+	return strings.Join(parts, " "), true
+}
+
+// Values.
+
+const badValueChars = ",;()[]{}<>\"|、。"
+
+// cleanSlotValue normalises a value and tells its kind; false for a value
+// that says more than one thing ("Paris with my wife", "tea over coffee").
+func cleanSlotValue(lang slotLang, raw string) (string, valueKind, bool) {
+	v := strings.Trim(raw, " ,.:-'")
+	if v == "" || utf8.RuneCountInString(v) > maxValueRunes || strings.ContainsAny(v, badValueChars) {
+		return "", valueAny, false
+	}
+	if !lang.latin() {
+		v, ok := cjkValue(lang, v)
+		return v, valueAny, ok
+	}
+	words := strings.Fields(v)
+	kind := kindOfValue(lang, v, words)
+	if articles[lang][lowerText(words[0])] {
+		words = words[1:]
+	}
+	if len(words) == 0 || len(words) > maxValueWords {
+		return "", valueAny, false
+	}
+	for i, w := range words {
+		words[i] = lowerText(w)
+		if valueStops[lang][strings.Trim(words[i], ".'-")] {
+			return "", valueAny, false
+		}
+	}
+	return strings.Join(words, " "), kind, true
+}
+
+func kindOfValue(lang slotLang, v string, words []string) valueKind {
+	first := lowerText(words[0])
+	switch {
+	case indefiniteArticles[lang][first]:
+		return valueNoun
+	case strings.ContainsAny(v, "0123456789@"):
+		return valueIdent
+	}
+	w := words[0]
+	if articles[lang][first] && len(words) > 1 {
+		w = words[1]
+	}
+	if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
+		return valueName
+	}
+	return valueBare
+}
+
+// cjkValue checks a Chinese, Japanese or Korean value, whose particles and
+// conjunctions show a value that says more than one thing.
+func cjkValue(lang slotLang, v string) (string, bool) {
+	v = lowerText(v)
+	for _, s := range valueStopSubstrings[lang] {
+		if strings.Contains(v, s) {
+			return "", false
+		}
+	}
+	if lang != langKorean {
+		return v, true
+	}
+	words := strings.Fields(v)
+	if len(words) > 2 {
+		return "", false
+	}
+	for _, w := range words {
+		if koreanValueStops[w] || len(words) > 1 && hasKoreanParticle(w) {
+			return "", false
+		}
+	}
+	return strings.Join(words, " "), true
+}
+
+func hasKoreanParticle(w string) bool {
+	for _, p := range []string{"는", "은", "도", "에", "를", "을"} {
+		if strings.HasSuffix(w, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeValue checks where someone lives or works or what they drive: a
+// name, not a description ("a small flat", "my new place", "home").
+func placeValue(lang slotLang, raw string) (string, bool) {
+	v, kind, ok := cleanSlotValue(lang, raw)
+	if !ok || kind == valueNoun || vagueValues[lang][v] {
+		return "", false
+	}
+	for _, p := range vaguePrefixes[lang] {
+		if strings.HasPrefix(v, p) {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// Ages.
+
+func parseAge(lang slotLang, raw string) (string, bool) {
+	s := lowerText(strings.TrimSpace(raw))
+	n, err := strconv.Atoi(s)
+	ok := err == nil
+	if !ok {
+		switch lang {
+		case langEnglish, langCzech:
+			n, ok = parseSpacedNumber(lang, s)
+		case langGerman:
+			n, ok = parseGermanNumber(s)
+		case langChinese, langJapanese:
+			n, ok = parseHanNumber(s)
+		case langKorean:
+			n, ok = parseKoreanNumber(s)
+		}
+	}
+	if !ok || n <= 0 || n > maxAge {
+		return "", false
+	}
+	return strconv.Itoa(n), true
+}
+
+// parseSpacedNumber reads "six", "thirty-four", "třicet čtyři".
+func parseSpacedNumber(lang slotLang, s string) (int, bool) {
+	units, tens := numberUnits[lang], numberTens[lang]
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '-' })
+	switch len(parts) {
+	case 1:
+		if n, ok := units[parts[0]]; ok {
+			return n, true
+		}
+		n, ok := tens[parts[0]]
+		return n, ok
+	case 2:
+		t, ok1 := tens[parts[0]]
+		u, ok2 := units[parts[1]]
+		return t + u, ok1 && ok2 && u < 10
+	}
+	return 0, false
+}
+
+// parseGermanNumber reads "sechs", "zwanzig", "vierunddreißig".
+func parseGermanNumber(s string) (int, bool) {
+	units, tens := numberUnits[langGerman], numberTens[langGerman]
+	if n, ok := units[s]; ok {
+		return n, true
+	}
+	if n, ok := tens[s]; ok {
+		return n, true
+	}
+	u, t, ok := strings.Cut(s, "und")
+	if !ok {
+		return 0, false
+	}
+	if u == "ein" {
+		u = "eins"
+	}
+	un, ok1 := units[u]
+	tn, ok2 := tens[t]
+	return un + tn, ok1 && ok2 && un < 10
+}
+
+// parseHanNumber reads 六, 十二, 三十四, 两.
+func parseHanNumber(s string) (int, bool) {
+	digit := func(r string) (int, bool) {
+		if r == "两" {
+			return 2, true
+		}
+		n := strings.Index("一二三四五六七八九", r)
+		if n < 0 || utf8.RuneCountInString(r) != 1 {
+			return 0, false
+		}
+		return n/len("一") + 1, true
+	}
+	before, after, found := strings.Cut(s, "十")
+	if !found {
+		return digit(s)
+	}
+	t, u := 1, 0
+	var ok bool
+	if before != "" {
+		if t, ok = digit(before); !ok {
+			return 0, false
+		}
+	}
+	if after != "" {
+		if u, ok = digit(after); !ok {
+			return 0, false
+		}
+	}
+	return t*10 + u, true
+}
+
+// parseKoreanNumber reads native Korean numbers as used with 살: 여섯, 열한,
+// 스무.
+func parseKoreanNumber(s string) (int, bool) {
+	if n, ok := koreanUnits[s]; ok {
+		return n, true
+	}
+	for tens, n := range koreanTens {
+		rest, ok := strings.CutPrefix(s, tens)
+		if !ok {
+			continue
+		}
+		if rest == "" {
+			return n, true
+		}
+		if u, ok := koreanUnits[rest]; ok {
+			return n + u, true
+		}
+	}
+	return 0, false
+}
+
+// Favourites, preferences and "my X is Y".
+
+func favouriteKey(lang slotLang, raw string) (string, bool) {
+	topic := strings.Join(strings.Fields(lowerText(raw)), " ")
+	if topic == "" || utf8.RuneCountInString(topic) > maxKeyRunes || strings.ContainsAny(topic, badValueChars) {
+		return "", false
+	}
+	if lang == langEnglish {
+		topic = britishSpelling.Replace(topic)
+	}
+	if c, ok := favouriteTopics[lang][topic]; ok {
+		topic = c
+	}
+	return "favourite " + topic, true
+}
+
+// preferenceSlot keys a preference by its context, "in the morning" or
+// 早上, which may come before or after the value but not both.
+func preferenceSlot(lang slotLang, val, ctx, ctx2 string) (string, string, bool) {
+	if ctx != "" && ctx2 != "" {
+		return "", "", false
+	}
+	c, ok := cleanContext(lang, ctx+ctx2)
+	if !ok {
+		return "", "", false
+	}
+	v, _, ok := cleanSlotValue(lang, val)
+	return preferenceKey + c, v, ok
+}
+
+// cleanContext normalises a preference's context: lower case, without
+// articles and possessives ("in the morning" is "in morning").
+func cleanContext(lang slotLang, raw string) (string, bool) {
+	c := strings.TrimSpace(lowerText(raw))
+	if c == "" {
+		return "", true
+	}
+	if strings.ContainsAny(c, badValueChars) || utf8.RuneCountInString(c) > maxValueRunes {
+		return "", false
+	}
+	if !lang.latin() {
+		if lang == langChinese {
+			c = trimChineseContext(c)
+		}
+		v, ok := cjkValue(lang, c)
+		return v, ok && v != ""
+	}
+	var kept []string
+	for i, w := range strings.Fields(c) {
+		switch {
+		case contextDeterminers[w]:
+		case i > 0 && valueStops[lang][w]:
+			return "", false
+		default:
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " "), len(kept) > 0 && len(kept) <= maxValueWords
+}
+
+// trimChineseContext drops the frame of 在编辑器里 or 开会的时候; 早上 keeps its
+// 上, which only 在 marks as "on".
+func trimChineseContext(c string) string {
+	suffixes := []string{"的时候", "时"}
+	if rest, ok := strings.CutPrefix(c, "在"); ok {
+		c, suffixes = rest, append(suffixes, "里", "上", "中")
+	}
+	for _, s := range suffixes {
+		if rest, ok := strings.CutSuffix(c, s); ok && rest != "" {
+			return rest
+		}
+	}
+	return c
+}
+
+// genericSlot reads "my X is Y". Y must be an alternative to other values
+// of X: a phone number for "phone", a name for "manager", and lower-case
+// words only for attributes such as "name" or "timezone" ("my manager is
+// strict" says nothing about who the manager is).
+func genericSlot(lang slotLang, rawKey, rawVal string) (string, string, valueKind, bool) {
+	key, ok := genericKey(lang, rawKey)
+	if !ok {
+		return "", "", valueAny, false
+	}
+	switch key {
+	case "phone":
+		v, ok := phoneValue(rawVal)
+		return key, v, valueIdent, ok
+	case "email":
+		v, ok := emailValue(rawVal)
+		return key, v, valueIdent, ok
+	}
+	v, kind, ok := cleanSlotValue(lang, rawVal)
+	if !ok {
+		return "", "", valueAny, false
+	}
+	if !lang.latin() {
+		return key, v, valueAny, cjkGenericValue(lang, v)
+	}
+	switch key {
+	case "manager", "employer":
+		ok = kind == valueName
+	case "car":
+		ok = kind == valueName || kind == valueNoun
+	default:
+		if bareKeys[key] {
+			return key, v, valueAny, true
+		}
+		ok = kind != valueBare
+	}
+	return key, v, kind, ok
+}
+
+func genericKey(lang slotLang, raw string) (string, bool) {
+	k := strings.Join(strings.Fields(lowerText(raw)), " ")
+	if k == "" || utf8.RuneCountInString(k) > maxKeyRunes {
+		return "", false
+	}
+	if c, ok := genericKeys[lang][k]; ok {
+		return c, true
+	}
+	if blockedKeys[k] || isRelationKey(lang, k) {
+		return "", false
+	}
+	if lang == langEnglish {
+		k = britishSpelling.Replace(k)
+	}
+	return k, true
+}
+
+// isRelationKey reports "my sister is Anna": a relative or pet can be one of
+// several, so a second one is no replacement.
+func isRelationKey(lang slotLang, k string) bool {
+	if lang.latin() {
+		first, _, _ := strings.Cut(k, " ")
+		return relations[lang][first] != "" || relations[lang][k] != ""
+	}
+	if lang == langKorean {
+		return slices.ContainsFunc(strings.Fields(k), func(w string) bool { return relations[lang][w] != "" })
+	}
+	for rel := range relations[lang] {
+		if strings.Contains(k, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// cjkGenericValue rejects descriptions: 一个好人, 優しい人 (hiragana marks an
+// adjective or a clause), or Korean with more than one word.
+func cjkGenericValue(lang slotLang, v string) bool {
+	switch lang {
+	case langChinese:
+		for _, s := range []string{"一个", "一位", "一家", "很", "非常", "挺", "特别", "有点", "太", "的"} {
+			if strings.Contains(v, s) {
+				return false
+			}
+		}
+	case langJapanese:
+		return strings.IndexFunc(v, func(r rune) bool { return unicode.Is(unicode.Hiragana, r) }) < 0
+	case langKorean:
+		return !strings.Contains(v, " ")
+	}
+	return true
+}
+
+// phoneValue keeps a phone number's digits and leading "+".
+func phoneValue(raw string) (string, bool) {
+	s := strings.TrimSpace(raw)
+	var b strings.Builder
+	digits := 0
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+			digits++
+		case r == '+' && i == 0:
+			b.WriteRune(r)
+		case strings.ContainsRune(" -()./", r):
+		default:
+			return "", false
+		}
+	}
+	return b.String(), digits >= minPhoneDigits
+}
+
+func emailValue(raw string) (string, bool) {
+	v := strings.Trim(lowerText(raw), " .")
+	local, domain, ok := strings.Cut(v, "@")
+	return v, ok && local != "" && domain != "" && !strings.ContainsAny(v, " ,;()<>\"") && !strings.Contains(domain, "@")
+}
+
+// Comparing values.
+
+// sameSlotValue reports values that are the same or one contains the
+// other: "Paris" and "Paris France", 北京 and 北京市, and in Czech the
+// declined forms "v Praze" and "do Prahy".
+func sameSlotValue(a, b slotFact) bool {
+	x, y := a.Value, b.Value
+	switch {
+	case x == y:
+		return true
+	case a.Key == "age", a.Key == "email":
+		return false
+	case a.Key == "phone":
+		dx, dy := strings.TrimPrefix(x, "+"), strings.TrimPrefix(y, "+")
+		return strings.HasSuffix(dx, dy) || strings.HasSuffix(dy, dx)
+	case !a.lang.latin():
+		return strings.Contains(x, y) || strings.Contains(y, x)
+	}
+	wx, wy := valueWords(x), valueWords(y)
+	if containsRun(wx, wy) || containsRun(wy, wx) {
+		return true
+	}
+	return a.lang == langCzech && sameStems(wx, wy)
+}
+
+func valueWords(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return !isLetterOrDigit(r) })
+}
+
+// containsRun reports whether b occurs in a as consecutive words.
+func containsRun(a, b []string) bool {
+	if len(b) == 0 || len(b) > len(a) {
+		return false
+	}
+	for i := 0; i+len(b) <= len(a); i++ {
+		if slices.Equal(a[i:i+len(b)], b) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameStems(a, b []string) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		if !sameCzechStem(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameCzechStem compares two Czech word forms that differ only in their
+// last two letters or fewer: Praha, Prahy, Praze; Berlín, Berlíně.
+func sameCzechStem(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	p := 0
+	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
+		p++
+	}
+	return p >= 3 && p >= len(ra)-2 && p >= len(rb)-2
+}
+
+// sameDomain reports preferences that are alternatives: two drinks, or two
+// things of one kind ("dark mode", "light mode"). "Tea" and "dark mode" are
+// two preferences, not one replacing the other.
+func sameDomain(lang slotLang, a, b string) bool {
+	ca, cb := valueClass(lang, a), valueClass(lang, b)
+	if ca != "" || cb != "" {
+		return ca == cb
+	}
+	switch lang {
+	case langChinese, langJapanese:
+		return sharedSuffix(a, b)
+	}
+	wa, wb := strings.Fields(a), strings.Fields(b)
+	ha, hb := wa[len(wa)-1], wb[len(wb)-1]
+	return ha == hb || lang == langCzech && sameCzechStem(ha, hb)
+}
+
+func valueClass(lang slotLang, v string) string {
+	if !lang.latin() {
+		for _, c := range cjkClasses[lang] {
+			if lang == langKorean && v == c.word || lang != langKorean && strings.Contains(v, c.word) {
+				return c.class
+			}
+		}
+		return ""
+	}
+	for _, w := range strings.Fields(v) {
+		for _, c := range latinClasses[lang] {
+			if w == c.word || lang == langCzech && strings.HasPrefix(w, c.word) ||
+				lang == langGerman && c.suffix && strings.HasSuffix(w, c.word) {
+				return c.class
+			}
+		}
+	}
+	return ""
+}
+
+// sharedSuffix reports a common Chinese or Japanese head: 绿茶 and 红茶 share
+// 茶, ダークモード and ライトモード share モード.
+func sharedSuffix(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	n := 0
+	for n < len(ra) && n < len(rb) && ra[len(ra)-1-n] == rb[len(rb)-1-n] {
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	return unicode.Is(unicode.Han, ra[len(ra)-1]) || n >= 2
+}
+
+// Rules.
+
+var slotRules = buildSlotRules()
+
+func buildSlotRules() []slotRule {
+	var rules []slotRule
+	for _, lang := range []slotLang{langEnglish, langGerman, langCzech, langChinese, langJapanese, langKorean} {
+		vars := strings.NewReplacer(
+			"{rel}", alternation(relations[lang]),
+			"{adj}", alternation(relationAdjectives[lang]),
+			"{name}", `[\p{L}][\p{L}'-]*`,
+		)
+		for _, p := range slotPatterns[lang] {
+			frag := slotFragments[lang]
+			expr := vars.Replace(frag.Replace(frag.Replace(p.expr))) // fragments nest one level
+			rules = append(rules, slotRule{lang: lang, kind: p.kind, re: regexp.MustCompile("(?i)^" + expr + "$")})
+		}
+	}
+	return rules
+}
+
+// alternation turns a word list into a regexp alternation, longest first so
+// that 여동생 is tried before 동생.
+func alternation(m map[string]string) string {
+	words := slices.Collect(maps.Keys(m))
+	slices.SortFunc(words, func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b))
+	})
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return strings.Join(words, "|")
+}
+
+type slotPattern struct {
+	kind slotKind
+	expr string
+}
+
+// slotFragments are each language's shared pieces of a pattern: the
+// subject ({subj}), a relative as the subject ({subj3}), a number, a
+// preference's context.
+var slotFragments = map[slotLang]*strings.Replacer{
+	langEnglish: strings.NewReplacer(
+		"{subj}", `(?:i|my (?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))?)`,
+		"{rel3}", `my (?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))?`,
+		"{num}", `(?P<num>\d{1,3}|[a-z]+(?:[ -][a-z]+)??)`,
+		"{ctx}", `(?:in|on|at|for|when|during|after|before|while|with) [^,]+?`,
+		"{ctx2}", `(?:in|on|at|for|when|during|after|before|while|with|from) .+`,
+	),
+	langGerman: strings.NewReplacer(
+		"{subj}", `(?:ich|{rel3})`,
+		"{rel3}", `(?:mein|meine) (?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))?`,
+		"{num}", `(?P<num>\d{1,3}|\p{L}+)`,
+		"{ctx}", `(?:am|im|in|an|auf|bei|beim|für|nach|vor|zum|zur|während) [^,]+?|morgens|abends|mittags|nachmittags|tagsüber|unterwegs|nachts`,
+		"{ctx2}", `(?:am|im|in|an|auf|bei|beim|für|nach|vor|zum|zur|während) .+|morgens|abends|mittags|nachmittags|tagsüber|unterwegs|nachts`,
+		"{prefer}", `(?:bevorzuge|(?:trinke|mag|nehme|esse|benutze|nutze) lieber)`,
+	),
+	langCzech: strings.NewReplacer(
+		"{me}", `(?:já )?`,
+		"{rel3}", `{poss} (?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))?`,
+		"{poss}", `(?:můj|moje|má|mé|mí|moji|mojí|mému|mýmu|mojemu)`,
+		"{num}", `(?P<num>\d{1,3}|\p{L}+(?: \p{L}+)??)`,
+		"{years}", `(?:let|roky|rok|roků)`,
+		"{ctx}", `(?:v|ve|na|při|po|před|k|ke|během|u|o) [^,]+?|ráno|večer|odpoledne|dopoledne|doma|v noci`,
+		"{ctx2}", `(?:v|ve|na|při|po|před|k|ke|během|u|o) .+|ráno|večer|odpoledne|dopoledne|doma`,
+		"{prefer}", `(?:preferuji|preferuju|dávám přednost|mám radši|mám raději|piju radši|piju raději|piji raději)`,
+	),
+	langChinese: strings.NewReplacer(
+		"{subj}", `我(?:的?(?P<rel>{rel}))?`,
+		"{num}", `(?P<num>\d{1,3}|[一二两三四五六七八九十]{1,3})`,
+	),
+	langJapanese: strings.NewReplacer(
+		"{subj}", `(?:(?:私|僕|わたし|俺|あたし)は|(?:(?:私|僕|わたし)の)?(?P<rel>{rel})(?:は|が))?`,
+		"{me}", `(?:(?:私|僕|わたし)(?:は|の))?`,
+		"{num}", `(?P<num>\d{1,3}|[一二三四五六七八九十]{1,3})`,
+	),
+	langKorean: strings.NewReplacer(
+		"{subj}", `(?:(?:저는|나는|전|난|제가|내가) |(?:(?:제|내|우리) )?(?P<rel>{rel})(?:은|는|이|가) )?`,
+		"{num}", `(?P<num>\d{1,3}|[가-힣]{1,4})`,
+		"{copula}", `(?:이에요|예요|입니다|이야|야|이다)`,
+	),
+}
+
+// slotPatterns lists each language's statement shapes, specific before
+// generic: an age before "my X is Y".
+var slotPatterns = map[slotLang][]slotPattern{
+	langEnglish: {
+		{kindPreference, `(?:(?P<ctx>{ctx}),? )?{subj} (?:prefer|prefers) (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
+		{kindHome, `{subj} (?:live|lives|am living|is living|reside|resides) in (?P<val>.+)`},
+		{kindHome, `{subj} (?:have |has )?(?:moved|relocated) to (?P<val>.+)`},
+		{kindEmployer, `{subj} (?:work|works|am working|is working) (?:at|for) (?P<val>.+)`},
+		{kindEmployer, `{subj} (?:am|is) employed (?:at|by) (?P<val>.+)`},
+		{kindEmployer, `{subj} (?:have |has )?(?:started|got|took|accepted|landed) (?:a |my |her |his )?(?:new )?(?:job|position|role) (?:at|with) (?P<val>.+)`},
+		{kindEmployer, `{subj} (?:have |has )?(?:started|began) (?:working|to work) (?:at|for) (?P<val>.+)`},
+		{kindCar, `{subj} (?:drive|drives) (?:a|an) (?P<val>.+)`},
+		{kindFavourite, `(?:my|{rel3}'s) (?:favou?rite|fave|fav) (?P<fav>[\p{L}-]+(?: [\p{L}-]+){0,2}) is (?P<val>.+)`},
+		{kindGeneric, `{rel3}'s (?:new |current )?(?P<key>[\p{L}-]+(?: [\p{L}-]+){0,2}) is (?P<val>.+)`},
+		{kindAge, `{subj} (?:am|is|'s|has turned|have turned|turned) {num}(?: years? old| yrs? old)?`},
+		{kindGeneric, `my (?:new |current |present )?(?P<key>[\p{L}-]+(?: [\p{L}-]+){0,2}) is (?P<val>.+)`},
+	},
+	langGerman: {
+		{kindPreference, `(?P<ctx>{ctx}) (?:bevorzuge ich|(?:trinke|mag|nehme|esse|benutze|nutze) ich lieber) (?P<val>.+)`},
+		{kindPreference, `ich {prefer} (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
+		{kindHome, `{subj} (?:wohne|wohnt|lebe|lebt) (?:in|im) (?P<val>.+)`},
+		{kindHome, `(?:ich bin|{rel3} ist) (?:nach|in|ins) (?P<val>.+?) (?:gezogen|umgezogen)`},
+		{kindEmployer, `{subj} (?:arbeite|arbeitet) (?:bei|für) (?P<val>.+)`},
+		{kindEmployer, `ich habe (?:einen |eine )?(?:neuen |neue )?(?:job|stelle|arbeit) bei (?P<val>.+)`},
+		{kindEmployer, `ich habe bei (?P<val>.+?) angefangen`},
+		{kindEmployer, `ich bin bei (?P<val>.+?) angestellt`},
+		{kindCar, `ich fahre (?:einen|ein|eine) (?P<val>.+)`},
+		{kindAge, `(?:ich bin|{rel3} ist) {num}(?: jahre alt| jahre| geworden| jahre alt geworden)?`},
+		{kindFavourite, `(?:mein|meine) lieblings(?P<fav>[\p{L}-]+) ist (?P<val>.+)`},
+		{kindGeneric, `(?:mein|meine) (?:neue |neuer |neues |neuen |aktuelle |aktueller )?(?P<key>[\p{L}-]+(?: [\p{L}-]+)?) ist (?P<val>.+)`},
+	},
+	langCzech: {
+		{kindPreference, `(?:(?P<ctx>{ctx}) )?{me}{prefer} (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
+		{kindHome, `{me}(?:bydlím|bydlim|žiju|žiji) (?:v|ve) (?P<val>.+)`},
+		{kindHome, `{rel3} (?:bydlí|žije) (?:v|ve) (?P<val>.+)`},
+		{kindHome, `{me}(?:jsem se (?:pře|od)stěhoval(?:a)?|(?:pře|od)stěhoval(?:a)? jsem se) do (?P<val>.+)`},
+		{kindHome, `{rel3} se (?:pře|od)stěhoval(?:a)? do (?P<val>.+)`},
+		{kindEmployer, `{me}(?:pracuji|pracuju|dělám) (?:v|ve|u|pro) (?P<val>.+)`},
+		{kindEmployer, `{me}(?:jsem nastoupil(?:a)?|nastoupil(?:a)? jsem) (?:do|k|ke) (?P<val>.+)`},
+		{kindEmployer, `{me}mám (?:novou )?práci (?:v|ve|u) (?P<val>.+)`},
+		{kindEmployer, `{rel3} (?:pracuje|dělá) (?:v|ve|u|pro) (?P<val>.+)`},
+		{kindAge, `je mi {num}(?: {years})?`},
+		{kindAge, `{rel3} má {num} {years}`},
+		{kindAge, `(?:{poss} )?(?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))? je {num}(?: {years})?`},
+		{kindFavourite, `{poss} (?:nej)?oblíben[áýé] (?P<fav>[\p{L}-]+(?: [\p{L}-]+)??) je (?P<val>.+)`},
+		{kindGeneric, `{poss} (?:nový |nová |nové |aktuální |současný |současná )?(?P<key>[\p{L}-]+(?: [\p{L}-]+)?) je (?P<val>.+)`},
+	},
+	langChinese: {
+		{kindPreference, `(?:(?P<ctx>[^我,]{1,12}?),?)??我(?P<ctx2>[^,]{1,12}?)??(?:更喜欢|更爱|比较喜欢|偏好|偏爱|更倾向于)(?:喝|吃|用|看|听)?(?P<val>.+)`},
+		{kindHome, `{subj}(?:住在|生活在|定居在|住)(?P<val>.+?)了?`},
+		{kindHome, `{subj}(?:搬到了|搬到|搬去了|搬去|搬家到了|搬家到|搬回了|搬回)(?P<val>.+?)了?`},
+		{kindEmployer, `{subj}在(?P<val>.+?)(?:工作|上班|任职|就职)了?`},
+		{kindEmployer, `{subj}(?:加入了|入职了|跳槽到了|跳槽到|跳槽去了|跳槽去)(?P<val>.+)`},
+		{kindEmployer, `{subj}(?:去|到)(?P<val>.+?)(?:工作|上班)了`},
+		{kindAge, `{subj}{num}(?:岁|周岁)了?`},
+		{kindFavourite, `{subj}(?:最喜欢|最爱)的(?P<fav>[^是]{1,8}?)是(?P<val>.+)`},
+		{kindGeneric, `我的?(?P<rel>{rel})的(?:新)?(?P<key>[^是的]{1,8}?)是(?P<val>.+)`},
+		{kindGeneric, `我的(?:新)?(?P<key>[^是的]{1,8}?)是(?P<val>.+)`},
+	},
+	langJapanese: {
+		{kindHome, `{subj}(?P<val>.+?)(?:に住んでいます|に住んでいる|に住んでる|に住んでおります|で暮らしています|で暮らしている|で暮らしてる)`},
+		{kindHome, `{subj}(?P<val>.+?)(?:に|へ)(?:引っ越しました|引っ越した|引越しました|引越した|引っ越してきました|引っ越して来ました|移住しました|移りました)`},
+		{kindEmployer, `{subj}(?P<val>.+?)(?:で働いています|で働いている|で働いてる|で働いております|に勤めています|に勤めている|に勤めてる|に勤務しています|に就職しました|に転職しました|に入社しました|で働き始めました)`},
+		{kindAge, `{subj}{num}(?:歳|才)(?:です|だ|になりました|になった)?`},
+		{kindFavourite, `{me}(?:一番|いちばん)?好きな(?P<fav>.+?)は(?P<val>.+?)(?:です|だ)?`},
+		{kindPreference, `(?:(?:私|僕|わたし)は)?(?:(?P<ctx>.{1,10}?)(?:では|には|は)、?)?(?P<val>.+?)(?:(?:の方|のほう)が(?:好き|いい)(?:です|だ)?|を好みます|を好む)`},
+		{kindGeneric, `(?:私|僕|わたし)の(?:新しい)?(?P<key>.+?)は(?P<val>.+?)(?:です|だ)`},
+	},
+	langKorean: {
+		{kindHome, `{subj}(?P<val>\S+?)(?:에|에서) (?:살아요|살고 있어요|삽니다|살고 있습니다|살아|살고 있다|산다|살고 있어)`},
+		{kindHome, `{subj}(?P<val>\S+?)(?:으로|로) (?:이사했어요|이사 했어요|이사했습니다|이사 왔어요|이사왔어요|이사 갔어요|이사갔어요|이사했다|이사했어|이사 왔다)`},
+		{kindEmployer, `{subj}(?P<val>\S+?)(?:에서 (?:일해요|일하고 있어요|일합니다|일하고 있습니다|일해|근무해요|근무하고 있어요|근무합니다|일하기 시작했어요)|에 (?:다녀요|다니고 있어요|다닙니다|다녀|취직했어요|취직했습니다|입사했어요|입사했습니다)|(?:으로|로) 이직했(?:어요|습니다))`},
+		{kindAge, `{subj}{num} ?살(?:이에요|이예요|입니다|이야|이다|이 됐어요|이 되었어요|이 됐습니다|이 됐어|이 됐다)?`},
+		{kindFavourite, `(?:(?:제가|내가|저는|나는) )?(?:제일|가장) 좋아하는 (?P<fav>\S+?)(?:은|는|이|가) (?P<val>\S+?){copula}`},
+		{kindPreference, `(?:(?:저는|나는|전|난) )?(?:(?P<ctx>\S+?)(?:에서는|에는|엔|에선|때는) )?(?P<val>.+?)(?:을|를|이|가) (?:더 좋아해요|더 좋아합니다|더 좋아해|더 좋아요|더 좋아|선호해요|선호합니다|선호해)`},
+		{kindGeneric, `(?:제|내) (?:새 |새로운 )?(?P<key>(?:\S+ )?\S+?)(?:은|는|이|가) (?P<val>\S+?){copula}`},
+	},
+}
+
+// Word lists. Keys are lower case; relatives and adjectives map to the
+// English words a Subject uses.
+
+var relations = map[slotLang]map[string]string{
+	langEnglish: {
+		"wife": "wife", "husband": "husband", "partner": "partner", "spouse": "spouse",
+		"son": "son", "daughter": "daughter", "child": "child", "kid": "child", "baby": "baby",
+		"sister": "sister", "brother": "brother", "parents": "parents",
+		"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
+		"grandmother": "grandmother", "grandma": "grandmother", "granny": "grandmother",
+		"grandfather": "grandfather", "grandpa": "grandfather", "aunt": "aunt", "uncle": "uncle",
+		"cousin": "cousin", "niece": "niece", "nephew": "nephew", "girlfriend": "girlfriend",
+		"boyfriend": "boyfriend", "fiancé": "fiancé", "fiancée": "fiancée", "fiance": "fiancé",
+		"fiancee": "fiancée", "friend": "friend", "best friend": "best friend", "roommate": "roommate",
+		"flatmate": "flatmate", "dog": "dog", "puppy": "dog", "cat": "cat", "kitten": "cat",
+	},
+	langCzech: {
+		"sestra": "sister", "ségra": "sister", "bratr": "brother", "brácha": "brother",
+		"manželka": "wife", "žena": "wife", "manžel": "husband", "muž": "husband",
+		"partner": "partner", "partnerka": "partner", "přítel": "boyfriend", "přítelkyně": "girlfriend",
+		"kamarád": "friend", "kamarádka": "friend", "syn": "son", "dcera": "daughter", "dítě": "child",
+		"máma": "mother", "maminka": "mother", "matka": "mother", "mamka": "mother",
+		"táta": "father", "tatínek": "father", "otec": "father", "taťka": "father",
+		"babička": "grandmother", "děda": "grandfather", "dědeček": "grandfather", "teta": "aunt",
+		"strýc": "uncle", "strejda": "uncle", "bratranec": "cousin", "sestřenice": "cousin",
+		"pes": "dog", "kočka": "cat", "kocour": "cat", "rodiče": "parents",
+		// Dative, as in "mé dceři je šest".
+		"sestře": "sister", "bratrovi": "brother", "bratru": "brother", "manželce": "wife", "ženě": "wife",
+		"manželovi": "husband", "synovi": "son", "synu": "son", "dceři": "daughter", "dítěti": "child",
+		"mámě": "mother", "mamince": "mother", "matce": "mother", "tátovi": "father", "otci": "father",
+		"tatínkovi": "father", "babičce": "grandmother", "dědovi": "grandfather", "dědečkovi": "grandfather",
+		"psovi": "dog", "kočce": "cat", "příteli": "boyfriend", "přítelkyni": "girlfriend",
+	},
+	langGerman: {
+		"schwester": "sister", "bruder": "brother", "frau": "wife", "ehefrau": "wife",
+		"mann": "husband", "ehemann": "husband", "partner": "partner", "partnerin": "partner",
+		"freund": "boyfriend", "freundin": "girlfriend", "sohn": "son", "tochter": "daughter",
+		"kind": "child", "mutter": "mother", "mama": "mother", "mutti": "mother",
+		"vater": "father", "papa": "father", "vati": "father", "oma": "grandmother",
+		"großmutter": "grandmother", "opa": "grandfather", "großvater": "grandfather",
+		"tante": "aunt", "onkel": "uncle", "cousin": "cousin", "cousine": "cousin",
+		"hund": "dog", "katze": "cat", "kater": "cat", "eltern": "parents",
+	},
+	langChinese: {
+		"姐姐": "older sister", "妹妹": "younger sister", "哥哥": "older brother", "弟弟": "younger brother",
+		"妻子": "wife", "老婆": "wife", "太太": "wife", "丈夫": "husband", "老公": "husband",
+		"儿子": "son", "女儿": "daughter", "孩子": "child", "妈妈": "mother", "母亲": "mother",
+		"爸爸": "father", "父亲": "father", "奶奶": "grandmother", "爷爷": "grandfather",
+		"男朋友": "boyfriend", "女朋友": "girlfriend", "朋友": "friend", "狗": "dog", "猫": "cat",
+		"父母": "parents",
+	},
+	langJapanese: {
+		"姉": "older sister", "お姉さん": "older sister", "姉さん": "older sister", "妹": "younger sister",
+		"兄": "older brother", "お兄さん": "older brother", "兄さん": "older brother", "弟": "younger brother",
+		"妻": "wife", "夫": "husband", "旦那": "husband", "息子": "son", "娘": "daughter",
+		"子供": "child", "子ども": "child", "母": "mother", "母親": "mother", "お母さん": "mother",
+		"母さん": "mother", "父": "father", "父親": "father", "お父さん": "father", "父さん": "father",
+		"彼氏": "boyfriend", "友達": "friend", "友人": "friend", "犬": "dog", "猫": "cat", "両親": "parents",
+	},
+	langKorean: {
+		"언니": "older sister", "누나": "older sister", "여동생": "younger sister",
+		"오빠": "older brother", "형": "older brother", "남동생": "younger brother", "동생": "younger sibling",
+		"아내": "wife", "와이프": "wife", "부인": "wife", "남편": "husband", "아들": "son", "딸": "daughter",
+		"아이": "child", "엄마": "mother", "어머니": "mother", "아빠": "father", "아버지": "father",
+		"남자친구": "boyfriend", "남친": "boyfriend", "여자친구": "girlfriend", "여친": "girlfriend",
+		"친구": "friend", "강아지": "dog", "개": "dog", "고양이": "cat", "부모님": "parents",
+	},
+}
+
+var relationAdjectives = map[slotLang]map[string]string{
+	langEnglish: {
+		"older": "older", "elder": "older", "big": "older", "younger": "younger", "little": "younger",
+		"baby": "younger", "oldest": "oldest", "eldest": "oldest", "youngest": "youngest",
+	},
+	langCzech: {"starší": "older", "mladší": "younger", "nejstarší": "oldest", "nejmladší": "youngest"},
+	langGerman: {
+		"ältere": "older", "älterer": "older", "große": "older", "großer": "older",
+		"jüngere": "younger", "jüngerer": "younger", "kleine": "younger", "kleiner": "younger",
+		"älteste": "oldest", "ältester": "oldest", "jüngste": "youngest", "jüngster": "youngest",
+	},
+}
+
+// notNames are words a pattern could take for a relative's name: "my
+// sister also lives in ...".
+var notNames = setOf(
+	"also", "still", "really", "just", "now", "then", "finally", "recently", "currently", "already",
+	"too", "actually", "has", "have", "had", "is", "was", "will", "would", "never", "not", "no", "and",
+	"who", "which", "that", "jetzt", "auch", "noch", "schon", "ist", "hat", "wohnt", "teď", "už",
+	"také", "taky", "ještě", "se", "je", "má", "bydlí",
+)
+
+var (
+	articles = map[slotLang]map[string]bool{
+		langEnglish: setOf("the", "a", "an"),
+		langGerman:  setOf("der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines"),
+	}
+	indefiniteArticles = map[slotLang]map[string]bool{
+		langEnglish: setOf("a", "an"),
+		langGerman:  setOf("ein", "eine", "einen", "einem", "einer", "eines"),
+	}
+	contextDeterminers = setOf(
+		"the", "a", "an", "my", "your", "our", "der", "die", "das", "dem", "den", "des", "ein", "eine",
+		"einem", "einer", "mein", "meine", "meinem", "meiner", "meinen", "můj", "mém", "mé", "mojí",
+		"mým", "svém", "svým", "mých",
+	)
+)
+
+// valueStops are words a value of one thing does not contain: conjunctions,
+// prepositions that add a place or time, hedges.
+var valueStops = map[slotLang]map[string]bool{
+	langEnglish: setOf(
+		"and", "or", "but", "with", "since", "because", "when", "while", "where", "who", "which", "that",
+		"until", "till", "ago", "last", "yesterday", "also", "too", "not", "no", "never", "still", "if",
+		"than", "then", "as", "so", "from", "in", "at", "on", "for", "to", "by", "near", "over", "instead",
+		"rather", "during", "after", "before", "about", "like", "plus", "both", "either", "i", "me", "we",
+		"you", "think", "guess", "maybe",
+	),
+	langGerman: setOf(
+		"und", "oder", "aber", "mit", "seit", "weil", "wenn", "wo", "bis", "vor", "auch", "noch", "nicht",
+		"kein", "keine", "als", "dass", "in", "im", "an", "auf", "bei", "beim", "für", "nach", "zu", "zum",
+		"zur", "von", "vom", "aus", "statt", "ich", "glaube", "vielleicht",
+	),
+	langCzech: setOf(
+		"a", "ale", "nebo", "i", "s", "se", "od", "do", "protože", "když", "kde", "který", "která", "které",
+		"až", "také", "taky", "ještě", "už", "ne", "než", "jako", "v", "ve", "na", "u", "pro", "k", "ke",
+		"po", "před", "při", "za", "z", "ze", "o", "během", "místo", "já", "asi", "myslím", "možná",
+	),
+}
+
+var (
+	valueStopSubstrings = map[slotLang][]string{
+		langChinese: {
+			"和", "跟", "与", "及", "但", "因为", "还", "不", "没", "以前", "或", "吗", "呢", "哪",
+			"什么", "谁", "我", "你", "他", "她", "在",
+		},
+		langJapanese: {
+			"は", "が", "を", "も", "、", "と", "や", "から", "まで", "でも", "けど", "私", "僕", "どこ", "何", "誰",
+		},
+		langKorean: {"그리고", "하고", "어디", "뭐", "무엇", "누구", "언제"},
+	}
+	koreanValueStops = setOf("저", "나", "제", "내", "랑", "몇")
+)
+
+// vagueValues and vaguePrefixes describe a place instead of naming it: "I
+// live in the city", "I moved to my parents' house", 新家.
+var (
+	vagueValues = map[slotLang]map[string]bool{
+		langEnglish: setOf(
+			"home", "city", "country", "countryside", "suburbs", "village", "town", "centre", "center",
+			"flat", "apartment", "house", "area", "neighbourhood", "neighborhood", "here", "there",
+			"remotely", "remote", "myself", "lot", "bit", "little", "office", "company", "car", "job", "work",
+		),
+		langCzech: setOf(
+			"doma", "tady", "tam", "městě", "centru", "bytě", "domě", "vesnici", "sebe", "práci", "firmě",
+			"firmy", "kanceláři",
+		),
+		langGerman:   setOf("hause", "zuhause", "stadt", "zentrum", "wohnung", "haus", "hier", "dort", "firma", "büro", "arbeit", "mir"),
+		langChinese:  setOf("家", "家里", "这里", "那里", "市中心", "郊区", "农村", "城里", "公司"),
+		langJapanese: setOf("家", "自宅", "在宅", "ここ", "そこ", "都会", "田舎", "実家", "会社"),
+		langKorean:   setOf("집", "여기", "거기", "시골", "도시", "회사"),
+	}
+	vaguePrefixes = map[slotLang][]string{
+		langEnglish: {"my ", "our ", "your ", "his ", "her ", "their ", "another ", "same ", "other "},
+		langGerman: {
+			"mein", "unser", "neue ", "neuen ", "neuer ", "neues ", "neuem ", "andere", "gleiche",
+		},
+		langCzech: {
+			"nový ", "nová ", "nové ", "nového ", "novou ", "novém ", "mého ", "mém ", "mou ", "mojí ",
+			"našeho ", "naší ", "jiné ", "jiného ", "jinou ", "svého ", "svou ",
+		},
+		langChinese:  {"新", "另", "同", "我"},
+		langJapanese: {"新", "別の"},
+		langKorean:   {"새 ", "새로운 ", "다른 ", "우리 "},
+	}
+)
+
+var (
+	numberUnits = map[slotLang]map[string]int{
+		langEnglish: {
+			"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+			"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+			"fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+		},
+		langCzech: {
+			"jeden": 1, "jedna": 1, "jedno": 1, "dva": 2, "dvě": 2, "tři": 3, "čtyři": 4, "pět": 5,
+			"šest": 6, "sedm": 7, "osm": 8, "devět": 9, "deset": 10, "jedenáct": 11, "dvanáct": 12,
+			"třináct": 13, "čtrnáct": 14, "patnáct": 15, "šestnáct": 16, "sedmnáct": 17, "osmnáct": 18,
+			"devatenáct": 19,
+		},
+		langGerman: {
+			"eins": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8,
+			"neun": 9, "zehn": 10, "elf": 11, "zwölf": 12, "dreizehn": 13, "vierzehn": 14,
+			"fünfzehn": 15, "sechzehn": 16, "siebzehn": 17, "achtzehn": 18, "neunzehn": 19,
+		},
+	}
+	numberTens = map[slotLang]map[string]int{
+		langEnglish: {
+			"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+			"eighty": 80, "ninety": 90,
+		},
+		langCzech: {
+			"dvacet": 20, "třicet": 30, "čtyřicet": 40, "padesát": 50, "šedesát": 60, "sedmdesát": 70,
+			"osmdesát": 80, "devadesát": 90,
+		},
+		langGerman: {
+			"zwanzig": 20, "dreißig": 30, "dreissig": 30, "vierzig": 40, "fünfzig": 50, "sechzig": 60,
+			"siebzig": 70, "achtzig": 80, "neunzig": 90,
+		},
+	}
+	koreanUnits = map[string]int{
+		"한": 1, "하나": 1, "두": 2, "둘": 2, "세": 3, "셋": 3, "네": 4, "넷": 4, "다섯": 5, "여섯": 6,
+		"일곱": 7, "여덟": 8, "아홉": 9,
+	}
+	koreanTens = map[string]int{
+		"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50, "예순": 60, "일흔": 70,
+		"여든": 80, "아흔": 90,
+	}
+)
+
+var favouriteTopics = map[slotLang]map[string]string{
+	langEnglish: {"film": "movie", "meal": "food", "dish": "food"},
+	langCzech: {
+		"barva": "colour", "jídlo": "food", "film": "movie", "kniha": "book", "pití": "drink",
+		"nápoj": "drink", "kapela": "band", "písnička": "song", "píseň": "song", "zvíře": "animal",
+		"město": "city",
+	},
+	langGerman: {
+		"farbe": "colour", "essen": "food", "gericht": "food", "film": "movie", "buch": "book",
+		"getränk": "drink", "band": "band", "lied": "song", "song": "song", "sport": "sport",
+		"tier": "animal", "stadt": "city",
+	},
+	langChinese: {
+		"颜色": "colour", "食物": "food", "菜": "food", "电影": "movie", "书": "book", "饮料": "drink",
+		"歌": "song", "运动": "sport", "动物": "animal", "城市": "city",
+	},
+	langJapanese: {
+		"色": "colour", "食べ物": "food", "料理": "food", "映画": "movie", "本": "book", "飲み物": "drink",
+		"歌": "song", "スポーツ": "sport", "動物": "animal", "街": "city",
+	},
+	langKorean: {
+		"색": "colour", "색깔": "colour", "음식": "food", "영화": "movie", "책": "book", "음료": "drink",
+		"노래": "song", "운동": "sport", "동물": "animal", "도시": "city",
+	},
+}
+
+// genericKeys name the attributes of "my X is Y" that several words share.
+var genericKeys = map[slotLang]map[string]string{
+	langEnglish: keysOf(map[string][]string{
+		"phone": {"phone", "phone number", "number", "mobile", "mobile number", "cell", "cell number",
+			"cell phone", "cellphone", "cellphone number", "cell phone number", "telephone",
+			"telephone number", "mobile phone number"},
+		"email":    {"email", "e-mail", "email address", "e-mail address", "mail", "mail address"},
+		"address":  {"address", "home address", "postal address"},
+		"manager":  {"manager", "boss", "line manager", "team lead", "team leader", "supervisor"},
+		"employer": {"employer", "company"},
+		"name":     {"name", "first name"},
+		"surname":  {"last name", "surname"},
+		"timezone": {"timezone", "time zone"},
+	}),
+	langCzech: keysOf(map[string][]string{
+		"phone":    {"telefon", "telefonní číslo", "číslo", "mobil", "tel"},
+		"email":    {"e-mail", "email", "mail", "emailová adresa", "e-mailová adresa", "mailová adresa"},
+		"address":  {"adresa"},
+		"manager":  {"šéf", "šéfová", "manažer", "manažerka", "vedoucí", "nadřízený", "nadřízená"},
+		"employer": {"zaměstnavatel"},
+		"car":      {"auto"},
+		"name":     {"jméno"},
+		"surname":  {"příjmení"},
+		"timezone": {"časové pásmo"},
+	}),
+	langGerman: keysOf(map[string][]string{
+		"phone":    {"telefonnummer", "handynummer", "nummer", "handy", "telefon", "mobilnummer"},
+		"email":    {"e-mail", "email", "e-mail-adresse", "emailadresse", "mailadresse", "mail"},
+		"address":  {"adresse"},
+		"manager":  {"chef", "chefin", "vorgesetzter", "vorgesetzte", "manager", "managerin", "teamleiter", "teamleiterin"},
+		"employer": {"arbeitgeber", "firma"},
+		"car":      {"auto", "wagen"},
+		"name":     {"name", "vorname"},
+		"surname":  {"nachname"},
+		"timezone": {"zeitzone"},
+	}),
+	langChinese: keysOf(map[string][]string{
+		"phone":    {"电话", "电话号码", "手机", "手机号", "手机号码", "号码"},
+		"email":    {"邮箱", "电子邮件", "电子邮箱", "邮件地址", "电邮", "email", "e-mail"},
+		"address":  {"地址", "住址"},
+		"manager":  {"经理", "老板", "上司", "领导"},
+		"employer": {"公司", "雇主"},
+		"car":      {"车"},
+		"name":     {"名字"},
+	}),
+	langJapanese: keysOf(map[string][]string{
+		"phone":    {"電話番号", "携帯番号", "番号", "携帯"},
+		"email":    {"メール", "メールアドレス", "アドレス", "email"},
+		"address":  {"住所"},
+		"manager":  {"上司", "マネージャー", "ボス"},
+		"employer": {"会社"},
+		"car":      {"車"},
+		"name":     {"名前"},
+	}),
+	langKorean: keysOf(map[string][]string{
+		"phone":    {"전화번호", "핸드폰 번호", "휴대폰 번호", "번호", "핸드폰", "휴대폰"},
+		"email":    {"이메일", "메일", "이메일 주소"},
+		"address":  {"주소"},
+		"manager":  {"매니저", "상사", "팀장"},
+		"employer": {"회사"},
+		"car":      {"차"},
+		"name":     {"이름"},
+	}),
+}
+
+func keysOf(byKey map[string][]string) map[string]string {
+	m := map[string]string{}
+	for key, words := range byKey {
+		for _, w := range words {
+			m[w] = key
+		}
+	}
+	return m
+}
+
+var (
+	// blockedKeys are attributes "my X is Y" does not replace: a second
+	// plan or problem adds to the first, and home or age have their own
+	// statements.
+	blockedKeys = setOf(
+		"home", "age", "house", "flat", "apartment", "plan", "plans", "goal", "guess", "idea", "point",
+		"problem", "question", "concern", "dream", "wish", "hope", "fear", "worry", "opinion", "answer",
+		"bet", "hobby", "favourite", "favorite", "fave", "fav", "preference", "job", "work", "life", "day",
+		"week", "weekend", "situation", "health", "mood", "schedule",
+		"domov", "věk", "plán", "cíl", "názor", "problém", "otázka", "sen", "přání", "koníček", "práce", "život",
+		"zuhause", "alter", "ziel", "meinung", "frage", "traum", "wunsch", "arbeit", "leben",
+		"家", "年龄", "计划", "目标", "问题", "梦想", "爱好", "意见", "工作",
+		"年齢", "計画", "目標", "問題", "夢", "趣味", "仕事",
+		"집", "나이", "계획", "목표", "문제", "꿈", "취미", "의견", "일",
+	)
+	// bareKeys take lower-case values: "my name is anna", "my timezone is cet".
+	bareKeys = setOf(
+		"name", "surname", "nickname", "timezone", "blood type", "star sign", "zodiac sign", "pronouns",
+		"diet", "job title", "title", "role", "username", "handle", "native language", "mother tongue",
+		"first language", "přezdívka", "krevní skupina", "znamení", "spitzname", "blutgruppe", "sternzeichen",
+	)
+	britishSpelling = strings.NewReplacer("color", "colour", "favorite", "favourite", "flavor", "flavour")
+)
+
+type valueClassWord struct {
+	word, class string
+	suffix      bool // German compounds: Pfefferminztee is a tea
+}
+
+// Classes of preferences that replace each other although their words
+// differ: tea and coffee.
+var (
+	latinClasses = map[slotLang][]valueClassWord{
+		langEnglish: classWords("drink", false, "tea", "coffee", "espresso", "latte", "cappuccino", "cocoa",
+			"chai", "matcha", "water", "juice", "beer", "wine", "milk", "decaf", "soda", "cola", "smoothie").
+			with("indentation", false, "tabs", "tab", "spaces"),
+		// Czech entries are stems: "kávu" and "čaji" are declined.
+		langCzech: classWords("drink", false, "čaj", "káv", "kafe", "kafí", "kakao", "džus", "piv", "vín",
+			"mlék", "espres", "latté", "latte", "cappuccin", "kapučín", "vod", "limonád").
+			with("indentation", false, "tabulátor", "mezer"),
+		langGerman: classWords("drink", true, "tee", "kaffee", "wasser", "saft", "bier").
+			with("drink", false, "espresso", "kakao", "wein", "rotwein", "weißwein", "milch", "latte",
+				"cappuccino", "matcha", "cola").
+			with("indentation", false, "tabs", "leerzeichen"),
+	}
+	cjkClasses = map[slotLang][]valueClassWord{
+		langChinese: classWords("drink", false, "茶", "咖啡", "果汁", "啤酒", "葡萄酒", "红酒", "牛奶", "可乐", "拿铁").
+			with("indentation", false, "制表符", "空格"),
+		langJapanese: classWords("drink", false, "茶", "コーヒー", "珈琲", "ジュース", "ビール", "ワイン", "牛乳", "ミルク", "ラテ").
+			with("indentation", false, "タブ", "スペース"),
+		// Korean values must equal an entry: 차 is tea, 자동차 a car.
+		langKorean: classWords("drink", false, "차", "녹차", "홍차", "보리차", "커피", "주스", "맥주", "와인", "우유",
+			"라떼", "아메리카노").with("indentation", false, "탭", "스페이스", "공백"),
+	}
+)
+
+type classList []valueClassWord
+
+func classWords(class string, suffix bool, words ...string) classList {
+	return classList{}.with(class, suffix, words...)
+}
+
+func (l classList) with(class string, suffix bool, words ...string) classList {
+	for _, w := range words {
+		l = append(l, valueClassWord{word: w, class: class, suffix: suffix})
+	}
+	return l
+}
+
+var (
+	leadingFillers = setOf(
+		"remember that", "remember", "note that", "please note that", "please note", "fyi", "btw",
+		"by the way", "just so you know", "update", "correction", "ok", "okay", "oh", "well", "so", "hey",
+		"mimochodem", "zapamatuj si že", "zapamatuj si", "pro info", "oprava",
+		"übrigens", "merk dir", "zur info", "korrektur", "참고로", "그런데",
+	)
+	presentMarkers = setOf(
+		"now", "nowadays", "these days", "currently", "at the moment", "right now", "at present",
+		"presently", "as of now", "by now", "just", "recently", "finally", "actually", "still", "already",
+		"officially",
+		"teď", "ted", "nyní", "už", "uz", "momentálně", "aktuálně", "nově", "nedávno", "v současnosti",
+		"v současné době", "vlastně", "konečně", "právě",
+		"jetzt", "inzwischen", "mittlerweile", "nun", "derzeit", "aktuell", "momentan", "zurzeit",
+		"zur zeit", "im moment", "seit kurzem", "neuerdings", "gerade", "eigentlich", "endlich", "schon",
+		"지금은", "지금", "이제는", "이제", "요즘은", "요즘", "현재", "현재는", "벌써", "이미", "최근에",
+	)
+)
+
+// blockedWords and blockedSubstrings turn a statement into something other
+// than a current fact: a negation, the past, an addition, a plan, a guess.
+var (
+	blockedWords = map[slotLang]map[string]bool{
+		langEnglish: setOf(
+			"not", "never", "no", "nor", "neither", "anymore", "longer", "also", "too", "another", "maybe",
+			"perhaps", "probably", "might", "may", "would", "could", "should", "will", "shall", "going",
+			"gonna", "plan", "plans", "planning", "want", "wants", "hope", "hoping", "if", "soon", "next",
+			"ago", "until", "till", "formerly", "previously", "once", "earlier", "used", "past", "then",
+			"dont", "doesnt", "isnt", "cant", "wont", "didnt", "wasnt", "arent", "think", "guess", "both",
+		),
+		langCzech: setOf(
+			"ne", "nikdy", "nejsem", "není", "nemám", "také", "taky", "též", "i", "možná", "asi", "snad",
+			"pravděpodobně", "kdyby", "jestli", "pokud", "budu", "bude", "budeme", "brzy", "chci", "chtěl",
+			"chtěla", "plánuju", "plánuji", "dřív", "dříve", "kdysi", "předtím", "tehdy", "původně", "zatím",
+			"ještě", "myslím",
+		),
+		langGerman: setOf(
+			"nicht", "nie", "niemals", "kein", "keine", "keinen", "keinem", "keiner", "auch", "noch",
+			"zusätzlich", "ebenfalls", "vielleicht", "wahrscheinlich", "wohl", "wenn", "falls", "werde",
+			"wird", "werden", "bald", "plane", "will", "möchte", "früher", "damals", "ehemals", "vorher",
+			"bisher", "bis", "ursprünglich", "einst", "nächsten", "nächste", "glaube",
+		),
+		langKorean: setOf("안", "못", "또", "그리고", "아마", "예전에", "옛날에", "원래", "전에는", "다음", "내년", "만약", "아직"),
+	}
+	blockedSubstrings = map[slotLang][]string{
+		// Single characters only where no name needs them: 也 is in 维也纳,
+		// 会 in 会展中心; the patterns already refuse 我也住在 and 我会搬到.
+		langChinese: {
+			"不", "没", "别", "未", "另外", "可能", "也许", "大概", "如果", "打算", "将要", "准备", "计划",
+			"以前", "之前", "过去", "曾经", "原来", "小时候", "当时", "什么", "哪", "谁", "多少",
+		},
+		langJapanese: {
+			"ない", "ません", "かも", "たぶん", "多分", "予定", "つもり", "もし", "以前", "昔", "かつて", "当時",
+			"元々", "もともと", "まだ", "来月", "来年", "子供の頃", "でした", "だった",
+		},
+		langKorean: {"않", "없", "아니", "예전", "옛날", "어렸을", "것 같", "예정", "거예요", "계획", "당시", "살았"},
+	}
+)
