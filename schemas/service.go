@@ -12,6 +12,8 @@ type RecallRequest struct {
 	Limit    int    `json:"limit,omitempty"`
 	Scope    string `json:"scope,omitempty"`
 	Category string `json:"category,omitempty"`
+	// IncludeSuperseded also searches memories that no longer hold.
+	IncludeSuperseded bool `json:"includeSuperseded,omitempty"`
 }
 
 // ContextRequest is auto-recall; TimeoutMs is the caller's deadline.
@@ -27,6 +29,9 @@ type StoreRequest struct {
 	Category   string          `json:"category,omitempty"`
 	Scope      string          `json:"scope,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// Supersedes is the id (or 8+ char prefix) of a memory the new one
+	// replaces; the old one stays in the chain as history.
+	Supersedes string `json:"supersedes,omitempty"`
 }
 
 // ForgetRequest is memory_forget.
@@ -51,6 +56,14 @@ type ListRequest struct {
 	Category string `json:"category,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
 	Offset   int    `json:"offset,omitempty"`
+	// IncludeSuperseded also lists memories that no longer hold.
+	IncludeSuperseded bool `json:"includeSuperseded,omitempty"`
+}
+
+// ShowRequest is memory_show: one memory with the chain of facts it
+// replaced and that replaced it.
+type ShowRequest struct {
+	MemoryID string `json:"memoryId"`
 }
 
 // StatsRequest is memory_stats.

@@ -76,10 +76,11 @@ const (
 	OpUpdate  = "update"
 	OpList    = "list"
 	OpStats   = "stats"
+	OpShow    = "show"
 )
 
 // Ops lists every service operation.
-var Ops = []string{OpRecall, OpContext, OpStore, OpForget, OpUpdate, OpList, OpStats}
+var Ops = []string{OpRecall, OpContext, OpStore, OpForget, OpUpdate, OpList, OpStats, OpShow}
 
 // EventSubject is where a hook event of kind for agent is published.
 func EventSubject(kind EventKind, agent string) string {

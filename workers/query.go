@@ -460,6 +460,8 @@ func (s *QueryService) safeHandle(base context.Context, ep *queryEndpoint, subje
 		ok, err = s.opList(ctx, who, data)
 	case schemas.OpStats:
 		ok, err = s.opStats(ctx, who, data)
+	case schemas.OpShow:
+		ok, err = s.opShow(ctx, who, data)
 	case schemas.OpExport:
 		ok, err = s.opExport(ctx, base, who, data)
 	case schemas.OpImport:
@@ -598,6 +600,10 @@ type (
 		schemas.StatsRequest
 		queryIgnoredFields
 	}
+	queryShowBody struct {
+		schemas.ShowRequest
+		queryIgnoredFields
+	}
 )
 
 // queryDecode strictly decodes a JSON object into v: unknown fields, wrong
@@ -725,7 +731,7 @@ func (s *QueryService) opRecall(ctx context.Context, who memory.Who, data []byte
 		limit = queryDefaultRecallLimit
 	}
 	limit = min(limit, QueryMaxRecallLimit)
-	res, err := s.eng.Recall(ctx, who, r.Query, memory.RecallOptions{Limit: limit, Scope: r.Scope, Category: cat})
+	res, err := s.eng.Recall(ctx, who, r.Query, memory.RecallOptions{Limit: limit, Scope: r.Scope, Category: cat, History: r.IncludeSuperseded})
 	if err != nil {
 		return queryOK{}, err
 	}
@@ -737,7 +743,7 @@ func (s *QueryService) opRecall(ctx context.Context, who memory.Who, data []byte
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found %d %s:", len(views), queryPlural(len(views), "memory", "memories"))
 	for i, c := range res.Candidates {
-		text := queryOneLine(c.Memory.Text)
+		text := queryOneLine(c.Memory.Text) + queryLife(schemas.View(c.Memory))
 		if note := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); note != "" {
 			text += " [" + note + "]"
 		}
@@ -824,6 +830,7 @@ type QueryStoreDetails struct {
 	Category   schemas.Category `json:"category"`
 	ExistingID string           `json:"existingId,omitempty"`
 	Similarity float64          `json:"similarity,omitempty"`
+	Superseded []string         `json:"superseded,omitempty"` // memories the new one replaced
 }
 
 func (s *QueryService) opStore(ctx context.Context, who memory.Who, data []byte) (queryOK, error) {
@@ -842,7 +849,7 @@ func (s *QueryService) opStore(ctx context.Context, who memory.Who, data []byte)
 		return queryOK{}, err
 	}
 	res, err := s.eng.Store(ctx, who, memory.StoreRequest{Text: r.Text, Category: cat, Scope: r.Scope,
-		Importance: r.Importance, Metadata: r.Metadata}, memory.DedupTool)
+		Importance: r.Importance, Metadata: r.Metadata, Supersedes: r.Supersedes}, memory.DedupTool)
 	if err != nil {
 		return queryOK{}, err
 	}
@@ -853,8 +860,12 @@ func (s *QueryService) opStore(ctx context.Context, who memory.Who, data []byte)
 		return queryOK{text: fmt.Sprintf("Similar memory already exists: [%s] [%s:%s] %q (%.0f%% similar)",
 			queryShortID(m.ID), m.Category, m.Scope, querySnippet(m.Text), res.Score*100), details: d}, nil
 	}
-	return queryOK{text: fmt.Sprintf("Stored memory %s [%s:%s]: %q",
-		queryShortID(m.ID), m.Category, m.Scope, querySnippet(m.Text)), details: d}, nil
+	d.Superseded = res.Superseded
+	text := fmt.Sprintf("Stored memory %s [%s:%s]: %q", queryShortID(m.ID), m.Category, m.Scope, querySnippet(m.Text))
+	for _, id := range res.Superseded {
+		text += fmt.Sprintf("\nIt supersedes %s (kept as history).", queryShortID(id))
+	}
+	return queryOK{text: text, details: d}, nil
 }
 
 // QueryForgetDetails is memory_forget's details.
@@ -956,7 +967,7 @@ func (s *QueryService) opList(ctx context.Context, who memory.Who, data []byte) 
 	if r.Limit < 0 || r.Offset < 0 {
 		return queryOK{}, fmt.Errorf("%w: limit and offset must not be negative", schemas.ErrInvalid)
 	}
-	ms, err := s.eng.List(ctx, who, memory.ListOptions{Scope: r.Scope, Category: cat, Limit: r.Limit, Offset: r.Offset})
+	ms, err := s.eng.List(ctx, who, memory.ListOptions{Scope: r.Scope, Category: cat, Limit: r.Limit, Offset: r.Offset, History: r.IncludeSuperseded})
 	if err != nil {
 		return queryOK{}, err
 	}
@@ -971,8 +982,8 @@ func (s *QueryService) opList(ctx context.Context, who memory.Who, data []byte) 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Recent memories (%d, newest first):", len(views))
 	for i, v := range views {
-		fmt.Fprintf(&b, "\n%d. [%s] [%s:%s] %s (%s)", r.Offset+i+1, queryShortID(v.ID), v.Category, v.Scope,
-			querySnippet(v.Text), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly))
+		fmt.Fprintf(&b, "\n%d. [%s] [%s:%s] %s (%s%s)", r.Offset+i+1, queryShortID(v.ID), v.Category, v.Scope,
+			querySnippet(v.Text), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), queryLife(v))
 	}
 	return queryOK{text: b.String(), details: d}, nil
 }
@@ -1482,4 +1493,62 @@ func QueryPercentile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	rank := int(math.Ceil(float64(len(s))*q)) - 1
 	return s[min(max(rank, 0), len(s)-1)]
+}
+
+// queryLife marks a memory that no longer holds, for lists and recall
+// with history: "; superseded by 3f2a9c1e on 2026-03-01" or "; archived
+// on …". Empty for a current memory.
+func queryLife(v schemas.MemoryView) string {
+	if v.InvalidatedAt == 0 {
+		return ""
+	}
+	on := time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly)
+	if v.SupersededBy == "" {
+		return "; archived on " + on
+	}
+	return "; superseded by " + queryShortID(v.SupersededBy) + " on " + on
+}
+
+// QueryShowDetails is memory_show's details: the memory, the memories it
+// replaced (newest first, back to the first), and those that replaced it
+// (oldest first, up to the one that holds now).
+type QueryShowDetails struct {
+	Memory     schemas.MemoryView   `json:"memory"`
+	Replaced   []schemas.MemoryView `json:"replaced,omitempty"`
+	ReplacedBy []schemas.MemoryView `json:"replacedBy,omitempty"`
+}
+
+func (s *QueryService) opShow(ctx context.Context, who memory.Who, data []byte) (queryOK, error) {
+	var r queryShowBody
+	if err := queryDecode(data, &r); err != nil {
+		return queryOK{}, err
+	}
+	if r.MemoryID == "" {
+		return queryOK{}, fmt.Errorf("%w: give memoryId", schemas.ErrInvalid)
+	}
+	ch, err := s.eng.Chain(ctx, who, r.MemoryID)
+	if err != nil {
+		return queryOK{}, err
+	}
+	views := func(ms []schemas.Memory) []schemas.MemoryView {
+		out := make([]schemas.MemoryView, len(ms))
+		for i, m := range ms {
+			out[i] = schemas.View(m)
+		}
+		return out
+	}
+	d := QueryShowDetails{Memory: schemas.View(ch.Memory), Replaced: views(ch.Replaced), ReplacedBy: views(ch.ReplacedBy)}
+	line := func(v schemas.MemoryView) string {
+		return fmt.Sprintf("[%s] [%s:%s] %s (%s%s)", queryShortID(v.ID), v.Category, v.Scope, queryOneLine(v.Text),
+			time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), queryLife(v))
+	}
+	var b strings.Builder
+	b.WriteString(line(d.Memory))
+	for _, v := range d.ReplacedBy {
+		b.WriteString("\n  replaced by " + line(v))
+	}
+	for _, v := range d.Replaced {
+		b.WriteString("\n  replaced " + line(v))
+	}
+	return queryOK{text: b.String(), details: d}, nil
 }

@@ -1294,3 +1294,54 @@ func TestQueryRecallShowsResolvedDates(t *testing.T) {
 		t.Fatalf("recall text %q lacks the resolved date", r.text())
 	}
 }
+
+// Facts that change, over the wire: a new fact supersedes the old one,
+// which list and recall hide unless includeSuperseded, and show prints the
+// chain.
+func TestQuerySupersede(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	nc, _ := queryStart(t, eng, DefaultQueryConfig())
+	_, paris := queryOKReply[QueryStoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I live in Paris"})
+	time.Sleep(2 * time.Millisecond)
+	r, berlin := queryOKReply[QueryStoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I moved to Berlin"})
+	if !slices.Equal(berlin.Superseded, []string{paris.ID}) || !strings.Contains(r.text(), "It supersedes "+paris.ID[:8]) {
+		t.Fatalf("store Berlin: %q %+v", r.text(), berlin)
+	}
+	_, ld := queryOKReply[QueryListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{})
+	if ld.Count != 1 || ld.Memories[0].ID != berlin.ID {
+		t.Fatalf("list: %+v", ld)
+	}
+	r, ld = queryOKReply[QueryListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true})
+	if ld.Count != 2 || !strings.Contains(r.text(), "I live in Paris (") || !strings.Contains(r.text(), "; superseded by "+berlin.ID[:8]) {
+		t.Fatalf("list with history: %q", r.text())
+	}
+	_, rd := queryOKReply[QueryRecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris"})
+	for _, m := range rd.Memories {
+		if m.ID == paris.ID {
+			t.Fatalf("recall returned the superseded fact")
+		}
+	}
+	r, rd = queryOKReply[QueryRecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris", IncludeSuperseded: true})
+	if rd.Count == 0 || rd.Memories[0].ID != paris.ID || rd.Memories[0].SupersededBy != berlin.ID || !strings.Contains(r.text(), "; superseded by") {
+		t.Fatalf("recall with history: %q %+v", r.text(), rd)
+	}
+	r, sd := queryOKReply[QueryShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: paris.ID[:8]})
+	if sd.Memory.ID != paris.ID || len(sd.ReplacedBy) != 1 || sd.ReplacedBy[0].ID != berlin.ID ||
+		!strings.Contains(r.text(), "\n  replaced by ["+berlin.ID[:8]+"]") {
+		t.Fatalf("show Paris: %q %+v", r.text(), sd)
+	}
+	_, sd = queryOKReply[QueryShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: berlin.ID})
+	if len(sd.Replaced) != 1 || sd.Replaced[0].ID != paris.ID {
+		t.Fatalf("show Berlin: %+v", sd)
+	}
+	// Explicit supersedes: another agent's memory is not found; bad types
+	// are refused; nothing is stored.
+	_, other := queryOKReply[QueryStoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "Other agent's note on the deploy window"})
+	queryWantError(t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "The deploy window is Friday", Supersedes: other.ID}, QueryCodeNotFound)
+	queryWantError(t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: other.ID}, QueryCodeNotFound)
+	queryWantError(t, nc, querySubj("main", "list"), json.RawMessage(`{"includeSuperseded":"yes"}`), QueryCodeInvalid)
+	queryWantError(t, nc, querySubj("main", "show"), json.RawMessage(`{}`), QueryCodeInvalid)
+	if _, ld := queryOKReply[QueryListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true}); ld.Count != 2 {
+		t.Fatalf("a refused request stored something: %+v", ld)
+	}
+}

@@ -229,7 +229,36 @@ func (a *app) listCmd() *cobra.Command {
 	f.IntVar(&r.Limit, "limit", 20, "memories to show")
 	f.IntVar(&r.Offset, "offset", 0, "memories to skip")
 	f.StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")
+	f.BoolVar(&r.IncludeSuperseded, "history", false, "also list memories that no longer hold (superseded, archived)")
 	return cmd
+}
+
+func (a *app) showCmd() *cobra.Command {
+	var agent string
+	cmd := &cobra.Command{
+		Use:   "show ID|PREFIX",
+		Short: "Show a memory with its history: what it replaced and what replaced it",
+		Long: `Prints the memory, then the chain of facts around it: the memories that replaced it
+(up to the one that holds now) and the ones it replaced (back to the first).`,
+		Example: "  clawmem show 3f2a9c1e\n  clawmem show 3f2a9c1e --agent main --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.do(cmd, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: args[0]}, nil)
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")
+	return cmd
+}
+
+// lifeNote marks a memory that no longer holds in CLI listings.
+func lifeNote(v schemas.MemoryView) string {
+	switch {
+	case v.InvalidatedAt == 0:
+		return ""
+	case v.SupersededBy == "":
+		return "  (archived " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
+	}
+	return "  (superseded by " + v.SupersededBy[:min(8, len(v.SupersededBy))] + " " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
 }
 
 func (a *app) forgetCmd() *cobra.Command {

@@ -43,6 +43,8 @@ type portTarget interface {
 	checkImport(ctx context.Context, o importOptions) error
 	// importBatch imports rows and returns each one's outcome, in order.
 	importBatch(ctx context.Context, recs []portable.Record, o importOptions) ([]portable.Result, error)
+	// has reports whether a memory with exactly this id exists.
+	has(ctx context.Context, id string) (bool, error)
 	// where names the store for messages.
 	where() string
 	close()
@@ -65,7 +67,9 @@ type directTarget struct {
 }
 
 func (t *directTarget) where() string { return "the store at " + t.dir }
-func (t *directTarget) close()        { t.store.Close() }
+
+func (t *directTarget) has(ctx context.Context, id string) (bool, error) { return t.store.Has(ctx, id) }
+func (t *directTarget) close()                                           { t.store.Close() }
 
 func (t *directTarget) export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
 	f, err := scopeFilter(scope)
@@ -148,9 +152,27 @@ func (t *natsTarget) request(ctx context.Context, op string, req, d any) error {
 	if res.IsError {
 		var e workers.QueryErrorDetails
 		_ = json.Unmarshal(res.Details, &e)
-		return fmt.Errorf("%s: %s", op, e.Error)
+		return &serviceError{op: op, QueryErrorDetails: e}
 	}
 	return json.Unmarshal(res.Details, d)
+}
+
+// serviceError is an error reply of the query service.
+type serviceError struct {
+	op string
+	workers.QueryErrorDetails
+}
+
+func (e *serviceError) Error() string { return e.op + ": " + e.QueryErrorDetails.Error }
+
+// has asks show for the id as admin: not found means no such memory.
+func (t *natsTarget) has(ctx context.Context, id string) (bool, error) {
+	var d workers.QueryShowDetails
+	err := t.request(ctx, schemas.OpShow, schemas.ShowRequest{MemoryID: id}, &d)
+	if se, ok := errors.AsType[*serviceError](err); ok && se.Code == workers.QueryCodeNotFound {
+		return false, nil
+	}
+	return err == nil && d.Memory.ID == id, err
 }
 
 func (t *natsTarget) export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
@@ -815,7 +837,11 @@ FILE "-" reads stdin.`,
 				return err
 			}
 			defer t.close()
-			rep, err := a.runImport(cmd.Context(), t, src, o, "importing")
+			checked, err := chainChecked(cmd.Context(), src, args[0], o.scope, t)
+			if err != nil {
+				return err
+			}
+			rep, err := a.runImport(cmd.Context(), t, checked, o, "importing")
 			return a.printImport(rep, src.describe(), o, src.note(), err)
 		},
 	}
@@ -1377,4 +1403,53 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 	cmd.Flags().StringVar(&source, "source", "", "the source to verify (default: every plugin path that exists)")
 	cmd.Flags().StringVar(&scope, "scope", "", "the --scope the migration was run with")
 	return cmd
+}
+
+// chainChecked reads a file once more before importing it to find rows
+// whose supersede chain is broken (a successor in neither the file nor the
+// store, or a cycle); those rows fail with the reason, the rest import.
+// Standard input cannot be read twice: its chains are not checked.
+func chainChecked(ctx context.Context, src *fileSource, path, scope string, t portTarget) (rowSource, error) {
+	if path == "-" {
+		return src, nil
+	}
+	pre, err := openFileSource(path, scope)
+	if err != nil {
+		return nil, err
+	}
+	defer pre.close()
+	var rows []portable.ChainRow
+	if err := pre.rows(ctx, func(r portable.Record) error {
+		if r.Err == nil && (r.Memory.SupersededBy != "" || r.Memory.InvalidatedAt != 0) {
+			rows = append(rows, portable.ChainRow{Line: r.Line, ID: r.Memory.ID, SupersededBy: r.Memory.SupersededBy})
+		} else if r.Err == nil {
+			rows = append(rows, portable.ChainRow{Line: r.Line, ID: r.Memory.ID})
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	bad, err := portable.CheckChains(rows, func(id string) (bool, error) { return t.has(ctx, id) })
+	if err != nil {
+		return nil, fmt.Errorf("check supersede chains: %w", err)
+	}
+	if len(bad) == 0 {
+		return src, nil
+	}
+	return &badLines{fileSource: src, bad: bad}, nil
+}
+
+// badLines fails the rows of its lines with their reasons.
+type badLines struct {
+	*fileSource
+	bad map[int]string
+}
+
+func (b *badLines) rows(ctx context.Context, fn func(portable.Record) error) error {
+	return b.fileSource.rows(ctx, func(r portable.Record) error {
+		if reason, ok := b.bad[r.Line]; ok && r.Err == nil {
+			r.Err = &portable.RowError{Reason: reason}
+		}
+		return fn(r)
+	})
 }

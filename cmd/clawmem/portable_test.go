@@ -734,3 +734,55 @@ func TestMigrate(t *testing.T) {
 		t.Fatalf("check without sources: %s", out)
 	}
 }
+
+// History goes out and comes back: an export row keeps supersededBy,
+// validFrom and invalidatedAt; an import with a broken chain (a successor
+// nowhere, a cycle) fails those rows alone; list, --history and show tell
+// current facts from history.
+func TestImportHistoryAndShow(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		berlin = "b0000000-0000-4000-8000-000000000001"
+		paris  = "b0000000-0000-4000-8000-000000000002"
+		x, y   = "b0000000-0000-4000-8000-00000000000a", "b0000000-0000-4000-8000-00000000000b"
+	)
+	file := filepath.Join(dir, "history.jsonl")
+	rows := []string{
+		`{"id":"` + paris + `","text":"I live in Paris","scope":"global","timestamp":1700000000000,"supersededBy":"` + berlin + `","validFrom":1600000000000,"invalidatedAt":1710000000000}`,
+		`{"id":"` + berlin + `","text":"I moved to Berlin","scope":"global","timestamp":1710000000000}`,
+		`{"id":"b0000000-0000-4000-8000-000000000003","text":"I worked at Siemens","scope":"global","timestamp":1700000000000,"supersededBy":"b0000000-0000-4000-8000-0000000000ff","invalidatedAt":1710000000000}`,
+		`{"id":"` + x + `","text":"The office is in Brno","scope":"global","timestamp":1700000000000,"supersededBy":"` + y + `","invalidatedAt":1710000000000}`,
+		`{"id":"` + y + `","text":"The office is in Prague","scope":"global","timestamp":1700000000000,"supersededBy":"` + x + `","invalidatedAt":1710000000000}`,
+		`{"id":"b0000000-0000-4000-8000-000000000004","text":"I lived in Lyon","scope":"global","supersededBy":"` + paris + `"}`,
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(rows, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "store")
+	rep := portImport(t, 1, "import", file, "--data-dir", dir, "--db", db)
+	if rep.Imported != 2 || rep.Failed != 4 {
+		t.Fatalf("report %+v", rep.Report)
+	}
+	want := map[int]string{3: "missing link", 4: "cycle", 5: "cycle", 6: "invalidatedAt is not"}
+	for _, f := range rep.Failures {
+		if !strings.Contains(f.Reason, want[f.Line]) || want[f.Line] == "" {
+			t.Errorf("failure %+v, want line %d to say %q", f, f.Line, want[f.Line])
+		}
+	}
+	code, out, _ := runCLI(t, "list", "--data-dir", dir, "--db", db)
+	if code != 0 || !strings.Contains(out, "I moved to Berlin") || strings.Contains(out, "Paris") {
+		t.Fatalf("list (%d):\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "list", "--history", "--data-dir", dir, "--db", db)
+	if code != 0 || !strings.Contains(out, "I live in Paris (2023-11-14; superseded by b0000000 on 2024-03-09)") {
+		t.Fatalf("list --history (%d):\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "show", berlin, "--data-dir", dir, "--db", db)
+	if code != 0 || !strings.Contains(out, "I moved to Berlin") || !strings.Contains(out, "\n  replaced ["+paris[:8]+"]") {
+		t.Fatalf("show (%d):\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "export", "--data-dir", dir, "--db", db)
+	if code != 0 || !strings.Contains(out, `"supersededBy":"`+berlin+`","validFrom":1600000000000,"invalidatedAt":1710000000000`) {
+		t.Fatalf("export (%d):\n%s", code, out)
+	}
+}

@@ -40,6 +40,7 @@ With --explain each result shows where its score came from.`,
 	f.StringVar(&agent, "agent", "", "search as this agent (its scopes only); default: every scope")
 	f.IntVar(&r.Limit, "limit", 10, "results")
 	f.BoolVar(&explain, "explain", false, "show each result's score sources")
+	f.BoolVar(&r.IncludeSuperseded, "history", false, "also search memories that no longer hold (superseded, archived)")
 	return cmd
 }
 
@@ -66,7 +67,7 @@ func (a *app) printRecall(res schemas.ToolResult, explain bool) error {
 	}
 	fmt.Fprintf(w, "%d result(s) (mode %s, rerank %s)\n", len(d.Memories), d.Mode, d.Rerank)
 	for i, m := range d.Memories {
-		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, oneLine(m.Text, 200))
+		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s%s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, oneLine(m.Text, 200), lifeNote(m.MemoryView))
 		if explain && m.Sources != nil {
 			fmt.Fprintf(w, "      %s  importance %.2f\n", sourcesText(m.Sources), m.Importance)
 		}

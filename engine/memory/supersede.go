@@ -129,3 +129,71 @@ func (e *Engine) updateText(ctx context.Context, id string, p engine.Patch, f en
 	m = withoutVector(m)
 	return UpdateResult{Memory: &m, Previous: was.ID}, nil
 }
+
+// Chain is a memory with its history: the memories it replaced, newest
+// first back to the first, and those that replaced it, oldest first up to
+// the one that holds now.
+type Chain struct {
+	Memory     schemas.Memory
+	Replaced   []schemas.Memory
+	ReplacedBy []schemas.Memory
+}
+
+// MaxChain bounds how far Chain walks either way (and breaks a cycle an
+// imported file could have made).
+const MaxChain = 100
+
+// Chain returns the memory id (or prefix) with its history, as far as who
+// may read it.
+func (e *Engine) Chain(ctx context.Context, who Who, id string) (Chain, error) {
+	f, err := e.readFilter(who, "")
+	if err != nil {
+		return Chain{}, err
+	}
+	m, err := e.store.Get(ctx, id, f)
+	if err != nil {
+		return Chain{}, err
+	}
+	ch := Chain{Memory: withoutVector(m)}
+	seen := map[string]bool{m.ID: true}
+	for next := m.SupersededBy; next != "" && !seen[next] && len(ch.ReplacedBy) < MaxChain; {
+		n, err := e.store.Get(ctx, next, f)
+		if errors.Is(err, engine.ErrNotFound) {
+			break // deleted, or outside who's scopes
+		}
+		if err != nil {
+			return ch, err
+		}
+		seen[n.ID] = true
+		ch.ReplacedBy = append(ch.ReplacedBy, withoutVector(n))
+		next = n.SupersededBy
+	}
+	h, ok := e.store.(engine.Historian)
+	if !ok {
+		return ch, nil
+	}
+	for at := m.ID; len(ch.Replaced) < MaxChain; {
+		prev, err := h.Predecessors(ctx, at, f)
+		if err != nil {
+			return ch, err
+		}
+		// A fact replaces one fact at a time; a merge (consolidation)
+		// replaces several, shown together, and the walk goes on from the
+		// newest of them.
+		at = ""
+		for _, p := range prev {
+			if seen[p.ID] {
+				continue
+			}
+			seen[p.ID] = true
+			ch.Replaced = append(ch.Replaced, p)
+			if at == "" {
+				at = p.ID
+			}
+		}
+		if at == "" {
+			break
+		}
+	}
+	return ch, nil
+}

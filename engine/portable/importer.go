@@ -298,6 +298,11 @@ func (im *Importer) dedupAndWrite(ctx context.Context, mems []schemas.Memory, re
 // batch index if so and marking it skipped if not.
 func (im *Importer) unique(i int, mems []schemas.Memory, res []Result, stored []engine.SearchResult, batch *vecindex.Index, groups map[string]uint32) bool {
 	m := mems[i]
+	if !m.Current() {
+		// History (a superseded or archived fact) is kept as it was, even
+		// when a current memory says much the same.
+		return true
+	}
 	if len(stored) > 0 {
 		h := stored[0]
 		res[i].Status, res[i].Reason, res[i].DuplicateOf, res[i].Similarity = Skipped, ReasonDuplicate, h.Memory.ID, h.Score

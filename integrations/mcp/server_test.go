@@ -191,12 +191,12 @@ func checkSchema(t *testing.T, got map[string]map[string]any) {
 	required := map[string][]string{ToolRecall: {"query"}, ToolStore: {"text"}, ToolUpdate: {"memoryId"},
 		ToolForget: nil, ToolStats: nil, ToolList: nil}
 	props := map[string][]string{
-		ToolRecall: {"category", "limit", "query", "scope"},
-		ToolStore:  {"category", "importance", "metadata", "scope", "text"},
+		ToolRecall: {"category", "includeSuperseded", "limit", "query", "scope"},
+		ToolStore:  {"category", "importance", "metadata", "scope", "supersedes", "text"},
 		ToolForget: {"memoryId", "query", "scope"},
 		ToolUpdate: {"category", "importance", "memoryId", "scope", "text"},
 		ToolStats:  {"scope"},
-		ToolList:   {"category", "limit", "offset", "scope"},
+		ToolList:   {"category", "includeSuperseded", "limit", "offset", "scope"},
 	}
 	ranges := map[string]map[string][2]float64{
 		ToolRecall: {"limit": {1, 20}},

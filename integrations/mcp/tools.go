@@ -44,6 +44,7 @@ const (
 	kindInteger kind = "integer"
 	kindNumber  kind = "number"
 	kindObject  kind = "object"
+	kindBoolean kind = "boolean"
 )
 
 // param is one tool parameter. The advertised JSON Schema and the check
@@ -72,6 +73,13 @@ type toolSpec struct {
 }
 
 func str(name, desc string) param { return param{name: name, kind: kindString, desc: desc} }
+
+func boolean(name, desc string) param { return param{name: name, kind: kindBoolean, desc: desc} }
+
+// history is the flag that also reaches facts that no longer hold.
+func history(what string) param {
+	return boolean("includeSuperseded", "Also "+what+" facts that no longer hold (superseded or archived), e.g. where the user lived before (optional)")
+}
 
 func text(name, desc string, required bool) param {
 	return param{name: name, kind: kindString, desc: desc, required: required, nonEmpty: true}
@@ -110,6 +118,7 @@ func toolSpecs() []toolSpec {
 				integer("limit", "Max results to return (default: 5, max: 20)", 1, maxRecallLimit),
 				str("scope", "Specific memory scope to search in (optional; default: every scope this agent may read)"),
 				category("Only memories of this category (optional)"),
+				history("search"),
 			},
 			newReq: func() any { return new(schemas.RecallRequest) },
 		},
@@ -118,13 +127,15 @@ func toolSpecs() []toolSpec {
 			annotations: &sdk.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: true, OpenWorldHint: new(false)},
 			desc: "Save important information in long-term memory. Use for preferences, facts, decisions, and other " +
 				"notable information. Greetings and boilerplate are rejected as noise, and a near-duplicate of an " +
-				"existing memory is not stored again.",
+				"existing memory is not stored again. When a fact changes, pass the old memory's id as supersedes: it is " +
+				"kept as history and no longer recalled.",
 			params: []param{
 				text("text", "Information to remember", true),
 				importance("Importance score 0-1 (default: 0.7)"),
 				category("Memory category (default: other)"),
 				str("scope", "Memory scope (optional, defaults to agent scope)"),
 				{name: "metadata", kind: kindObject, desc: "Extra JSON attributes kept with the memory (optional)"},
+				text("supersedes", "Id (or 8+ char prefix) of a memory this one replaces (optional)", false),
 			},
 			newReq: func() any { return new(schemas.StoreRequest) },
 		},
@@ -144,7 +155,7 @@ func toolSpecs() []toolSpec {
 		{
 			name: ToolUpdate, op: schemas.OpUpdate,
 			annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
-			desc: "Update an existing memory in-place. Preserves original timestamp. Use when correcting outdated info " +
+			desc: "Update an existing memory in-place. Preserves original timestamp; a changed text keeps the old one as history. Use when correcting outdated info " +
 				"or adjusting importance/category without losing creation date. If memoryId is not an id it is used " +
 				"as a search query, and candidates are listed unless exactly one matches confidently.",
 			params: []param{
@@ -172,6 +183,7 @@ func toolSpecs() []toolSpec {
 				integer("offset", "Number of memories to skip (default: 0)", 0, maxOffset),
 				str("scope", "Filter by specific scope (optional)"),
 				category("Filter by category (optional)"),
+				history("list"),
 			},
 			newReq: func() any { return new(schemas.ListRequest) },
 		},
@@ -301,6 +313,10 @@ func (p param) check(v any) (any, string) {
 	case kindObject:
 		if _, ok := v.(map[string]any); !ok {
 			return v, fmt.Sprintf("%q must be a JSON object, not %s", p.name, describe(v))
+		}
+	case kindBoolean:
+		if _, ok := v.(bool); !ok {
+			return v, fmt.Sprintf("%q must be true or false, not %s", p.name, describe(v))
 		}
 	}
 	return v, ""

@@ -26,7 +26,7 @@ export const TOOL_SPECS: ToolSpec[] = [
     label: "Memory recall",
     description: "Search through long-term memories using hybrid retrieval (vector + keyword search). Use when you need context about user preferences, past decisions, or previously discussed topics.",
     op: "recall",
-    fields: ["query", "limit", "scope", "category"],
+    fields: ["query", "limit", "scope", "category", "includeSuperseded"],
     parameters: {
       type: "object",
       additionalProperties: false,
@@ -36,15 +36,16 @@ export const TOOL_SPECS: ToolSpec[] = [
         limit: { type: "integer", minimum: 1, maximum: 20, description: "Max results to return (default: 5, max: 20)" },
         scope,
         category,
+        includeSuperseded: { type: "boolean", description: "Also search facts that no longer hold (superseded or archived), e.g. for where the user lived before" },
       },
     },
   },
   {
     name: "memory_store",
     label: "Memory store",
-    description: "Save important information in long-term memory. Use for preferences, facts, decisions and other notable information.",
+    description: "Save important information in long-term memory. Use for preferences, facts, decisions and other notable information. When a fact changes, pass the old memory's id as supersedes: the old one is kept as history and no longer recalled.",
     op: "store",
-    fields: ["text", "importance", "category", "scope"],
+    fields: ["text", "importance", "category", "scope", "supersedes"],
     parameters: {
       type: "object",
       additionalProperties: false,
@@ -54,6 +55,7 @@ export const TOOL_SPECS: ToolSpec[] = [
         importance: { type: "number", minimum: 0, maximum: 1, description: "Importance score 0-1 (default: 0.7)" },
         category,
         scope: { type: "string", description: "Memory scope (optional, defaults to the agent's scope)" },
+        supersedes: { type: "string", description: "Id (or 8+ character prefix) of a memory this one replaces" },
       },
     },
   },
@@ -76,7 +78,7 @@ export const TOOL_SPECS: ToolSpec[] = [
   {
     name: "memory_update",
     label: "Memory update",
-    description: "Update an existing memory in place (keeps its id and creation time). memoryId may be an id, an 8+ character prefix, or a search query; several matches are listed as candidates.",
+    description: "Update an existing memory in place (keeps its id and creation time; a changed text keeps the old one as history). memoryId may be an id, an 8+ character prefix, or a search query; several matches are listed as candidates.",
     op: "update",
     fields: ["memoryId", "text", "importance", "category", "scope"],
     parameters: {
@@ -106,7 +108,7 @@ export const TOOL_SPECS: ToolSpec[] = [
     label: "Memory list",
     description: "List recent memories, newest first, optionally filtered by scope and category.",
     op: "list",
-    fields: ["scope", "category", "limit", "offset"],
+    fields: ["scope", "category", "limit", "offset", "includeSuperseded"],
     management: true,
     parameters: {
       type: "object",
@@ -116,6 +118,7 @@ export const TOOL_SPECS: ToolSpec[] = [
         category,
         limit: { type: "integer", minimum: 1, maximum: 100, description: "Max memories to list (default: 20)" },
         offset: { type: "integer", minimum: 0, description: "Number of memories to skip" },
+        includeSuperseded: { type: "boolean", description: "Also list facts that no longer hold (superseded or archived)" },
       },
     },
   },
