@@ -32,6 +32,7 @@ var types = map[string]any{
 	"update-request":      schemas.UpdateRequest{},
 	"list-request":        schemas.ListRequest{},
 	"stats-request":       schemas.StatsRequest{},
+	"show-request":        schemas.ShowRequest{},
 	"export-request":      schemas.ExportRequest{},
 	"import-request":      schemas.ImportRequest{},
 	"delete-bulk-request": schemas.DeleteBulkRequest{},
