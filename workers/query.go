@@ -999,6 +999,9 @@ func (s *QueryService) opStats(ctx context.Context, who memory.Who, data []byte)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Memory statistics:\nTotal: %d", st.Total)
+	if st.History > 0 {
+		fmt.Fprintf(&b, " (plus %d in history: superseded or archived)", st.History)
+	}
 	queryCounts(&b, "By scope", st.ByScope)
 	queryCounts(&b, "By category", st.ByCategory)
 	fts := "off"
