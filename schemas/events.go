@@ -137,6 +137,12 @@ type CaptureItem struct {
 	Vector     []float32       `json:"vector,omitempty"`
 	Dedup      float64         `json:"dedup"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// Supersedes is the id of a memory the new one replaces (smart
+	// extraction's UPDATE).
+	Supersedes string `json:"supersedes,omitempty"`
+	// Invalidates, when set, makes the item no memory at all: the memory
+	// with this id stops holding (smart extraction's DELETE); Text says why.
+	Invalidates string `json:"invalidates,omitempty"`
 }
 
 // WorkBatch is a message on the WORK stream: items for one agent.

@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
@@ -30,6 +32,9 @@ type CaptureConfig struct {
 	Importance       float64 // default 0.7
 	Dedup            float64 // default 0.95
 	Stage            StageConfig
+	// Extract, with an LLM set, runs smart extraction on every turn
+	// (nil: the capture rules alone).
+	Extract *ExtractConfig
 }
 
 func (c CaptureConfig) withDefaults() CaptureConfig {
@@ -57,12 +62,16 @@ type Capture struct {
 	emb embed.Embedder
 	cfg CaptureConfig
 	st  stage
+	ext *extractor // nil: rules only
 }
 
 // NewCapture builds the capture stage.
 func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m *StageMetrics, log *slog.Logger) *Capture {
 	cfg = cfg.withDefaults()
 	c := &Capture{js: js, emb: emb, cfg: cfg}
+	if cfg.Extract != nil && cfg.Extract.LLM != nil {
+		c.ext = newExtractor(*cfg.Extract, js.Conn(), log)
+	}
 	c.st = stage{name: schemas.ConsumerCapture, js: js, stream: schemas.StreamEvents,
 		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*"), schemas.EventSubject(schemas.KindMessageReceived, "*"),
 			schemas.EventSubject(schemas.KindMessageSent, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log}
@@ -91,6 +100,7 @@ type turn struct {
 	seq            uint64
 	history        []schemas.Message // agent_end: the whole history, diffed in pick
 	at             int64             // the event's time (Unix ms): when a message has none
+	said           []saidMsg         // the turn's new messages, for smart extraction
 }
 
 func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
@@ -123,6 +133,13 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 			prev = c.pick(turns[i], prev)
 		}
 	})
+	if c.ext != nil {
+		forEach(len(turns), func(i int) {
+			if turns[i] != nil && errs[i] == nil {
+				c.ext.run(ctx, turns[i])
+			}
+		})
+	}
 	var texts []string
 	for _, t := range turns {
 		if t != nil {
@@ -199,7 +216,7 @@ func (c *Capture) pick(t *turn, prev cursor) cursor {
 	}
 	t.cursor = cursor{Count: len(t.history), Last: fingerprint(t.history[len(t.history)-1])}
 	for _, msg := range t.history[start:] {
-		if len(t.items) == c.cfg.MaxPerTurn {
+		if len(t.items) == c.cfg.MaxPerTurn && c.ext == nil {
 			break
 		}
 		said := msg.Timestamp
@@ -307,7 +324,10 @@ func (c *Capture) consider(t *turn, role, text string, said int64) {
 		return
 	}
 	text = rules.StripEnvelope(text)
-	if !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
+	if c.ext != nil && strings.TrimSpace(text) != "" && len(t.said) < maxSaid {
+		t.said = append(t.said, saidMsg{text: retrieve.Truncate(text, 2000), at: said})
+	}
+	if len(t.items) == c.cfg.MaxPerTurn || !rules.ShouldCapture(text, rules.CaptureOptions{MaxChars: c.cfg.MaxChars}) {
 		return
 	}
 	md := map[string]any{"source": "auto-capture", "sessionKey": t.session, "role": role}

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -73,9 +74,13 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 			continue
 		}
 		for _, it := range b.Items {
+			if it.Invalidates != "" {
+				errs[i] = errors.Join(errs[i], w.invalidate(ctx, agent, it))
+				continue
+			}
 			imp := it.Importance
 			req := memory.StoreRequest{Text: it.Text, Category: it.Category, Scope: it.Scope, Importance: &imp,
-				Metadata: it.Metadata, Vector: it.Vector}
+				Metadata: it.Metadata, Vector: it.Vector, Supersedes: it.Supersedes, SupersedesIfCurrent: true}
 			if it.SourceID != "" {
 				req.ID = MemoryID(agent, it.SourceID)
 			}
@@ -112,4 +117,22 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 		}
 	}
 	return errs
+}
+
+// invalidate ends the memory an item names (smart extraction's DELETE), as
+// the item's agent: a memory it cannot write, or one that is gone or ended
+// already, is refused and counted, not retried.
+func (w *StoreWorker) invalidate(ctx context.Context, agent string, it schemas.CaptureItem) error {
+	_, err := w.eng.Archive(ctx, memory.Agent(agent), it.Invalidates)
+	switch {
+	case err == nil:
+		w.outcome.WithLabelValues("invalidated").Inc()
+		return nil
+	case memory.IsInputError(err):
+		w.outcome.WithLabelValues("rejected").Inc()
+		w.log.Info("invalidation refused", "agent", agent, "memory", it.Invalidates, "err", err)
+		return nil
+	}
+	w.outcome.WithLabelValues("error").Inc()
+	return err
 }

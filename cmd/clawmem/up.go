@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/engine/memory"
@@ -207,6 +208,16 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 			return fmt.Errorf("embedding: %w", err)
 		}
 		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars}
+		if cfg.SmartExtractionOn() {
+			llm, err := distill.NewLLM(cfg.LLMConfig())
+			if err != nil {
+				return fmt.Errorf("smart extraction: %w", err)
+			}
+			x := cfg.SmartExtraction
+			cc.Extract = &workers.ExtractConfig{LLM: llm, TokensPerHour: x.TokensPerAgentPerHour, Parallelism: x.Parallelism,
+				Similar: x.Similar, Timeout: time.Duration(x.TimeoutSeconds) * time.Second, Registerer: reg}
+			log.Info("smart extraction on", "model", llm.Model())
+		}
 		start(roleCapture, workers.NewCapture(js, emb, cc, stageMetrics, log).Run)
 	}
 	if has(roleDistill) {

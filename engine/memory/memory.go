@@ -294,6 +294,10 @@ type StoreRequest struct {
 	// replaces: it stays in the chain as history. Unset, the supersede
 	// rules decide (a new value for the same slot of the same subject).
 	Supersedes string
+	// SupersedesIfCurrent makes Supersedes a hint: a target that is gone,
+	// foreign or ended already is ignored and the rules decide (an LLM's
+	// decision made on a view of the store that has since moved on).
+	SupersedesIfCurrent bool
 }
 
 // StoreStatus says what Store did.

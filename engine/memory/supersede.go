@@ -28,6 +28,10 @@ func (e *Engine) resolveSupersedes(ctx context.Context, items []BatchItem, accep
 			continue
 		}
 		old, err := e.store.Get(ctx, target, engine.InScopes(p.m.Scope))
+		if items[p.i].Req.SupersedesIfCurrent && (IsInputError(err) || (err == nil && !old.Current())) {
+			kept = append(kept, p)
+			continue
+		}
 		switch {
 		case errors.Is(err, engine.ErrNotFound) || IsInputError(err):
 			errs[p.i] = fmt.Errorf("supersedes %q: %w (it must be a memory of the new one's scope %s)", target, err, p.m.Scope)
@@ -196,4 +200,32 @@ func (e *Engine) Chain(ctx context.Context, who Who, id string) (Chain, error) {
 		}
 	}
 	return ch, nil
+}
+
+// Archive ends a memory without a successor (it stops holding: "I sold
+// the car"): kept as history, hidden from recall, reversible with Restore.
+// who must be able to write the memory's scope.
+func (e *Engine) Archive(ctx context.Context, who Who, id string) (schemas.Memory, error) {
+	return e.life(ctx, who, id, engine.Patch{Invalidate: &engine.Invalidation{At: e.now().UnixMilli()}})
+}
+
+// Restore makes a superseded or archived memory hold again.
+func (e *Engine) Restore(ctx context.Context, who Who, id string) (schemas.Memory, error) {
+	return e.life(ctx, who, id, engine.Patch{Restore: true})
+}
+
+func (e *Engine) life(ctx context.Context, who Who, id string, p engine.Patch) (schemas.Memory, error) {
+	f, err := e.readFilter(who, "")
+	if err != nil {
+		return schemas.Memory{}, err
+	}
+	m, err := e.store.Get(ctx, id, f)
+	if err != nil {
+		return schemas.Memory{}, err
+	}
+	if _, err := e.writeScope(who, m.Scope); err != nil {
+		return schemas.Memory{}, err
+	}
+	m, err = e.store.Update(ctx, m.ID, p, engine.InScopes(m.Scope))
+	return withoutVector(m), err
 }

@@ -53,9 +53,12 @@ type Config struct {
 	NATS    NATS    `json:"nats"`
 	Ingest  Ingest  `json:"ingest"`
 	Distill Distill `json:"distill"`
-	Watch   Watch   `json:"watch"`
-	Jobs    Jobs    `json:"jobs"`
-	MCP     MCP     `json:"mcp"`
+	// SmartExtraction: with distill's LLM configured, the capture stage
+	// lets the model decide per turn what to add, supersede or invalidate.
+	SmartExtraction SmartExtraction `json:"smartExtraction"`
+	Watch           Watch           `json:"watch"`
+	Jobs            Jobs            `json:"jobs"`
+	MCP             MCP             `json:"mcp"`
 }
 
 // Distill configures session distillation: the LLM (none: the extractive,
@@ -89,6 +92,25 @@ type Distill struct {
 	// Agents is the cursor distiller's allowlist (empty, "*" or "all":
 	// every agent); $OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS also sets it.
 	Agents []string `json:"agents"`
+}
+
+// SmartExtraction configures LLM extraction in the capture stage. It uses
+// the distill block's model; with none configured it is off whatever
+// Enabled says.
+type SmartExtraction struct {
+	Enabled *bool `json:"enabled"` // default true (when an LLM is configured)
+	// TokensPerAgentPerHour is each agent's LLM budget; past it turns take
+	// the capture rules. Default 200000; -1: none.
+	TokensPerAgentPerHour int `json:"tokensPerAgentPerHour"`
+	Parallelism           int `json:"parallelism"`    // concurrent LLM calls, default 4
+	Similar               int `json:"similar"`        // memories shown per message, default 5
+	TimeoutSeconds        int `json:"timeoutSeconds"` // per turn, default 30
+}
+
+// On reports whether smart extraction runs: enabled and an LLM set.
+func (c *Config) SmartExtractionOn() bool {
+	p := strings.ToLower(c.Distill.Provider)
+	return (c.SmartExtraction.Enabled == nil || *c.SmartExtraction.Enabled) && p != "" && p != "none"
 }
 
 // Watch is the session-file watcher.
@@ -264,6 +286,23 @@ func (c *Config) applyDefaults() {
 	}
 	c.Watch.StateDir = expandHome(c.Watch.StateDir)
 	c.Distill.applyDefaults()
+	x := &c.SmartExtraction
+	if x.Enabled == nil {
+		on := true
+		x.Enabled = &on
+	}
+	if x.TokensPerAgentPerHour == 0 {
+		x.TokensPerAgentPerHour = 200_000
+	}
+	if x.Parallelism == 0 {
+		x.Parallelism = 4
+	}
+	if x.Similar == 0 {
+		x.Similar = 5
+	}
+	if x.TimeoutSeconds == 0 {
+		x.TimeoutSeconds = 30
+	}
 	b := &c.Jobs.Backup
 	if b.Schedule == "" {
 		b.Schedule = "@daily"
@@ -444,6 +483,18 @@ func (c *Config) validate() (problems, warnings []string) {
 		}
 	}
 	checkSchedule("distill.schedule", d.Schedule, bad)
+	x := c.SmartExtraction
+	if x.TokensPerAgentPerHour < -1 {
+		bad("smartExtraction.tokensPerAgentPerHour is %d: want a positive number, or -1 for no limit", x.TokensPerAgentPerHour)
+	}
+	for _, f := range []struct {
+		key    string
+		v, max int
+	}{{"smartExtraction.parallelism", x.Parallelism, 64}, {"smartExtraction.similar", x.Similar, 10}, {"smartExtraction.timeoutSeconds", x.TimeoutSeconds, 600}} {
+		if f.v < 0 || f.v > f.max {
+			bad("%s is %d: allowed range 0..%d", f.key, f.v, f.max)
+		}
+	}
 	b := c.Jobs.Backup
 	checkSchedule("jobs.backup.schedule", b.Schedule, bad)
 	if b.Keep < 1 {
