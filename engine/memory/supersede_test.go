@@ -130,3 +130,31 @@ func TestUpdateKeepsTheOldText(t *testing.T) {
 		t.Errorf("importance update: %+v, %v", res, err)
 	}
 }
+
+// A question in the old fact's words finds the fact that replaced it: the
+// superseded memory matches, and recall answers with its successor.
+func TestRecallAnswersWithTheSuccessor(t *testing.T) {
+	e := newEngine(t, setup{})
+	a := memory.Agent("A")
+	ctx := context.Background()
+	paris := mustStore(t, e, a, memory.StoreRequest{Text: "I live in Paris"})
+	mustStore(t, e, a, memory.StoreRequest{Text: "I work at Renault"})
+	berlin := mustStore(t, e, a, memory.StoreRequest{Text: "I moved to Berlin"})
+	rec, err := e.Recall(ctx, a, "Where do I live now?", memory.RecallOptions{Limit: 5})
+	if err != nil || len(rec.Candidates) == 0 {
+		t.Fatal(err)
+	}
+	top := rec.Candidates[0]
+	if top.Memory.ID != berlin.ID || top.Sources.Replaced != paris.ID {
+		t.Fatalf("top %q (replaced %q); want Berlin, found through Paris", top.Memory.Text, top.Sources.Replaced)
+	}
+	for _, c := range rec.Candidates {
+		if !c.Memory.Current() {
+			t.Errorf("recall returned history: %q", c.Memory.Text)
+		}
+	}
+	res, err := e.Context(ctx, a, "Where do I live now?", 5*time.Second)
+	if err != nil || strings.Contains(res.Block, "Paris") {
+		t.Errorf("block:\n%s (%v)", res.Block, err)
+	}
+}

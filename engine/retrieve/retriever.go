@@ -97,7 +97,11 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if !hybrid {
 		res.Mode = ModeVector
 	}
-	opts := engine.SearchOptions{Scopes: q.Scopes, Limit: pool, History: q.History}
+	// History is searched too where the store keeps it: a question about
+	// a fact that changed matches the old wording ("Where do I live?" →
+	// "I live in Paris"), and the stage below answers with what replaced it.
+	_, historian := r.store.(engine.Historian)
+	opts := engine.SearchOptions{Scopes: q.Scopes, Limit: pool, History: q.History || historian}
 	if q.Category != "" {
 		// A category filter is applied after search; fetch more so that
 		// the pool still holds enough of that category.
@@ -135,6 +139,9 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 		if !cs[i].Sources.VectorHit {
 			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
 		}
+	}
+	if !q.History {
+		cs = r.successors(ctx, cs, q)
 	}
 	cs = MinScore(cs, r.cfg.MinScore)
 	if len(cs) > pool {
@@ -308,4 +315,76 @@ func (r *Retriever) neighbors(ctx context.Context, cs []Candidate, q Query) []Ca
 	}
 	sortByScore(cs)
 	return cs
+}
+
+// successorFactor scales a superseded memory's score onto the memory that
+// replaced it: the match was with the old wording of the same fact.
+const successorFactor = 0.95
+
+// maxSuccessorHops bounds the walk from a superseded memory to the one that
+// holds now.
+const maxSuccessorHops = 8
+
+// successors replaces each candidate that no longer holds with the memory
+// that holds now in its place (following supersededBy), scored
+// successorFactor × the old one's score, or lifts that memory if it is a
+// candidate already; an archived memory (no successor) is dropped. So
+// recall never returns a stale fact, and still finds the current one
+// through the words of the old.
+func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []Candidate {
+	at := make(map[string]int, len(cs))
+	for i, c := range cs {
+		at[c.Memory.ID] = i
+	}
+	out := cs[:0:0]
+	var lifted []Candidate
+	for _, c := range cs {
+		if c.Memory.Current() {
+			out = append(out, c)
+			continue
+		}
+		cur, ok := r.current(ctx, c.Memory, q.Scopes)
+		if !ok || (q.Category != "" && cur.Category != q.Category) {
+			continue
+		}
+		score := c.Score * successorFactor
+		if j, ok := at[cur.ID]; ok {
+			if cs[j].Score < score {
+				cs[j].Score, cs[j].Sources.Fused, cs[j].Sources.Replaced = score, score, c.Memory.ID
+			}
+			continue
+		}
+		at[cur.ID] = -1
+		src := c.Sources
+		src.Fused, src.Cosine, src.Replaced = score, cosine(q.Vector, cur.Vector), c.Memory.ID
+		lifted = append(lifted, Candidate{Memory: cur, Score: score, Sources: src})
+	}
+	// Scores lifted in place apply to the candidates kept in out too.
+	for i := range out {
+		if j := at[out[i].Memory.ID]; j >= 0 {
+			out[i] = cs[j]
+		}
+	}
+	out = append(out, lifted...)
+	sortByScore(out)
+	return out
+}
+
+// current follows m's supersededBy to the memory that holds now, within
+// the query's scopes.
+func (r *Retriever) current(ctx context.Context, m schemas.Memory, f engine.ScopeFilter) (schemas.Memory, bool) {
+	for range maxSuccessorHops {
+		if m.SupersededBy == "" {
+			return m, false // archived
+		}
+		next, err := r.store.Get(ctx, m.SupersededBy, f)
+		if err != nil {
+			return m, false // deleted since, or outside the scopes
+		}
+		if next.Current() {
+			return next, true
+		}
+		m = next
+	}
+	return m, false
 }

@@ -30,6 +30,9 @@ type Sources struct {
 	// Temporal is set when the temporal stage lifted the candidate: the
 	// query asks when and the memory carries a date, or both name one time.
 	Temporal bool `json:"temporal,omitempty"`
+	// Replaced is the id of the superseded memory the query matched, when
+	// this one was brought in as the fact that replaced it.
+	Replaced string `json:"replaced,omitempty"`
 }
 
 // Candidate is one memory moving through the pipeline.
