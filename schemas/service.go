@@ -80,7 +80,19 @@ const (
 )
 
 // AdminOps lists the admin-only operations.
-var AdminOps = []string{OpExport, OpImport, OpDeleteBulk}
+var AdminOps = []string{OpExport, OpImport, OpDeleteBulk, OpConsolidate}
+
+// OpConsolidate merges near-duplicates and archives faded memories (admin).
+const OpConsolidate = "consolidate"
+
+// ConsolidateRequest is a consolidation run: every scope, or one.
+type ConsolidateRequest struct {
+	Scope        string  `json:"scope,omitempty"`
+	DryRun       bool    `json:"dryRun,omitempty"`
+	MergeMin     float64 `json:"mergeMin,omitempty"`     // default 0.90
+	ArchiveFloor float64 `json:"archiveFloor,omitempty"` // 0: archive nothing
+	HalfLifeDays float64 `json:"archiveHalfLifeDays,omitempty"`
+}
 
 // ExportRequest pages through memories (admin). The first request has no
 // cursor and starts an export; each reply's nextCursor asks for the next

@@ -468,6 +468,8 @@ func (s *QueryService) safeHandle(base context.Context, ep *queryEndpoint, subje
 		ok, err = s.opImport(ctx, who, data)
 	case schemas.OpDeleteBulk:
 		ok, err = s.opDeleteBulk(ctx, who, data)
+	case schemas.OpConsolidate:
+		ok, err = s.opConsolidate(base, who, data)
 	default:
 		err = fmt.Errorf("%w: unknown operation %q", schemas.ErrInvalid, ep.op)
 	}
@@ -1554,4 +1556,39 @@ func (s *QueryService) opShow(ctx context.Context, who memory.Who, data []byte) 
 		b.WriteString("\n  replaced " + line(v))
 	}
 	return queryOK{text: b.String(), details: d}, nil
+}
+
+func (s *QueryService) opConsolidate(ctx context.Context, who memory.Who, data []byte) (queryOK, error) {
+	if err := queryAdminOnly(who, schemas.OpConsolidate); err != nil {
+		return queryOK{}, err
+	}
+	var r schemas.ConsolidateRequest
+	if err := queryDecode(data, &r); err != nil {
+		return queryOK{}, err
+	}
+	if r.MergeMin < 0 || r.MergeMin > 1 || r.ArchiveFloor < 0 || r.ArchiveFloor > 1 || r.HalfLifeDays < 0 {
+		return queryOK{}, fmt.Errorf("%w: mergeMin and archiveFloor are 0..1, archiveHalfLifeDays not negative", schemas.ErrInvalid)
+	}
+	rep, err := s.eng.Consolidate(ctx, memory.ConsolidateOptions{Scope: r.Scope, DryRun: r.DryRun, MergeMin: r.MergeMin,
+		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays})
+	if err != nil {
+		return queryOK{}, err
+	}
+	verb := map[bool]string{true: "would merge", false: "merged"}[rep.DryRun]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Consolidation over %d memories: %s %d group(s), archived %d.", rep.Scanned, verb, len(rep.Merges), len(rep.Archived))
+	if rep.DryRun {
+		fmt.Fprintf(&b, " (dry run: nothing changed)")
+	}
+	for _, m := range rep.Merges {
+		short := make([]string, len(m.Sources))
+		for i, id := range m.Sources {
+			short[i] = queryShortID(id)
+		}
+		fmt.Fprintf(&b, "\n- %s into [%s] %s", strings.Join(short, ", "), queryShortID(m.Into), querySnippet(m.Text))
+	}
+	for _, id := range rep.Archived {
+		fmt.Fprintf(&b, "\n- archived %s", queryShortID(id))
+	}
+	return queryOK{text: b.String(), details: rep}, nil
 }

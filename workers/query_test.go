@@ -1345,3 +1345,38 @@ func TestQuerySupersede(t *testing.T) {
 		t.Fatalf("a refused request stored something: %+v", ld)
 	}
 }
+
+// consolidate over NATS: admin only, a dry run changes nothing, a run
+// merges and answers with what it did.
+func TestQueryConsolidate(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	nc, _ := queryStart(t, eng, DefaultQueryConfig())
+	dims := eng.Backend().Dimensions()
+	vec := func(tilt float32) []float32 { v := make([]float32, dims); v[0], v[1] = 1, tilt; return v }
+	now := time.Now().UnixMilli()
+	if err := eng.Backend().Import(context.Background(),
+		schemas.Memory{ID: "d0000000-0000-4000-8000-000000000001", Text: "I prefer dark mode in every editor", Vector: vec(0), Scope: "agent:main", Category: schemas.CategoryPreference, Importance: 0.7, Timestamp: now - 1000},
+		schemas.Memory{ID: "d0000000-0000-4000-8000-000000000002", Text: "I like dark mode in all my editors", Vector: vec(0.25), Scope: "agent:main", Category: schemas.CategoryPreference, Importance: 0.7, Timestamp: now},
+	); err != nil {
+		t.Fatal(err)
+	}
+	// Agents cannot reach it at all: their subjects serve no admin ops.
+	if _, err := nc.Request(querySubj("main", schemas.OpConsolidate), []byte(`{}`), time.Second); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("agent subject: %v, want no responders", err)
+	}
+	r, d := queryOKReply[memory.ConsolidateReport](t, nc, schemas.AdminSubject(schemas.OpConsolidate), schemas.ConsolidateRequest{DryRun: true})
+	if len(d.Merges) != 1 || !strings.Contains(r.text(), "would merge 1 group") {
+		t.Fatalf("dry run: %q %+v", r.text(), d)
+	}
+	if st, _ := eng.Backend().Stats(context.Background(), engine.AllScopes()); st.Total != 2 || st.History != 0 {
+		t.Fatalf("dry run changed the store: %+v", st)
+	}
+	r, d = queryOKReply[memory.ConsolidateReport](t, nc, schemas.AdminSubject(schemas.OpConsolidate), schemas.ConsolidateRequest{})
+	if len(d.Merges) != 1 || !strings.Contains(r.text(), "merged 1 group") || !strings.Contains(r.text(), "I like dark mode in all my editors") {
+		t.Fatalf("run: %q %+v", r.text(), d)
+	}
+	if st, _ := eng.Backend().Stats(context.Background(), engine.AllScopes()); st.Total != 1 || st.History != 2 {
+		t.Fatalf("after the run: %+v", st)
+	}
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpConsolidate), json.RawMessage(`{"mergeMin":3}`), QueryCodeInvalid)
+}

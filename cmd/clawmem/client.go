@@ -233,6 +233,32 @@ func (a *app) listCmd() *cobra.Command {
 	return cmd
 }
 
+func (a *app) consolidateCmd() *cobra.Command {
+	var r schemas.ConsolidateRequest
+	cmd := &cobra.Command{
+		Use:   "consolidate",
+		Short: "Merge near-duplicate memories and archive faded ones (nothing is deleted)",
+		Long: `Merges the memories of a scope that say one thing twice (vector score at least --merge-min)
+into one memory — the newest text, the highest importance, the first time — which supersedes them;
+with --archive-floor, archives memories whose importance × 0.5^(age / half-life) fell below it.
+Superseded and archived memories stay as history (clawmem list --history; restorable). A run is
+idempotent and safe to kill: the next run finishes what it started. The daily job
+(jobs.consolidate) does the same.`,
+		Example: "  clawmem consolidate --dry-run\n  clawmem consolidate --scope agent:main\n  clawmem consolidate --archive-floor 0.05",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.do(cmd, schemas.OpConsolidate, "", r, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&r.DryRun, "dry-run", false, "print what would change and change nothing")
+	f.StringVar(&r.Scope, "scope", "", "only this scope")
+	f.Float64Var(&r.MergeMin, "merge-min", 0.90, "vector score from which two memories are merged")
+	f.Float64Var(&r.ArchiveFloor, "archive-floor", 0, "archive memories whose decayed importance is below this (0: none)")
+	f.Float64Var(&r.HalfLifeDays, "archive-half-life-days", 180, "half-life of importance, for --archive-floor")
+	return cmd
+}
+
 func (a *app) showCmd() *cobra.Command {
 	var agent string
 	cmd := &cobra.Command{

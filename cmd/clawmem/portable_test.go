@@ -786,3 +786,15 @@ func TestImportHistoryAndShow(t *testing.T) {
 		t.Fatalf("export (%d):\n%s", code, out)
 	}
 }
+
+func TestConsolidateCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "store")
+	code, out, errOut := runCLI(t, "consolidate", "--dry-run", "--data-dir", dir, "--db", db)
+	if code != 0 || !strings.Contains(out, "Consolidation over 0 memories: would merge 0 group(s), archived 0. (dry run: nothing changed)") {
+		t.Fatalf("consolidate (%d): %s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "consolidate", "--merge-min", "7", "--data-dir", dir, "--db", db); code != 1 || !strings.Contains(errOut, "mergeMin") {
+		t.Fatalf("bad merge-min (%d): %s", code, errOut)
+	}
+}

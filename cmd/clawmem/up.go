@@ -199,6 +199,13 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 			return err
 		}
 		start("backup", backup.Run)
+		cj := cfg.Jobs.Consolidate
+		consolidate, err := workers.NewConsolidateJob(eng, cj.Schedule, memory.ConsolidateOptions{MergeMin: cj.MergeMin,
+			ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}, log)
+		if err != nil {
+			return err
+		}
+		start("consolidate", consolidate.Run)
 		start(roleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
 		start(roleQuery, workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), reg, log).Run)
 	}

@@ -131,7 +131,22 @@ type MCP struct {
 
 // Jobs are clawmem's scheduled jobs.
 type Jobs struct {
-	Backup Backup `json:"backup"`
+	Backup      Backup      `json:"backup"`
+	Consolidate Consolidate `json:"consolidate"`
+}
+
+// Consolidate is the scheduled consolidation: near-duplicates merged into
+// one memory that supersedes them, faded memories archived (never deleted).
+type Consolidate struct {
+	// Schedule is a cron spec (default @daily; "off" disables it).
+	Schedule string `json:"schedule"`
+	// MergeMin is the vector score from which two memories of a scope
+	// are merged (default 0.90; the capture path's duplicates are 0.95).
+	MergeMin float64 `json:"mergeMin"`
+	// ArchiveFloor archives memories whose importance × 0.5^(age /
+	// archiveHalfLifeDays) fell below it; 0 (the default) archives none.
+	ArchiveFloor        float64 `json:"archiveFloor"`
+	ArchiveHalfLifeDays float64 `json:"archiveHalfLifeDays"` // default 180
 }
 
 // Backup is the scheduled backup of the store.
@@ -302,6 +317,16 @@ func (c *Config) applyDefaults() {
 	}
 	if x.TimeoutSeconds == 0 {
 		x.TimeoutSeconds = 30
+	}
+	cj := &c.Jobs.Consolidate
+	if cj.Schedule == "" {
+		cj.Schedule = "@daily"
+	}
+	if cj.MergeMin == 0 {
+		cj.MergeMin = 0.90
+	}
+	if cj.ArchiveHalfLifeDays == 0 {
+		cj.ArchiveHalfLifeDays = 180
 	}
 	b := &c.Jobs.Backup
 	if b.Schedule == "" {
@@ -494,6 +519,17 @@ func (c *Config) validate() (problems, warnings []string) {
 		if f.v < 0 || f.v > f.max {
 			bad("%s is %d: allowed range 0..%d", f.key, f.v, f.max)
 		}
+	}
+	cj := c.Jobs.Consolidate
+	checkSchedule("jobs.consolidate.schedule", cj.Schedule, bad)
+	if cj.MergeMin < 0.5 || cj.MergeMin > 1 {
+		bad("jobs.consolidate.mergeMin is %v: allowed range 0.5..1", cj.MergeMin)
+	}
+	if cj.ArchiveFloor < 0 || cj.ArchiveFloor > 1 {
+		bad("jobs.consolidate.archiveFloor is %v: allowed range 0..1 (0: archive nothing)", cj.ArchiveFloor)
+	}
+	if cj.ArchiveHalfLifeDays < 0 {
+		bad("jobs.consolidate.archiveHalfLifeDays is %v: must not be negative", cj.ArchiveHalfLifeDays)
 	}
 	b := c.Jobs.Backup
 	checkSchedule("jobs.backup.schedule", b.Schedule, bad)

@@ -1,0 +1,61 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/clawmem/clawmem/engine/memory"
+)
+
+// ConsolidateJob runs consolidation on a schedule (jobs.consolidate):
+// near-duplicates merged, faded memories archived when a floor is set.
+type ConsolidateJob struct {
+	eng      *memory.Engine
+	schedule string
+	opts     memory.ConsolidateOptions
+	log      *slog.Logger
+}
+
+// NewConsolidateJob checks the schedule (a cron spec, or "off").
+func NewConsolidateJob(eng *memory.Engine, schedule string, opts memory.ConsolidateOptions, log *slog.Logger) (*ConsolidateJob, error) {
+	if schedule == "" {
+		schedule = "@daily"
+	}
+	if schedule != "off" {
+		if _, err := cron.ParseStandard(schedule); err != nil {
+			return nil, fmt.Errorf("jobs.consolidate.schedule %q: %w", schedule, err)
+		}
+	}
+	return &ConsolidateJob{eng: eng, schedule: schedule, opts: opts, log: log}, nil
+}
+
+// Run runs the schedule until ctx ends.
+func (j *ConsolidateJob) Run(ctx context.Context) error {
+	if j.schedule == "off" {
+		<-ctx.Done()
+		return nil
+	}
+	cr := cron.New(cron.WithLogger(cronLogger{j.log}), cron.WithChain(cron.SkipIfStillRunning(cronLogger{j.log})))
+	if _, err := cr.AddFunc(j.schedule, func() { j.once(ctx) }); err != nil {
+		return err
+	}
+	cr.Start()
+	defer func() { <-cr.Stop().Done() }()
+	j.log.Info("consolidation scheduled", "schedule", j.schedule, "mergeMin", j.opts.MergeMin, "archiveFloor", j.opts.ArchiveFloor)
+	<-ctx.Done()
+	return nil
+}
+
+func (j *ConsolidateJob) once(ctx context.Context) {
+	rep, err := j.eng.Consolidate(ctx, j.opts)
+	if err != nil {
+		if ctx.Err() == nil {
+			j.log.Error("consolidation failed; the next run finishes it", "err", err)
+		}
+		return
+	}
+	j.log.Info("consolidation done", "scanned", rep.Scanned, "merged", len(rep.Merges), "archived", len(rep.Archived))
+}
