@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -175,7 +176,7 @@ func TestDistillMixedSessionAsksForChineseKeywords(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLessons(t, res, msgs, mixedWant)
-	if prompt := geminiPrompt(fake.body(0)); !strings.Contains(prompt, "Keywords (zh)") {
+	if prompt := testkit.GeminiPrompt(fake.body(0)); !strings.Contains(prompt, "Keywords (zh)") {
 		t.Errorf("prompt does not ask for Chinese keywords:\n%s", prompt[:300])
 	}
 }

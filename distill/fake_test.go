@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawmem/clawmem/internal/testkit"
 )
 
 // The fake model: it answers a map prompt with lessons whose quotes it cuts
@@ -263,29 +265,8 @@ func (f *fakeServer) gemini(w http.ResponseWriter, r *http.Request) {
 	if !f.respond(w, r, mode, `{"error":{"code":%d,"message":"try again later","status":"RESOURCE_EXHAUSTED"}}`) {
 		return
 	}
-	prompt := geminiPrompt(body)
-	text := answerText(mode, prompt)
-	writeJSON(w, map[string]any{
-		"candidates": []any{map[string]any{
-			"content":      map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"},
-			"finishReason": "STOP",
-		}},
-		"usageMetadata": map[string]any{"promptTokenCount": len(prompt) / 4, "candidatesTokenCount": len(text) / 4, "totalTokenCount": (len(prompt) + len(text)) / 4},
-		"modelVersion":  "gemini-2.5-flash",
-	})
-}
-
-func geminiPrompt(body map[string]any) string {
-	var b strings.Builder
-	contents, _ := body["contents"].([]any)
-	for _, c := range contents {
-		parts, _ := c.(map[string]any)["parts"].([]any)
-		for _, p := range parts {
-			s, _ := p.(map[string]any)["text"].(string)
-			b.WriteString(s)
-		}
-	}
-	return b.String()
+	prompt := testkit.GeminiPrompt(body)
+	testkit.WriteGeminiReply(w, prompt, answerText(mode, prompt))
 }
 
 // openai speaks POST /v1/chat/completions.
@@ -304,30 +285,8 @@ func (f *fakeServer) openai(w http.ResponseWriter, r *http.Request) {
 	if !f.respond(w, r, mode, `{"error":{"message":"slow down (%d)","type":"rate_limit_error"}}`) {
 		return
 	}
-	prompt := openAIPrompt(body)
-	text := answerText(mode, prompt)
-	writeJSON(w, map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": time.Now().Unix(), "model": body["model"],
-		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(text) / 4, "total_tokens": (len(prompt) + len(text)) / 4},
-	})
-}
-
-func openAIPrompt(body map[string]any) string {
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] == "user" {
-			s, _ := mm["content"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	prompt := testkit.OpenAIPrompt(body)
+	testkit.WriteOpenAIReply(w, body["model"], prompt, answerText(mode, prompt))
 }
 
 // newTestLLM builds a provider pointed at a fake server, with fast retries.

@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -138,53 +139,17 @@ func (f *fakeExtractModel) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case r.URL.Path == "/v1/chat/completions":
-		prompt := openAIPrompt(body)
-		text := f.reply(prompt)
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-x", "object": "chat.completion", "created": time.Now().Unix(), "model": body["model"],
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(text) / 4, "total_tokens": (len(prompt) + len(text)) / 4},
-		})
+		prompt := testkit.OpenAIPrompt(body)
+		testkit.WriteOpenAIReply(w, body["model"], prompt, f.reply(prompt))
 	case strings.HasPrefix(r.URL.Path, "/v1beta/models/") && strings.HasSuffix(r.URL.Path, ":generateContent"):
-		prompt := geminiPrompt(body)
-		text := f.reply(prompt)
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"candidates": []any{map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"},
-				"finishReason": "STOP"}},
-			"usageMetadata": map[string]any{"promptTokenCount": len(prompt) / 4, "candidatesTokenCount": len(text) / 4,
-				"totalTokenCount": (len(prompt) + len(text)) / 4},
-		})
+		prompt := testkit.GeminiPrompt(body)
+		testkit.WriteGeminiReply(w, prompt, f.reply(prompt))
 	default:
 		f.t.Errorf("fake model: unexpected %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
 	}
-}
-
-func openAIPrompt(body map[string]any) string {
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		if mm, _ := m.(map[string]any); mm["role"] == "user" {
-			s, _ := mm["content"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-func geminiPrompt(body map[string]any) string {
-	var b strings.Builder
-	contents, _ := body["contents"].([]any)
-	for _, c := range contents {
-		parts, _ := c.(map[string]any)["parts"].([]any)
-		for _, p := range parts {
-			s, _ := p.(map[string]any)["text"].(string)
-			b.WriteString(s)
-		}
-	}
-	return b.String()
 }
 
 // extractPipeline runs capture (with smart extraction against the fake),

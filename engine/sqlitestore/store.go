@@ -834,10 +834,16 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		args = append(args, string(o.Category))
 	}
 	args = append(args, o.Limit, o.Offset)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+listColumns+` FROM memories WHERE `+cond+
+	return s.queryMemories(ctx, "list", `SELECT `+listColumns+` FROM memories WHERE `+cond+
 		` ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?`, args...)
+}
+
+// queryMemories runs q (selecting memoryColumns or listColumns) and scans
+// every row; what names the query in errors.
+func (s *Store) queryMemories(ctx context.Context, what, q string, args ...any) ([]schemas.Memory, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []schemas.Memory
@@ -1108,23 +1114,11 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
 		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
 	} {
-		rows, err := s.db.QueryContext(ctx, side.q, scope, ts, side.bound, n)
-		if err != nil {
-			return nil, fmt.Errorf("neighbors: %w", err)
-		}
-		for rows.Next() {
-			_, m, err := scanMemory(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out = append(out, m)
-		}
-		err = rows.Err()
-		rows.Close()
+		ms, err := s.queryMemories(ctx, "neighbors", side.q, scope, ts, side.bound, n)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, ms...)
 	}
 	return out, nil
 }
@@ -1136,19 +1130,6 @@ func (s *Store) Predecessors(ctx context.Context, id string, f engine.ScopeFilte
 		return nil, err
 	}
 	cond, args := scopeClause("scope", f)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+listColumns+` FROM memories WHERE superseded_by = ? AND `+cond+
+	return s.queryMemories(ctx, "predecessors", `SELECT `+listColumns+` FROM memories WHERE superseded_by = ? AND `+cond+
 		` ORDER BY invalidated_at DESC, seq DESC`, append([]any{id}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("predecessors: %w", err)
-	}
-	defer rows.Close()
-	var out []schemas.Memory
-	for rows.Next() {
-		_, m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }

@@ -287,15 +287,7 @@ func TestFind(t *testing.T) {
 				t.Errorf("%d cases, want at least 12", len(cases))
 			}
 			for _, c := range cases {
-				spans := Find(c.text, ref)
-				if got := render(spans); got != c.want {
-					t.Errorf("Find(%q) = %q, want %q", c.text, got, c.want)
-				}
-				for _, s := range spans {
-					if c.text[s.Start:s.End] != s.Text {
-						t.Errorf("Find(%q): span %q at [%d,%d) reads %q", c.text, s.Text, s.Start, s.End, c.text[s.Start:s.End])
-					}
-				}
+				checkFind(t, c)
 			}
 		})
 	}
@@ -328,14 +320,21 @@ func TestFindOffsetsInInput(t *testing.T) {
 		{"\xe2\x82 LAST THURSDAY", "LAST THURSDAY=2025-02-06"},
 		{"Über Ostern, Vor zwei Wochen", "Vor zwei Wochen=2025-01-27"},
 	} {
-		spans := Find(c.text, ref)
-		if got := render(spans); got != c.want {
-			t.Errorf("Find(%q) = %q, want %q", c.text, got, c.want)
-		}
-		for _, s := range spans {
-			if c.text[s.Start:s.End] != s.Text {
-				t.Errorf("Find(%q): span %q at [%d,%d) reads %q", c.text, s.Text, s.Start, s.End, c.text[s.Start:s.End])
-			}
+		checkFind(t, c)
+	}
+}
+
+// checkFind checks Find's spans for a case, and that each span's offsets
+// read its text in the input.
+func checkFind(t *testing.T, c findCase) {
+	t.Helper()
+	spans := Find(c.text, ref)
+	if got := render(spans); got != c.want {
+		t.Errorf("Find(%q) = %q, want %q", c.text, got, c.want)
+	}
+	for _, s := range spans {
+		if c.text[s.Start:s.End] != s.Text {
+			t.Errorf("Find(%q): span %q at [%d,%d) reads %q", c.text, s.Text, s.Start, s.End, c.text[s.Start:s.End])
 		}
 	}
 }
