@@ -25,13 +25,15 @@ import (
 //     texts in the same one, since a value compared across languages
 //     (Prague, Praha, Prag) cannot be trusted;
 //   - owners: the speaker, or a relative or pet ("my sister", "my dog Rex");
+//     a household's move ("we moved to Brno") is the speaker's home;
 //   - never: questions, negations, several clauses, statements about the past
 //     or an uncertain future, additions ("I also work at Bosch") and values
 //     that carry more than a name ("in Paris with my wife").
 //
 // A statement is matched whole, after "now"-like markers ("now", "teď",
-// "jetzt", 现在, 今は, 지금은) and leading fillers ("btw", "übrigens") are
-// dropped. The regexps are compiled once, at package init.
+// "jetzt", 现在, 今は, 지금은), German "since" adverbials ("seit März") and
+// leading fillers ("btw", "übrigens") are dropped. The regexps are compiled
+// once, at package init.
 
 // Slot is the subject a fact is about and the value it gives it.
 type Slot struct {
@@ -96,6 +98,7 @@ type slotKind uint8
 const (
 	kindHome slotKind = iota
 	kindEmployer
+	kindNamedEmployer // a looser employer form: the value must be a company's name
 	kindCar
 	kindAge
 	kindFavourite
@@ -103,7 +106,16 @@ const (
 	kindGeneric
 )
 
-var fixedKeys = map[slotKind]string{kindHome: "home", kindEmployer: "employer", kindCar: "car"}
+var fixedKeys = map[slotKind]string{
+	kindHome: "home", kindEmployer: "employer", kindNamedEmployer: "employer", kindCar: "car",
+}
+
+// placeChecks test a place-like value further, beyond placeValue.
+var placeChecks = map[slotKind]func(lang slotLang, raw, v string) bool{
+	kindHome:          isHomeValue,
+	kindNamedEmployer: isNamedEmployer,
+	kindCar:           isCarValue,
+}
 
 // valueKind tells values of one key apart that are not alternatives: "My
 // manager is Petra" names a person, "My manager is very strict" does not.
@@ -192,6 +204,9 @@ func (r *slotRule) extract(m []string) (slotFact, bool) {
 	default:
 		f.Key = fixedKeys[r.kind]
 		f.Value, ok = placeValue(r.lang, val)
+		if check := placeChecks[r.kind]; ok && check != nil {
+			ok = check(r.lang, val, f.Value)
+		}
 	}
 	return f, ok && f.Key != "" && f.Value != ""
 }
@@ -231,11 +246,15 @@ var (
 		"５", "5", "６", "6", "７", "7", "８", "8", "９", "9",
 	)
 	contractionIm = regexp.MustCompile(`(?i)\bi'm\b`)
-	contractionVe = regexp.MustCompile(`(?i)\bi've\b`)
-	// After a dropped "jetzt" or "übrigens" German puts the verb first:
-	// "Jetzt wohne ich in Berlin" is "ich wohne in Berlin".
-	germanInverted = regexp.MustCompile(`(?i)^(wohne|lebe|arbeite|bin|habe|bevorzuge|fahre|trinke|mag|nehme|esse|benutze|nutze) ich (.+)$`)
-	cjkMarkers     = strings.NewReplacer(
+	contractionVe = regexp.MustCompile(`(?i)\b(i|we)'ve\b`)
+	// After a dropped "jetzt", "seit März" or "übrigens" German puts the
+	// verb first: "Jetzt wohne ich in Berlin" is "ich wohne in Berlin".
+	germanInverted   = regexp.MustCompile(`(?i)^(wohne|lebe|arbeite|bin|habe|bevorzuge|fahre|trinke|mag|nehme|esse|benutze|nutze) ich (.+)$`)
+	germanInvertedWe = regexp.MustCompile(`(?i)^sind wir (.+)$`)
+	// germanSince dates a current fact's start: "seit März", "seit 2024",
+	// "seit letztem Jahr". "Ab März" (a plan) is no such adverbial.
+	germanSince = regexp.MustCompile(`^seit (?:(?:anfang|mitte|ende) )?(?:(?:januar|jänner|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember)(?: \d{4})?|\d{4}|(?:letzter|letztem|letzten|vorigem|voriger|vorigen|diesem|dieser|einem|einer) (?:woche|monat|jahr|sommer|herbst|winter|frühling|frühjahr)|gestern|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag)$`)
+	cjkMarkers  = strings.NewReplacer(
 		"现在", "", "目前", "", "如今", "", "已经", "", "最近は", "", "最近", "", "今年", "",
 		"今は", "", "現在は", "", "もう", "", "すでに", "", "既に", "",
 	)
@@ -260,9 +279,10 @@ func prepareSlotText(text string) (string, bool) {
 	if hasCJK(s) {
 		s = dropJapaneseNow(cjkMarkers.Replace(tightenCJK(s)))
 	}
-	s = contractionVe.ReplaceAllString(contractionIm.ReplaceAllString(s, "i am"), "i have")
+	s = contractionVe.ReplaceAllString(contractionIm.ReplaceAllString(s, "i am"), "$1 have")
 	if lead {
 		s = germanInverted.ReplaceAllString(s, "ich $1 $2")
+		s = germanInvertedWe.ReplaceAllString(s, "wir sind $1")
 	}
 	return s, s != ""
 }
@@ -273,7 +293,7 @@ func dropMarkers(words []string) (kept []string, lead bool) {
 	for len(words) > 0 {
 		n := phraseAt(leadingFillers, words, 0)
 		if n == 0 {
-			n = phraseAt(presentMarkers, words, 0)
+			n = markerAt(words, 0)
 		}
 		if n == 0 {
 			break
@@ -282,7 +302,7 @@ func dropMarkers(words []string) (kept []string, lead bool) {
 	}
 	kept = make([]string, 0, len(words))
 	for i := 0; i < len(words); {
-		if n := phraseAt(presentMarkers, words, i); n > 0 {
+		if n := markerAt(words, i); n > 0 {
 			i += n
 			continue
 		}
@@ -292,21 +312,40 @@ func dropMarkers(words []string) (kept []string, lead bool) {
 	return kept, lead
 }
 
+// markerAt returns how many words from i date the statement to the present
+// ("now", "seit März"), or 0.
+func markerAt(words []string, i int) int {
+	if n := phraseAt(presentMarkers, words, i); n > 0 {
+		return n
+	}
+	for n := min(maxPhraseWords, len(words)-i); n > 1; n-- {
+		if germanSince.MatchString(phraseKey(words[i : i+n])) {
+			return n
+		}
+	}
+	return 0
+}
+
 const maxPhraseWords = 4
 
 // phraseAt returns how many words from i form a phrase of set, longest
 // first, or 0.
 func phraseAt(set map[string]bool, words []string, i int) int {
 	for n := min(maxPhraseWords, len(words)-i); n > 0; n-- {
-		parts := make([]string, n)
-		for j, w := range words[i : i+n] {
-			parts[j] = strings.Trim(lowerText(w), ",.:")
-		}
-		if set[strings.Join(parts, " ")] {
+		if set[phraseKey(words[i:i+n])] {
 			return n
 		}
 	}
 	return 0
+}
+
+// phraseKey joins words lower case, without the punctuation around them.
+func phraseKey(words []string) string {
+	parts := make([]string, len(words))
+	for j, w := range words {
+		parts[j] = strings.Trim(lowerText(w), ",.:")
+	}
+	return strings.Join(parts, " ")
 }
 
 // tightenCJK removes spaces next to Han or kana, which Chinese and Japanese
@@ -359,7 +398,7 @@ func dropJapaneseNow(s string) string {
 // slotBlocked reports words that make a statement something other than a
 // current fact: a negation, the past, an addition, a plan or a guess.
 func slotBlocked(lang slotLang, lower string) bool {
-	if lang == langChinese && strings.ContainsAny(lastRune(lower), "吗呢吧么") {
+	if lang == langChinese && (strings.ContainsAny(lastRune(lower), "吗呢吧么") || chineseDont.MatchString(lower)) {
 		return true
 	}
 	for _, sub := range blockedSubstrings[lang] {
@@ -471,6 +510,9 @@ func cjkValue(lang slotLang, v string) (string, bool) {
 			return "", false
 		}
 	}
+	if lang == langJapanese && strings.Contains(v, "と") && !japaneseOneHead.MatchString(v) {
+		return "", false
+	}
 	if lang != langKorean {
 		return v, true
 	}
@@ -485,6 +527,15 @@ func cjkValue(lang slotLang, v string) (string, bool) {
 	}
 	return strings.Join(words, " "), true
 }
+
+// japaneseOneHead matches a と that joins the modifier of one head, as in
+// 千と千尋の神隠し ("the spiriting away of Sen and Chihiro"), not two values
+// (トトロとラピュタ, 友達と東京).
+var japaneseOneHead = regexp.MustCompile(`^[^と]+と[^と]+の[^と]+$`)
+
+// chineseDont matches 别 as an imperative "don't" at a clause's start; 别
+// inside a value (霸王别姬, 别克) is no negation.
+var chineseDont = regexp.MustCompile(`(?:^|,)(?:请|你|您)?(?:千万)?别`)
 
 func hasKoreanParticle(w string) bool {
 	for _, p := range []string{"는", "은", "도", "에", "를", "을"} {
@@ -508,6 +559,88 @@ func placeValue(lang slotLang, raw string) (string, bool) {
 		}
 	}
 	return v, true
+}
+
+// isHomeValue rejects what "based in" or "we moved to" also name: an office
+// ("the Berlin office") or a tool a team moved to ("Postgres").
+func isHomeValue(lang slotLang, _, v string) bool {
+	words := strings.Fields(v)
+	return len(words) > 0 && !notHomeHeads[lang][words[len(words)-1]] &&
+		!slices.ContainsFunc(words, func(w string) bool { return notPlaces[lang][w] })
+}
+
+// isNamedEmployer accepts a company's name only: capitalised words without
+// an article ("I joined Accenture", "Ich bin bei Aldi"), not a time ("I
+// started at 9am"), a club, a social network or, in German, a person one
+// stays with ("bei Oma").
+func isNamedEmployer(lang slotLang, raw, v string) bool {
+	words := strings.Fields(raw)
+	if len(words) == 0 || !capitalisedWords(words) {
+		return false
+	}
+	if first, _ := utf8.DecodeRuneInString(words[0]); !unicode.IsUpper(first) || articles[lang][lowerText(words[0])] {
+		return false
+	}
+	return !slices.ContainsFunc(strings.Fields(v), func(w string) bool {
+		return notEmployers[lang][w] || lang == langGerman && relations[lang][w] != ""
+	})
+}
+
+// capitalisedWords reports whether every word that starts with a letter
+// starts with a capital: "Deutsche Bahn", "Škodou Octavia RS", "BMW X5".
+func capitalisedWords(words []string) bool {
+	for _, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsLetter(r) && !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// isCarValue checks what the looser car forms name: a Czech "jezdím X" or
+// "mám auto X" a capitalised make ("Toyotou Yaris", not "autem" or "MHD"),
+// a Chinese 我开X a known make (not 我开会), a Japanese Xに乗っています a
+// katakana or Latin name that is no bus or bike, a Korean X를 타요 nothing
+// else one 타다 (버스, 스키, 커피).
+func isCarValue(lang slotLang, raw, v string) bool {
+	switch lang {
+	case langCzech:
+		words := strings.Fields(v)
+		return len(words) > 0 && capitalisedWords(strings.Fields(raw)) && !notCars[lang][words[0]]
+	case langChinese:
+		return chineseCar(v)
+	case langJapanese:
+		return !notCars[lang][v] && strings.IndexFunc(v, func(r rune) bool {
+			return !unicode.In(r, unicode.Katakana, unicode.Latin, unicode.Digit) && !strings.ContainsRune("ー・ -", r)
+		}) < 0
+	case langKorean:
+		return !notCars[lang][v]
+	}
+	return true
+}
+
+// chineseCar reports a value that starts with a car make and adds no
+// direction: 丰田卡罗拉, 特斯拉Model 3, not 特斯拉去上班.
+func chineseCar(v string) bool {
+	for _, brand := range chineseCarMakes {
+		if rest, ok := strings.CutPrefix(v, brand); ok {
+			return !strings.ContainsAny(rest, "去来到回的")
+		}
+	}
+	return false
+}
+
+// stripHonorific drops the honorific after a person's name: 佐藤さん,
+// 김민수 씨.
+func stripHonorific(lang slotLang, v string) string {
+	v = strings.TrimSpace(v)
+	for _, h := range honorifics[lang] {
+		if rest, ok := strings.CutSuffix(v, h); ok && rest != "" {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return v
 }
 
 // Ages.
@@ -711,6 +844,8 @@ func genericSlot(lang slotLang, rawKey, rawVal string) (string, string, valueKin
 		return "", "", valueAny, false
 	}
 	switch key {
+	case "manager":
+		rawVal = stripHonorific(lang, rawVal)
 	case "phone":
 		v, ok := phoneValue(rawVal)
 		return key, v, valueIdent, ok
@@ -945,6 +1080,7 @@ func buildSlotRules() []slotRule {
 			"{rel}", alternation(relations[lang]),
 			"{adj}", alternation(relationAdjectives[lang]),
 			"{name}", `[\p{L}][\p{L}'-]*`,
+			"{manager}", alternation(wordsFor(genericKeys[lang], "manager")),
 		)
 		for _, p := range slotPatterns[lang] {
 			frag := slotFragments[lang]
@@ -953,6 +1089,17 @@ func buildSlotRules() []slotRule {
 		}
 	}
 	return rules
+}
+
+// wordsFor keeps the words of byWord that stand for key.
+func wordsFor(byWord map[string]string, key string) map[string]string {
+	m := map[string]string{}
+	for w, k := range byWord {
+		if k == key {
+			m[w] = k
+		}
+	}
+	return m
 }
 
 // alternation turns a word list into a regexp alternation, longest first so
@@ -1001,6 +1148,7 @@ var slotFragments = map[slotLang]*strings.Replacer{
 		"{ctx}", `(?:v|ve|na|při|po|před|k|ke|během|u|o) [^,]+?|ráno|večer|odpoledne|dopoledne|doma|v noci`,
 		"{ctx2}", `(?:v|ve|na|při|po|před|k|ke|během|u|o) .+|ráno|večer|odpoledne|dopoledne|doma`,
 		"{prefer}", `(?:preferuji|preferuju|dávám přednost|mám radši|mám raději|piju radši|piju raději|piji raději)`,
+		"{moved}", `(?:pře|od)stěhoval`,
 	),
 	langChinese: strings.NewReplacer(
 		"{subj}", `我(?:的?(?P<rel>{rel}))?`,
@@ -1010,11 +1158,15 @@ var slotFragments = map[slotLang]*strings.Replacer{
 		"{subj}", `(?:(?:私|僕|わたし|俺|あたし)は|(?:(?:私|僕|わたし)の)?(?P<rel>{rel})(?:は|が))?`,
 		"{me}", `(?:(?:私|僕|わたし)(?:は|の))?`,
 		"{num}", `(?P<num>\d{1,3}|[一二三四五六七八九十]{1,3})`,
+		"{moved}", `(?:に|へ)(?:引っ越しました|引っ越した|引越しました|引越した|引っ越してきました|引っ越して来ました|移住しました|移りました)`,
+		"{honorific}", `(?:さん|さま|様|氏)`,
 	),
 	langKorean: strings.NewReplacer(
 		"{subj}", `(?:(?:저는|나는|전|난|제가|내가) |(?:(?:제|내|우리) )?(?P<rel>{rel})(?:은|는|이|가) )?`,
 		"{num}", `(?P<num>\d{1,3}|[가-힣]{1,4})`,
 		"{copula}", `(?:이에요|예요|입니다|이야|야|이다)`,
+		"{moved}", `(?:으로|로) (?:이사했어요|이사 했어요|이사했습니다|이사 왔어요|이사왔어요|이사 갔어요|이사갔어요|이사했다|이사했어|이사 왔다)`,
+		"{honorific}", `(?: ?씨| ?님)`,
 	),
 }
 
@@ -1025,10 +1177,13 @@ var slotPatterns = map[slotLang][]slotPattern{
 		{kindPreference, `(?:(?P<ctx>{ctx}),? )?{subj} (?:prefer|prefers) (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
 		{kindHome, `{subj} (?:live|lives|am living|is living|reside|resides) in (?P<val>.+)`},
 		{kindHome, `{subj} (?:have |has )?(?:moved|relocated) to (?P<val>.+)`},
+		{kindHome, `we (?:have )?(?:moved|relocated) to (?P<val>.+)`},
+		{kindHome, `{subj} (?:am|is) based in (?P<val>.+)`},
 		{kindEmployer, `{subj} (?:work|works|am working|is working) (?:at|for) (?P<val>.+)`},
 		{kindEmployer, `{subj} (?:am|is) employed (?:at|by) (?P<val>.+)`},
 		{kindEmployer, `{subj} (?:have |has )?(?:started|got|took|accepted|landed) (?:a |my |her |his )?(?:new )?(?:job|position|role) (?:at|with) (?P<val>.+)`},
 		{kindEmployer, `{subj} (?:have |has )?(?:started|began) (?:working|to work) (?:at|for) (?P<val>.+)`},
+		{kindNamedEmployer, `{subj} (?:have |has )?(?:joined|started at) (?P<val>.+)`},
 		{kindCar, `{subj} (?:drive|drives) (?:a|an) (?P<val>.+)`},
 		{kindFavourite, `(?:my|{rel3}'s) (?:favou?rite|fave|fav) (?P<fav>[\p{L}-]+(?: [\p{L}-]+){0,2}) is (?P<val>.+)`},
 		{kindGeneric, `{rel3}'s (?:new |current )?(?P<key>[\p{L}-]+(?: [\p{L}-]+){0,2}) is (?P<val>.+)`},
@@ -1039,11 +1194,12 @@ var slotPatterns = map[slotLang][]slotPattern{
 		{kindPreference, `(?P<ctx>{ctx}) (?:bevorzuge ich|(?:trinke|mag|nehme|esse|benutze|nutze) ich lieber) (?P<val>.+)`},
 		{kindPreference, `ich {prefer} (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
 		{kindHome, `{subj} (?:wohne|wohnt|lebe|lebt) (?:in|im) (?P<val>.+)`},
-		{kindHome, `(?:ich bin|{rel3} ist) (?:nach|in|ins) (?P<val>.+?) (?:gezogen|umgezogen)`},
+		{kindHome, `(?:ich bin|wir sind|{rel3} ist) (?:nach|in|ins) (?P<val>.+?) (?:gezogen|umgezogen)`},
 		{kindEmployer, `{subj} (?:arbeite|arbeitet) (?:bei|für) (?P<val>.+)`},
 		{kindEmployer, `ich habe (?:einen |eine )?(?:neuen |neue )?(?:job|stelle|arbeit) bei (?P<val>.+)`},
 		{kindEmployer, `ich habe bei (?P<val>.+?) angefangen`},
 		{kindEmployer, `ich bin bei (?P<val>.+?) angestellt`},
+		{kindNamedEmployer, `ich bin bei (?P<val>.+)`},
 		{kindCar, `ich fahre (?:einen|ein|eine) (?P<val>.+)`},
 		{kindAge, `(?:ich bin|{rel3} ist) {num}(?: jahre alt| jahre| geworden| jahre alt geworden)?`},
 		{kindFavourite, `(?:mein|meine) lieblings(?P<fav>[\p{L}-]+) ist (?P<val>.+)`},
@@ -1053,12 +1209,15 @@ var slotPatterns = map[slotLang][]slotPattern{
 		{kindPreference, `(?:(?P<ctx>{ctx}) )?{me}{prefer} (?P<val>.+?)(?: (?P<ctx2>{ctx2}))?`},
 		{kindHome, `{me}(?:bydlím|bydlim|žiju|žiji) (?:v|ve) (?P<val>.+)`},
 		{kindHome, `{rel3} (?:bydlí|žije) (?:v|ve) (?P<val>.+)`},
-		{kindHome, `{me}(?:jsem se (?:pře|od)stěhoval(?:a)?|(?:pře|od)stěhoval(?:a)? jsem se) do (?P<val>.+)`},
-		{kindHome, `{rel3} se (?:pře|od)stěhoval(?:a)? do (?P<val>.+)`},
+		{kindHome, `{me}(?:jsem se {moved}(?:a)?|{moved}(?:a)? jsem se) do (?P<val>.+)`},
+		{kindHome, `(?:my )?(?:jsme se {moved}i|{moved}i jsme se) do (?P<val>.+)`},
+		{kindHome, `{rel3} se {moved}(?:a)? do (?P<val>.+)`},
 		{kindEmployer, `{me}(?:pracuji|pracuju|dělám) (?:v|ve|u|pro) (?P<val>.+)`},
 		{kindEmployer, `{me}(?:jsem nastoupil(?:a)?|nastoupil(?:a)? jsem) (?:do|k|ke) (?P<val>.+)`},
 		{kindEmployer, `{me}mám (?:novou )?práci (?:v|ve|u) (?P<val>.+)`},
 		{kindEmployer, `{rel3} (?:pracuje|dělá) (?:v|ve|u|pro) (?P<val>.+)`},
+		{kindCar, `{me}(?:jezdím|jezdim) (?P<val>.+)`},
+		{kindCar, `{me}mám (?:nové |nový )?auto (?P<val>.+)`},
 		{kindAge, `je mi {num}(?: {years})?`},
 		{kindAge, `{rel3} má {num} {years}`},
 		{kindAge, `(?:{poss} )?(?:(?P<adj>{adj}) )?(?P<rel>{rel})(?: (?P<name>{name}))? je {num}(?: {years})?`},
@@ -1068,10 +1227,12 @@ var slotPatterns = map[slotLang][]slotPattern{
 	langChinese: {
 		{kindPreference, `(?:(?P<ctx>[^我,]{1,12}?),?)??我(?P<ctx2>[^,]{1,12}?)??(?:更喜欢|更爱|比较喜欢|偏好|偏爱|更倾向于)(?:喝|吃|用|看|听)?(?P<val>.+)`},
 		{kindHome, `{subj}(?:住在|生活在|定居在|住)(?P<val>.+?)了?`},
-		{kindHome, `{subj}(?:搬到了|搬到|搬去了|搬去|搬家到了|搬家到|搬回了|搬回)(?P<val>.+?)了?`},
+		{kindHome, `(?:我们|{subj})(?:搬到了|搬到|搬去了|搬去|搬家到了|搬家到|搬回了|搬回)(?P<val>.+?)了?`},
+		{kindHome, `(?:我们|{subj})搬家了,?(?:我们|我)?(?:住在|住)(?P<val>.+?)了?`},
 		{kindEmployer, `{subj}在(?P<val>.+?)(?:工作|上班|任职|就职)了?`},
 		{kindEmployer, `{subj}(?:加入了|入职了|跳槽到了|跳槽到|跳槽去了|跳槽去)(?P<val>.+)`},
 		{kindEmployer, `{subj}(?:去|到)(?P<val>.+?)(?:工作|上班)了`},
+		{kindCar, `{subj}开(?:的是)?(?P<val>.+?)了?`},
 		{kindAge, `{subj}{num}(?:岁|周岁)了?`},
 		{kindFavourite, `{subj}(?:最喜欢|最爱)的(?P<fav>[^是]{1,8}?)是(?P<val>.+)`},
 		{kindGeneric, `我的?(?P<rel>{rel})的(?:新)?(?P<key>[^是的]{1,8}?)是(?P<val>.+)`},
@@ -1079,20 +1240,27 @@ var slotPatterns = map[slotLang][]slotPattern{
 	},
 	langJapanese: {
 		{kindHome, `{subj}(?P<val>.+?)(?:に住んでいます|に住んでいる|に住んでる|に住んでおります|で暮らしています|で暮らしている|で暮らしてる)`},
-		{kindHome, `{subj}(?P<val>.+?)(?:に|へ)(?:引っ越しました|引っ越した|引越しました|引越した|引っ越してきました|引っ越して来ました|移住しました|移りました)`},
+		{kindHome, `(?:私|僕|わたし)(?:たち|達)は(?P<val>.+?){moved}`},
+		{kindHome, `{subj}(?P<val>.+?){moved}`},
 		{kindEmployer, `{subj}(?P<val>.+?)(?:で働いています|で働いている|で働いてる|で働いております|に勤めています|に勤めている|に勤めてる|に勤務しています|に就職しました|に転職しました|に入社しました|で働き始めました)`},
+		{kindCar, `{subj}(?P<val>.+?)に(?:乗っています|乗っている|乗ってる|乗ってます|乗っております)`},
 		{kindAge, `{subj}{num}(?:歳|才)(?:です|だ|になりました|になった)?`},
 		{kindFavourite, `{me}(?:一番|いちばん)?好きな(?P<fav>.+?)は(?P<val>.+?)(?:です|だ)?`},
 		{kindPreference, `(?:(?:私|僕|わたし)は)?(?:(?P<ctx>.{1,10}?)(?:では|には|は)、?)?(?P<val>.+?)(?:(?:の方|のほう)が(?:好き|いい)(?:です|だ)?|を好みます|を好む)`},
+		{kindGeneric, `(?:新しい)?(?P<key>{manager})は(?P<val>.+?{honorific})(?:です|だ)`},
 		{kindGeneric, `(?:私|僕|わたし)の(?:新しい)?(?P<key>.+?)は(?P<val>.+?)(?:です|だ)`},
 	},
 	langKorean: {
 		{kindHome, `{subj}(?P<val>\S+?)(?:에|에서) (?:살아요|살고 있어요|삽니다|살고 있습니다|살아|살고 있다|산다|살고 있어)`},
-		{kindHome, `{subj}(?P<val>\S+?)(?:으로|로) (?:이사했어요|이사 했어요|이사했습니다|이사 왔어요|이사왔어요|이사 갔어요|이사갔어요|이사했다|이사했어|이사 왔다)`},
+		{kindHome, `{subj}(?P<val>\S+?){moved}`},
+		{kindHome, `(?:우리는|저희는|우린|저흰|우리가|저희가) (?P<val>\S+?){moved}`},
 		{kindEmployer, `{subj}(?P<val>\S+?)(?:에서 (?:일해요|일하고 있어요|일합니다|일하고 있습니다|일해|근무해요|근무하고 있어요|근무합니다|일하기 시작했어요)|에 (?:다녀요|다니고 있어요|다닙니다|다녀|취직했어요|취직했습니다|입사했어요|입사했습니다)|(?:으로|로) 이직했(?:어요|습니다))`},
+		{kindCar, `{subj}(?P<val>\S+?)(?:을|를) (?:타요|타고 있어요|탑니다|타고 있습니다|타고 다녀요|타고 다닙니다|타고 있어|타고 다녀|타)`},
 		{kindAge, `{subj}{num} ?살(?:이에요|이예요|입니다|이야|이다|이 됐어요|이 되었어요|이 됐습니다|이 됐어|이 됐다)?`},
 		{kindFavourite, `(?:(?:제가|내가|저는|나는) )?(?:제일|가장) 좋아하는 (?P<fav>\S+?)(?:은|는|이|가) (?P<val>\S+?){copula}`},
 		{kindPreference, `(?:(?:저는|나는|전|난) )?(?:(?P<ctx>\S+?)(?:에서는|에는|엔|에선|때는) )?(?P<val>.+?)(?:을|를|이|가) (?:더 좋아해요|더 좋아합니다|더 좋아해|더 좋아요|더 좋아|선호해요|선호합니다|선호해)`},
+		{kindGeneric, `(?:(?:제|내|우리) )?(?:새 |새로운 )?(?P<key>{manager})(?:은|는|이|가) (?P<val>\S+?{honorific}){copula}`},
+		{kindGeneric, `(?:(?:제|내|우리) )?(?P<key>{manager})(?:이|가) (?P<val>\S+?{honorific})(?:으로|로) (?:바뀌었어요|바뀌었습니다|바뀌었어|바뀌었다)`},
 		{kindGeneric, `(?:제|내) (?:새 |새로운 )?(?P<key>(?:\S+ )?\S+?)(?:은|는|이|가) (?P<val>\S+?){copula}`},
 	},
 }
@@ -1230,10 +1398,10 @@ var (
 	valueStopSubstrings = map[slotLang][]string{
 		langChinese: {
 			"和", "跟", "与", "及", "但", "因为", "还", "不", "没", "以前", "或", "吗", "呢", "哪",
-			"什么", "谁", "我", "你", "他", "她", "在",
+			"什么", "谁", "我", "你", "他", "她", "在", "别的", "别处",
 		},
 		langJapanese: {
-			"は", "が", "を", "も", "、", "と", "や", "から", "まで", "でも", "けど", "私", "僕", "どこ", "何", "誰",
+			"は", "が", "を", "も", "、", "や", "から", "まで", "でも", "けど", "私", "僕", "どこ", "何", "誰",
 		},
 		langKorean: {"그리고", "하고", "어디", "뭐", "무엇", "누구", "언제"},
 	}
@@ -1254,7 +1422,7 @@ var (
 			"firmy", "kanceláři",
 		),
 		langGerman:   setOf("hause", "zuhause", "stadt", "zentrum", "wohnung", "haus", "hier", "dort", "firma", "büro", "arbeit", "mir"),
-		langChinese:  setOf("家", "家里", "这里", "那里", "市中心", "郊区", "农村", "城里", "公司"),
+		langChinese:  setOf("家", "家里", "这里", "那里", "市中心", "郊区", "农村", "城里", "公司", "别墅"),
 		langJapanese: setOf("家", "自宅", "在宅", "ここ", "そこ", "都会", "田舎", "実家", "会社"),
 		langKorean:   setOf("집", "여기", "거기", "시골", "도시", "회사"),
 	}
@@ -1272,6 +1440,74 @@ var (
 		langKorean:   {"새 ", "새로운 ", "다른 ", "우리 "},
 	}
 )
+
+// notHomeHeads and notPlaces are what "I'm based in" or "we moved to" can
+// name besides a home: an office, or a tool or platform a team moved to.
+var (
+	notHomeHeads = map[slotLang]map[string]bool{
+		langEnglish: setOf("office", "offices", "branch", "hq", "headquarters", "campus", "team", "department", "lab", "site"),
+	}
+	notPlaces = map[slotLang]map[string]bool{
+		langEnglish: setOf(
+			"postgres", "postgresql", "mysql", "sqlite", "mongodb", "kubernetes", "k8s", "aws", "azure", "gcp",
+			"cloud", "github", "gitlab", "bitbucket", "slack", "teams", "jira", "notion", "linux", "windows",
+			"macos", "python", "rust", "go", "golang", "typescript", "java", "react", "vim", "neovim", "emacs",
+			"vscode", "docker", "terraform", "monorepo", "microservices",
+		),
+	}
+)
+
+// notEmployers are what "I joined X", "I started at X" or "ich bin bei X"
+// can name besides an employer: a club, a school, a social network, and in
+// German a person or place one stays with or at.
+var notEmployers = map[slotLang]map[string]bool{
+	langEnglish: setOf(
+		"club", "gym", "team", "army", "navy", "marines", "church", "choir", "band", "league", "society",
+		"association", "community", "course", "class", "university", "college", "school", "academy",
+		"twitter", "facebook", "instagram", "tiktok", "linkedin", "reddit", "discord", "mastodon", "bluesky",
+		"snapchat", "whatsapp", "telegram", "strava", "tinder",
+	),
+	langGerman: setOf(
+		"freunden", "freunde", "verwandten", "nachbarn", "kollegen", "bekannten", "familie", "leuten",
+		"mutti", "vati", "eltern", "großeltern", "arzt", "ärztin", "zahnarzt", "friseur", "bewusstsein",
+		"sinnen", "kräften", "laune", "gelegenheit", "bedarf", "facebook", "instagram", "twitter", "tiktok",
+		"linkedin", "xing", "whatsapp",
+	),
+}
+
+// notCars are what the looser car forms ride besides a car: 버스를 타요,
+// バスに乗っています, "jezdím MHD" (public transport), "jezdím Uberem".
+var notCars = map[slotLang]map[string]bool{
+	langCzech: setOf("mhd", "uberem", "boltem", "liftagem", "regiojetem", "pendolinem", "flixbusem", "blablacarem"),
+	langJapanese: setOf(
+		"バス", "タクシー", "バイク", "エレベーター", "エスカレーター", "ボート", "ヨット", "モノレール", "トラム",
+		"スクーター", "ケーブルカー", "ロープウェイ", "ジェットコースター", "ブランコ", "サーフボード", "スケボー",
+		"スケートボード", "スキー", "スノーボード", "リフト", "ゴンドラ", "フェリー", "ベビーカー", "キックボード",
+		"トラック", "レンタカー", "カーシェア", "jr",
+	),
+	langKorean: setOf(
+		"버스", "지하철", "전철", "기차", "자전거", "비행기", "택시", "배", "말", "차", "자동차", "오토바이",
+		"킥보드", "스쿠터", "스키", "보드", "스노보드", "스케이트", "썰매", "그네", "미끄럼틀", "엘리베이터",
+		"에스컬레이터", "롤러코스터", "케이블카", "트램", "커피", "물", "우유", "간지럼", "추위", "더위", "눈치",
+		"월급", "상", "용돈", "인기", "유모차", "카트", "트럭", "승용차", "전기차", "중고차", "ktx", "srt",
+	),
+}
+
+// chineseCarMakes start the value of 我开X: 开 alone also opens, holds or
+// runs things (开会, 开心, 开店, 开公司).
+var chineseCarMakes = []string{
+	"丰田", "本田", "日产", "马自达", "三菱", "斯巴鲁", "铃木", "雷克萨斯", "英菲尼迪", "讴歌", "大众", "奥迪",
+	"宝马", "奔驰", "保时捷", "欧宝", "福特", "雪佛兰", "别克", "凯迪拉克", "林肯", "吉普", "特斯拉", "沃尔沃",
+	"路虎", "捷豹", "标致", "雪铁龙", "雷诺", "菲亚特", "法拉利", "兰博基尼", "玛莎拉蒂", "现代", "起亚",
+	"斯柯达", "比亚迪", "吉利", "长城", "哈弗", "长安", "红旗", "奇瑞", "五菱", "蔚来", "理想", "小鹏", "问界",
+	"极氪", "领克", "小米", "零跑", "埃安", "荣威", "名爵",
+}
+
+// honorifics follow a person's name in a manager's value: 佐藤さん, 김민수 씨.
+var honorifics = map[slotLang][]string{
+	langJapanese: {"さん", "さま", "様", "氏"},
+	langKorean:   {"씨", "님"},
+}
 
 var (
 	numberUnits = map[slotLang]map[string]int{
@@ -1400,7 +1636,7 @@ var genericKeys = map[slotLang]map[string]string{
 		"phone":    {"전화번호", "핸드폰 번호", "휴대폰 번호", "번호", "핸드폰", "휴대폰"},
 		"email":    {"이메일", "메일", "이메일 주소"},
 		"address":  {"주소"},
-		"manager":  {"매니저", "상사", "팀장"},
+		"manager":  {"매니저", "매니저님", "상사", "팀장", "팀장님", "부장님", "과장님", "실장님"},
 		"employer": {"회사"},
 		"car":      {"차"},
 		"name":     {"이름"},
@@ -1533,8 +1769,9 @@ var (
 	blockedSubstrings = map[slotLang][]string{
 		// Single characters only where no name needs them: 也 is in 维也纳,
 		// 会 in 会展中心; the patterns already refuse 我也住在 and 我会搬到.
+		// 别 is in 霸王别姬 and 别克: chineseDont finds it as a "don't".
 		langChinese: {
-			"不", "没", "别", "未", "另外", "可能", "也许", "大概", "如果", "打算", "将要", "准备", "计划",
+			"不", "没", "未", "另外", "可能", "也许", "大概", "如果", "打算", "将要", "准备", "计划",
 			"以前", "之前", "过去", "曾经", "原来", "小时候", "当时", "什么", "哪", "谁", "多少",
 		},
 		langJapanese: {

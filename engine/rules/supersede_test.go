@@ -52,6 +52,20 @@ var supersedeCases = []struct {
 	{"en", "I prefer dark mode", "I prefer tea", false},                                 // different domain
 	{"en", "My manager is very strict", "My manager is Petra", false},                   // description
 	{"en", "I might move to Berlin", "I live in Paris", false},                          // plan
+	{"en", "I'm based in Porto now", "I live in Lisbon", true},
+	{"en", "I'm based in the Berlin office", "I live in Munich", false}, // unrelated fact
+	{"en", "My sister is based in Lyon", "I live in Paris", false},      // different person
+	{"en", "I joined Accenture", "I work at Deloitte", true},
+	{"en", "I started at Google", "I work at Siemens", true},
+	{"en", "I now work for Google", "I work at Siemens", true},
+	{"en", "I joined a gym", "I work at Siemens", false},         // description
+	{"en", "I joined Twitter", "I work at Siemens", false},       // unrelated fact
+	{"en", "I started at 9am", "I work at Siemens", false},       // unrelated fact
+	{"en", "My wife joined Accenture", "I work at Bosch", false}, // different person
+	{"en", "We moved to Berlin", "I live in Paris", true},
+	{"en", "We've moved to Berlin", "I live in Paris", true},
+	{"en", "We moved to Postgres", "I live in Paris", false},  // unrelated fact
+	{"en", "We moved to the cloud", "I live in Paris", false}, // unrelated fact
 
 	// Czech.
 	{"cs", "Přestěhoval jsem se do Berlína", "Bydlím v Paříži", true},
@@ -73,6 +87,16 @@ var supersedeCases = []struct {
 	{"cs", "Bydlím v Brně?", "Bydlím v Praze", false},                      // question
 	{"cs", "Můj pes Rex má čtyři roky", "Můj pes Max má tři roky", false},  // different entity
 	{"cs", "Bydlím v Praze a pracuji v Brně", "Bydlím v Ostravě", false},   // two facts
+	{"cs", "Teď jezdím Toyotou Yaris", "Jezdím Škodou Fabia", true},
+	{"cs", "Mám auto Toyota Yaris", "Jezdím Škodou Fabia", true},
+	{"cs", "Jezdím MHD", "Jezdím Škodou Fabia", false},                // unrelated fact
+	{"cs", "Jezdím autem do práce", "Jezdím Škodou Fabia", false},     // description
+	{"cs", "Mám auto Škoda Fabia", "Jezdím Škodou Fabia", false},      // same value, declined
+	{"cs", "Moje sestra jezdí Toyotou", "Jezdím Škodou Fabia", false}, // different person
+	{"cs", "Odstěhovali jsme se do Berouna", "Bydlím v Praze", true},
+	{"cs", "Přestěhovali se do Berouna", "Bydlím v Praze", false},          // different person
+	{"cs", "Odstěhovali jsme se do Prahy", "Bydlím v Praze", false},        // same value, declined
+	{"cs", "Dřív jsme se odstěhovali do Berouna", "Bydlím v Praze", false}, // past
 
 	// German.
 	{"de", "Ich bin nach Berlin gezogen", "Ich wohne in Paris", true},
@@ -93,6 +117,17 @@ var supersedeCases = []struct {
 	{"de", "Mein Hund Luna ist ein Pudel", "Mein Hund Rex ist ein Beagle", false},             // different entity
 	{"de", "Ich arbeite in Paris", "Ich wohne in Paris", false},                               // unrelated fact
 	{"de", "Ich arbeite auch bei Bosch", "Ich arbeite bei Siemens", false},                    // addition
+	{"de", "Seit März wohne ich in Kiel", "Ich wohne in Hannover", true},
+	{"de", "Seit 2024 arbeite ich bei Bosch", "Ich arbeite bei Siemens", true},
+	{"de", "Ich wohne seit letztem Jahr in Kiel", "Ich wohne in Hannover", true},
+	{"de", "Ab März wohne ich in Kiel", "Ich wohne in Hannover", false},               // plan
+	{"de", "Seit März wohnt meine Schwester in Kiel", "Ich wohne in Hannover", false}, // different person
+	{"de", "Wir sind nach Kiel gezogen", "Ich wohne in Hannover", true},
+	{"de", "Ich bin jetzt bei Aldi", "Ich arbeite bei Lidl", true},
+	{"de", "Ich bin jetzt bei meinen Eltern", "Ich arbeite bei Lidl", false}, // unrelated fact
+	{"de", "Ich bin bei Freunden", "Ich arbeite bei Lidl", false},            // unrelated fact
+	{"de", "Ich bin bei Aldi gewesen", "Ich arbeite bei Lidl", false},        // past
+	{"de", "Ich bin nicht mehr bei Aldi", "Ich arbeite bei Lidl", false},     // negation
 
 	// Chinese.
 	{"zh", "我搬到了柏林", "我住在巴黎", true},
@@ -113,6 +148,17 @@ var supersedeCases = []struct {
 	{"zh", "我不住在巴黎", "我住在巴黎", false},        // negation
 	{"zh", "我在巴黎工作", "我住在巴黎", false},        // unrelated fact
 	{"zh", "我的狗是旺财", "我的狗是小黑", false},       // different entity
+	{"zh", "我最喜欢的电影是让子弹飞", "我最喜欢的电影是霸王别姬", true},
+	{"zh", "我现在开特斯拉", "我开丰田卡罗拉", true},
+	{"zh", "我开别克", "我开丰田卡罗拉", true},
+	{"zh", "我开会", "我开丰田卡罗拉", false},     // unrelated fact
+	{"zh", "我开心", "我开丰田卡罗拉", false},     // unrelated fact
+	{"zh", "我不开特斯拉", "我开丰田卡罗拉", false},  // negation
+	{"zh", "我老公开特斯拉", "我开丰田卡罗拉", false}, // different person
+	{"zh", "我们搬家了，现在住在青岛", "我住在西安", true},
+	{"zh", "我们搬到了青岛", "我住在西安", true},
+	{"zh", "我们公司搬到了青岛", "我住在西安", false}, // different person
+	{"zh", "我住在别的城市", "我住在西安", false},   // description
 
 	// Japanese.
 	{"ja", "ベルリンに引っ越しました", "私はパリに住んでいます", true},
@@ -130,6 +176,17 @@ var supersedeCases = []struct {
 	{"ja", "パリで働いています", "パリに住んでいます", false},         // unrelated fact
 	{"ja", "パリに住んでいません", "パリに住んでいます", false},        // negation
 	{"ja", "私の上司は優しい人です", "私の上司はペトラです", false},      // description
+	{"ja", "私の好きな映画は千と千尋の神隠しです", "私の好きな映画はトトロです", true},
+	{"ja", "私の好きな映画はトトロとラピュタです", "私の好きな映画は千と千尋の神隠しです", false}, // two facts
+	{"ja", "新しい上司は高橋さんです", "上司は佐藤さんです", true},
+	{"ja", "私の上司は高橋さんです", "上司は佐藤さんです", true},
+	{"ja", "上司は出張中です", "上司は佐藤さんです", false},  // description
+	{"ja", "上司は佐藤さんです", "私の上司は佐藤です", false}, // same value
+	{"ja", "今はテスラに乗っています", "プリウスに乗っています", true},
+	{"ja", "バスに乗っています", "プリウスに乗っています", false},    // unrelated fact
+	{"ja", "電車に乗っています", "プリウスに乗っています", false},    // unrelated fact
+	{"ja", "夫はテスラに乗っています", "プリウスに乗っています", false}, // different person
+	{"ja", "私たちは福岡に引っ越しました", "横浜に住んでいます", true},
 
 	// Korean.
 	{"ko", "저는 부산으로 이사했어요", "저는 서울에 살아요", true},
@@ -147,6 +204,17 @@ var supersedeCases = []struct {
 	{"ko", "서울에서 일해요", "서울에 살아요", false},               // unrelated fact
 	{"ko", "서울에 살아요?", "부산에 살아요", false},               // question
 	{"ko", "제 강아지는 초코예요", "제 강아지는 보리예요", false},        // different entity
+	{"ko", "요즘은 테슬라를 타요", "저는 아반떼를 타요", true},
+	{"ko", "저는 버스를 타요", "저는 아반떼를 타요", false},     // unrelated fact
+	{"ko", "저는 커피를 타요", "저는 아반떼를 타요", false},     // unrelated fact
+	{"ko", "저는 아반떼를 안 타요", "저는 테슬라를 타요", false},  // negation
+	{"ko", "제 남편은 테슬라를 타요", "저는 아반떼를 타요", false}, // different person
+	{"ko", "새 팀장님은 최유진 씨예요", "제 팀장님은 김민수 씨예요", true},
+	{"ko", "팀장님이 최유진 씨로 바뀌었어요", "제 팀장님은 김민수 씨예요", true},
+	{"ko", "팀장님은 휴가예요", "제 팀장님은 김민수 씨예요", false},    // description
+	{"ko", "제 팀장님은 김민수예요", "제 팀장님은 김민수 씨예요", false}, // same value
+	{"ko", "우리는 부산으로 이사했어요", "저는 서울에 살아요", true},
+	{"ko", "제 언니는 부산으로 이사했어요", "저는 서울에 살아요", false}, // different person
 }
 
 func TestSupersedes(t *testing.T) {
@@ -207,6 +275,26 @@ func TestFactSlot(t *testing.T) {
 		{"私の名前はアンナです", Slot{"i", "name", "アンナ"}, true},
 		{"저는 서른네 살이에요", Slot{"i", "age", "34"}, true},
 		{"제 전화번호는 010-1234-5678이에요", Slot{"i", "phone", "01012345678"}, true},
+		{"I'm based in Porto now", Slot{"i", "home", "porto"}, true},
+		{"We've moved to Brno", Slot{"i", "home", "brno"}, true},
+		{"I joined Accenture", Slot{"i", "employer", "accenture"}, true},
+		{"Seit März wohne ich in Kiel", Slot{"i", "home", "kiel"}, true},
+		{"Ich bin jetzt bei Aldi", Slot{"i", "employer", "aldi"}, true},
+		{"Jezdím Škodou Fabia", Slot{"i", "car", "škodou fabia"}, true},
+		{"Odstěhovali jsme se do Berouna", Slot{"i", "home", "berouna"}, true},
+		{"我最喜欢的电影是霸王别姬", Slot{"i", "favourite movie", "霸王别姬"}, true},
+		{"我开丰田卡罗拉", Slot{"i", "car", "丰田卡罗拉"}, true},
+		{"我们搬家了，现在住在青岛", Slot{"i", "home", "青岛"}, true},
+		{"私の好きな映画は千と千尋の神隠しです", Slot{"i", "favourite movie", "千と千尋の神隠し"}, true},
+		{"上司は佐藤さんです", Slot{"i", "manager", "佐藤"}, true},
+		{"プリウスに乗っています", Slot{"i", "car", "プリウス"}, true},
+		{"저는 아반떼를 타요", Slot{"i", "car", "아반떼"}, true},
+		{"제 팀장님은 김민수 씨예요", Slot{"i", "manager", "김민수"}, true},
+		{"I joined a gym", Slot{}, false},
+		{"Ich bin bei Oma", Slot{}, false},
+		{"我开会", Slot{}, false},
+		{"自転車に乗っています", Slot{}, false},
+		{"스키를 타요", Slot{}, false},
 		{"I live in Paris with my wife", Slot{}, false},
 		{"I lived in Paris", Slot{}, false},
 		{"My dog Rex is a beagle", Slot{}, false},
