@@ -328,9 +328,9 @@ const maxSuccessorHops = 8
 // successors replaces each candidate that no longer holds with the memory
 // that holds now in its place (following supersededBy), scored
 // successorFactor × the old one's score, or lifts that memory if it is a
-// candidate already; an archived memory (no successor) is dropped. So
-// recall never returns a stale fact, and still finds the current one
-// through the words of the old.
+// candidate already (combining both matches); an archived memory (no
+// successor) is dropped. So recall never returns a stale fact, and still
+// finds the current one through the words of the old.
 func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []Candidate {
 	at := make(map[string]int, len(cs))
 	for i, c := range cs {
@@ -348,10 +348,14 @@ func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []C
 			continue
 		}
 		score := c.Score * successorFactor
-		if j, ok := at[cur.ID]; ok {
-			if cs[j].Score < score {
-				cs[j].Score, cs[j].Sources.Fused, cs[j].Sources.Replaced = score, score, c.Memory.ID
-			}
+		if j, ok := at[cur.ID]; ok && j >= 0 {
+			// It matched itself and through the fact it replaced: two
+			// pieces of evidence for one fact, combined as 1-(1-a)(1-b/2).
+			both := 1 - (1-cs[j].Score)*(1-score/2)
+			cs[j].Score, cs[j].Sources.Fused, cs[j].Sources.Replaced = both, both, c.Memory.ID
+			continue
+		}
+		if ok { // lifted already by another superseded match
 			continue
 		}
 		at[cur.ID] = -1
