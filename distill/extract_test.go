@@ -113,3 +113,37 @@ func FuzzParseDecisions(f *testing.F) {
 		}
 	})
 }
+
+func TestParseJudgement(t *testing.T) {
+	if same, text, err := ParseJudgement(`{"same": true, "text": " My dog Rex is a beagle "}`); err != nil || !same || text != "My dog Rex is a beagle" {
+		t.Errorf("same: %v %q %v", same, text, err)
+	}
+	if same, text, err := ParseJudgement("```json\n{\"same\": false, \"text\": \"\"}\n```"); err != nil || same || text != "" {
+		t.Errorf("not same: %v %q %v", same, text, err)
+	}
+	for _, bad := range []string{`{"text":"x"}`, `{"same":"yes"}`, `{"same":true,"text":""}`, `{"same":true,"text":"a\u0000"}`,
+		`{"same":true,"text":"` + strings.Repeat("x", MaxFactChars+1) + `"}`, "no", strings.Repeat(" ", MaxExtractAnswer+1)} {
+		if _, _, err := ParseJudgement(bad); !errors.Is(err, ErrRefused) {
+			t.Errorf("%.60q: %v, want a refusal", bad, err)
+		}
+	}
+	if req := JudgeRequest([]string{"a\nb", "c"}); !strings.Contains(req.Prompt, "1. a b\n2. c\n") || req.Schema == nil {
+		t.Errorf("request %+v", req)
+	}
+}
+
+func FuzzParseJudgement(f *testing.F) {
+	f.Add(`{"same":true,"text":"x"}`)
+	f.Add(`{"same":false}`)
+	f.Fuzz(func(t *testing.T, answer string) {
+		same, text, err := ParseJudgement(answer)
+		switch {
+		case err != nil && !errors.Is(err, ErrRefused):
+			t.Fatalf("error %v is not a refusal", err)
+		case err == nil && same && (text == "" || len(text) > 4*MaxFactChars):
+			t.Fatalf("same with text %q", text)
+		case err == nil && !same && text != "":
+			t.Fatalf("not same, yet text %q", text)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/memory"
 )
 
@@ -58,4 +59,17 @@ func (j *ConsolidateJob) once(ctx context.Context) {
 		return
 	}
 	j.log.Info("consolidation done", "scanned", rep.Scanned, "merged", len(rep.Merges), "archived", len(rep.Archived))
+}
+
+// LLMJudge is consolidation's judge backed by a chat model: it asks
+// whether look-alike memories state one fact (distill.JudgeRequest) and
+// refuses answers that are not what was asked (distill.ParseJudgement).
+func LLMJudge(llm distill.LLM) memory.MergeJudge {
+	return func(ctx context.Context, texts []string) (bool, string, error) {
+		resp, err := llm.Generate(ctx, distill.JudgeRequest(texts))
+		if err != nil {
+			return false, "", err
+		}
+		return distill.ParseJudgement(resp.Text)
+	}
 }

@@ -76,6 +76,8 @@ type QueryConfig struct {
 	MaxConcurrent int
 	// RequestTimeout bounds one request other than context; default 30 s.
 	RequestTimeout time.Duration
+	// MergeJudge, when set, judges consolidation's look-alike groups.
+	MergeJudge memory.MergeJudge
 }
 
 // DefaultQueryConfig is the configuration `clawmem up` runs with.
@@ -1570,7 +1572,7 @@ func (s *QueryService) opConsolidate(ctx context.Context, who memory.Who, data [
 		return queryOK{}, fmt.Errorf("%w: mergeMin and archiveFloor are 0..1, archiveHalfLifeDays not negative", schemas.ErrInvalid)
 	}
 	rep, err := s.eng.Consolidate(ctx, memory.ConsolidateOptions{Scope: r.Scope, DryRun: r.DryRun, MergeMin: r.MergeMin,
-		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays})
+		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays, Judge: s.cfg.MergeJudge})
 	if err != nil {
 		return queryOK{}, err
 	}

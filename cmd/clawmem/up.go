@@ -200,14 +200,21 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 		}
 		start("backup", backup.Run)
 		cj := cfg.Jobs.Consolidate
-		consolidate, err := workers.NewConsolidateJob(eng, cj.Schedule, memory.ConsolidateOptions{MergeMin: cj.MergeMin,
-			ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}, log)
+		qcfg := workers.DefaultQueryConfig()
+		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
+		if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
+			return fmt.Errorf("consolidation judge: %w", err)
+		} else if llm != nil {
+			copts.Judge = workers.LLMJudge(llm)
+			qcfg.MergeJudge = copts.Judge
+		}
+		consolidate, err := workers.NewConsolidateJob(eng, cj.Schedule, copts, log)
 		if err != nil {
 			return err
 		}
 		start("consolidate", consolidate.Run)
 		start(roleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
-		start(roleQuery, workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), reg, log).Run)
+		start(roleQuery, workers.NewQueryService(nc, eng, qcfg, reg, log).Run)
 	}
 	if has(roleCapture) && *cfg.AutoCapture {
 		emb, err := embed.New(cfg.EmbedConfig())

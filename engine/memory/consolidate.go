@@ -28,7 +28,17 @@ type ConsolidateOptions struct {
 	ArchiveHalfLifeDays float64 // default 180
 	// DryRun reports what would change and changes nothing.
 	DryRun bool
+	// Judge, when set (an LLM is configured), decides whether memories
+	// that look alike from JudgeMin up are one fact, and writes it once.
+	// A group it is unsure of stays apart; when it fails, the run merges
+	// what scores MergeMin or more, as without a judge.
+	Judge    MergeJudge
+	JudgeMin float64 // default 0.85
 }
+
+// MergeJudge reads memories that look alike and says whether they state
+// one fact, and if so the fact written once.
+type MergeJudge func(ctx context.Context, texts []string) (same bool, text string, err error)
 
 func (o ConsolidateOptions) withDefaults() ConsolidateOptions {
 	if o.MergeMin <= 0 {
@@ -36,6 +46,9 @@ func (o ConsolidateOptions) withDefaults() ConsolidateOptions {
 	}
 	if o.ArchiveHalfLifeDays <= 0 {
 		o.ArchiveHalfLifeDays = 180
+	}
+	if o.JudgeMin <= 0 {
+		o.JudgeMin = 0.85
 	}
 	return o
 }
@@ -92,8 +105,8 @@ func (e *Engine) Consolidate(ctx context.Context, o ConsolidateOptions) (Consoli
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	merged := map[string]bool{}
-	for _, g := range e.groups(ctx, mems, o.MergeMin) {
-		m, err := e.merge(ctx, g, o.DryRun)
+	for _, g := range e.judged(ctx, mems, o) {
+		m, err := e.merge(ctx, g.members, g.text, o.DryRun)
 		if err != nil {
 			return rep, err
 		}
@@ -118,6 +131,60 @@ func (e *Engine) Consolidate(ctx context.Context, o ConsolidateOptions) (Consoli
 		}
 	}
 	return rep, nil
+}
+
+// mergeGroup is a group to merge, with the text the judge wrote for it
+// (empty: the newest member's).
+type mergeGroup struct {
+	members []schemas.Memory
+	text    string
+}
+
+// judged is the groups a run merges: without a judge, those scoring
+// MergeMin or more; with one, the groups from JudgeMin the judge calls one
+// fact, with its text — and where the judge fails, the MergeMin groups
+// within them. A merge a crash interrupted is finished whatever the judge
+// says now.
+func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o ConsolidateOptions) []mergeGroup {
+	if o.Judge == nil {
+		var out []mergeGroup
+		for _, g := range e.groups(ctx, mems, o.MergeMin) {
+			out = append(out, mergeGroup{members: g})
+		}
+		return out
+	}
+	var out []mergeGroup
+	for _, g := range e.groups(ctx, mems, min(o.JudgeMin, o.MergeMin)) {
+		if interrupted(g) {
+			out = append(out, mergeGroup{members: g})
+			continue
+		}
+		texts := make([]string, len(g))
+		for i, m := range g {
+			texts[i] = m.Text
+		}
+		same, text, err := o.Judge(ctx, texts)
+		switch {
+		case err != nil:
+			for _, sub := range e.groups(ctx, g, o.MergeMin) {
+				out = append(out, mergeGroup{members: sub})
+			}
+		case same:
+			out = append(out, mergeGroup{members: g, text: text})
+		}
+	}
+	return out
+}
+
+// interrupted reports whether g holds a merged memory of all its other
+// members: a merge a crash cut short.
+func interrupted(g []schemas.Memory) bool {
+	for _, m := range g {
+		if srcs := mergedFrom(m); len(srcs) > 0 && containsAll(srcs, g, m.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // groups finds the sets of current memories of one scope that are one fact
@@ -179,7 +246,7 @@ func (e *Engine) groups(ctx context.Context, mems []schemas.Memory, minScore flo
 // the highest importance, the earliest time it was said, superseding every
 // source. A group that holds a merged memory of its other members is a
 // merge a crash interrupted: it is finished, not merged again.
-func (e *Engine) merge(ctx context.Context, g []schemas.Memory, dry bool) (Merge, error) {
+func (e *Engine) merge(ctx context.Context, g []schemas.Memory, text string, dry bool) (Merge, error) {
 	var into *schemas.Memory
 	for i := range g {
 		if srcs := mergedFrom(g[i]); len(srcs) > 0 && containsAll(srcs, g, g[i].ID) {
@@ -204,6 +271,16 @@ func (e *Engine) merge(ctx context.Context, g []schemas.Memory, dry bool) (Merge
 			m.Timestamp = min(m.Timestamp, s.Timestamp)
 		}
 		m.ValidFrom = m.Timestamp
+		if text != "" && text != m.Text {
+			m.Text, m.Vector = text, nil
+			if !dry {
+				vec, err := e.emb.EmbedPassage(ctx, text)
+				if err != nil {
+					return Merge{}, fmt.Errorf("embed merged text: %w", err)
+				}
+				m.Vector = vec
+			}
+		}
 		meta := map[string]any{}
 		_ = json.Unmarshal(newest.Metadata, &meta)
 		meta[mergedFromKey] = ids

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -172,5 +173,78 @@ func TestConsolidateArchivesFadedMemories(t *testing.T) {
 	}
 	if back, err := e.Restore(ctx, memory.Admin(), ms[0].ID); err != nil || !back.Current() {
 		t.Errorf("restore: %+v, %v", back, err)
+	}
+}
+
+// With a judge, memories that look alike from JudgeMin are merged when it
+// calls them one fact, under the text it writes (embedded anew), and kept
+// apart when it does not; when it fails, only what scores MergeMin merges.
+func TestConsolidateWithAJudge(t *testing.T) {
+	ctx := context.Background()
+	vec := func(axis int, tilt float32) []float32 {
+		v := make([]float32, testDims)
+		v[axis], v[axis+1] = 1, tilt
+		return v
+	}
+	now := time.Now().UnixMilli()
+	fixture := func(e *memory.Engine) {
+		ms := []schemas.Memory{
+			// ~0.87: below MergeMin, above JudgeMin.
+			{ID: "f0000000-0000-4000-8000-000000000001", Text: "I have a beagle called Rex", Vector: vec(0, 0), Timestamp: now - 2000},
+			{ID: "f0000000-0000-4000-8000-000000000002", Text: "Rex is my dog, a beagle", Vector: vec(0, 0.62), Timestamp: now - 1000},
+			// ~0.97.
+			{ID: "f0000000-0000-4000-8000-000000000003", Text: "I prefer dark mode in every editor", Vector: vec(10, 0), Timestamp: now - 2000},
+			{ID: "f0000000-0000-4000-8000-000000000004", Text: "I like dark mode in all my editors", Vector: vec(10, 0.25), Timestamp: now - 1000},
+		}
+		for i := range ms {
+			ms[i].Scope, ms[i].Category, ms[i].Importance = "agent:A", schemas.CategoryFact, 0.7
+		}
+		if err := e.Backend().Import(ctx, ms...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked [][]string
+	judge := func(same bool, err error) memory.MergeJudge {
+		return func(_ context.Context, texts []string) (bool, string, error) {
+			asked = append(asked, texts)
+			if err != nil || !same {
+				return false, "", err
+			}
+			return true, "My dog Rex is a beagle", nil
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		judge     memory.MergeJudge
+		wantTexts []string // merged memories' texts
+	}{
+		{"no judge: only what scores 0.90", nil, []string{"I like dark mode in all my editors"}},
+		{"the judge says one fact", judge(true, nil), []string{"My dog Rex is a beagle", "My dog Rex is a beagle"}},
+		{"the judge says two facts", judge(false, nil), nil},
+		{"the judge fails", judge(false, errors.New("model down")), []string{"I like dark mode in all my editors"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t, setup{})
+			fixture(e)
+			asked = nil
+			rep, err := e.Consolidate(ctx, memory.ConsolidateOptions{Judge: tc.judge})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, m := range rep.Merges {
+				texts = append(texts, m.Text)
+				into, ok := get(t, e, m.Into)
+				if !ok || into.Text != m.Text {
+					t.Errorf("merged memory %+v", into)
+				}
+			}
+			if !slices.Equal(texts, tc.wantTexts) {
+				t.Errorf("merged %q, want %q", texts, tc.wantTexts)
+			}
+			if tc.judge != nil && len(asked) != 2 {
+				t.Errorf("judge asked %d times, want once per group", len(asked))
+			}
+		})
 	}
 }
