@@ -27,6 +27,7 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // Backup file kinds. A backup is the seed's format (no vectors); a
@@ -166,7 +167,7 @@ func (b *BackupJob) Run(ctx context.Context) error {
 			gate.Lock()
 			if stopped {
 				gate.Unlock()
-				data, _ := json.Marshal(queryFailure(QueryCodeInternal, "clawmem is shutting down; retry", nil))
+				data, _ := json.Marshal(query.Failure(query.CodeInternal, "clawmem is shutting down; retry", nil))
 				_ = m.Respond(data)
 				return
 			}
@@ -221,10 +222,10 @@ func (b *BackupJob) answer(ctx context.Context, m *nats.Msg) {
 	var reply schemas.ToolResult
 	if err != nil {
 		b.log.Error("requested backup failed", "err", err)
-		reply = queryFailure(QueryCodeInternal, "backup failed: "+err.Error(), nil)
+		reply = query.Failure(query.CodeInternal, "backup failed: "+err.Error(), nil)
 	} else {
 		b.log.Info("backup written on request", "memories", res.Count, "files", len(res.Files), "uploaded", res.Uploaded)
-		reply = queryOK{text: res.Summary(), details: res}.result()
+		reply = query.Reply(res.Summary(), res)
 	}
 	data, _ := json.Marshal(reply)
 	if err := m.Respond(data); err != nil {

@@ -41,7 +41,7 @@ func backupStore(t testing.TB, dim int) *sqlitestore.Store {
 // metadata, embedded by the local embedder, and returns them.
 func seedMemories(t testing.TB, st engine.Store, n int) []schemas.Memory {
 	t.Helper()
-	emb := queryLocalEmbedder(t)
+	emb := localEmbedder(t)
 	scopes := []string{"global", "agent:main", "custom:ops"}
 	cats := []schemas.Category{schemas.CategoryFact, schemas.CategoryPreference, schemas.CategoryDecision}
 	ms := make([]schemas.Memory, n)
@@ -119,7 +119,7 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestBackupRetentionOverTenDays(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seedMemories(t, st, 5)
 	js := backupJS(t)
 	clock := newDayClock()
@@ -189,7 +189,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 }
 
 func TestBackupFailureMidWriteKeepsEarlierBackups(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seedMemories(t, st, 200)
 	clock := newDayClock()
 	dir := t.TempDir()
@@ -255,7 +255,7 @@ func TestBackupFailureMidWriteKeepsEarlierBackups(t *testing.T) {
 }
 
 func TestBackupFormat(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seeded := seedMemories(t, st, 3)
 	dir := t.TempDir()
 	job, err := NewBackupJob(st, nil, BackupConfig{Dir: dir, WithVectors: true, Now: newDayClock().now}, nil)
@@ -300,7 +300,7 @@ func TestBackupFormat(t *testing.T) {
 }
 
 func TestBackupObjectStoreCopy(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seedMemories(t, st, 50)
 	js := backupJS(t)
 	job, err := NewBackupJob(st, js, BackupConfig{Dir: t.TempDir(), Now: newDayClock().now}, nil)
@@ -331,7 +331,7 @@ func TestBackupObjectStoreCopy(t *testing.T) {
 }
 
 func TestBackupUploadFailureKeepsFile(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seedMemories(t, st, 5)
 	_, _, js := natsembed.StartTest(t) // no topology: the bucket is missing
 	job, err := NewBackupJob(st, js, BackupConfig{Dir: t.TempDir(), Now: newDayClock().now}, slog.New(slog.DiscardHandler))
@@ -348,7 +348,7 @@ func TestBackupUploadFailureKeepsFile(t *testing.T) {
 }
 
 func TestBackupJobRunsFirstBackupAndAnswersRequests(t *testing.T) {
-	st := backupStore(t, queryTestDims)
+	st := backupStore(t, testDims)
 	seedMemories(t, st, 4)
 	js := backupJS(t)
 	dir := t.TempDir()
@@ -408,7 +408,7 @@ func TestBackupConfigErrors(t *testing.T) {
 }
 
 func TestRestoreRoundTrip(t *testing.T) {
-	src := backupStore(t, queryTestDims)
+	src := backupStore(t, testDims)
 	seeded := seedMemories(t, src, 600)
 	job, err := NewBackupJob(src, nil, BackupConfig{Dir: t.TempDir(), WithVectors: true, Now: newDayClock().now}, nil)
 	if err != nil {
@@ -427,14 +427,14 @@ func TestRestoreRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file.Kind, func(t *testing.T) {
-			dst := backupStore(t, queryTestDims)
+			dst := backupStore(t, testDims)
 			f, err := os.Open(c.file.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
 			var calls, last int
-			rep, err := Restore(context.Background(), dst, queryLocalEmbedder(t), f, func(done, total int) { calls++; last = done })
+			rep, err := Restore(context.Background(), dst, localEmbedder(t), f, func(done, total int) { calls++; last = done })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,10 +468,10 @@ func TestRestoreRoundTrip(t *testing.T) {
 }
 
 func TestRestoreRefusesNonEmptyStore(t *testing.T) {
-	dst := backupStore(t, queryTestDims)
+	dst := backupStore(t, testDims)
 	seedMemories(t, dst, 1)
 	line := `{"id":"` + uuid.NewString() + `","text":"hello there","category":"fact","scope":"global","importance":0.5,"timestamp":1}` + "\n"
-	_, err := Restore(context.Background(), dst, queryLocalEmbedder(t), strings.NewReader(line), nil)
+	_, err := Restore(context.Background(), dst, localEmbedder(t), strings.NewReader(line), nil)
 	if !errors.Is(err, ErrStoreNotEmpty) {
 		t.Fatalf("err %v, want ErrStoreNotEmpty", err)
 	}
@@ -496,8 +496,8 @@ func TestRestoreChecksTheWholeFileFirst(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dst := backupStore(t, queryTestDims)
-			rep, err := Restore(context.Background(), dst, queryLocalEmbedder(t), strings.NewReader(c.file), nil)
+			dst := backupStore(t, testDims)
+			rep, err := Restore(context.Background(), dst, localEmbedder(t), strings.NewReader(c.file), nil)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.Is(err, schemas.ErrInvalid) {
 					t.Fatalf("err %v, want %q", err, c.wantErr)

@@ -18,6 +18,7 @@ import (
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // ExtractConfig turns on smart extraction in the capture stage: the LLM
@@ -156,8 +157,8 @@ func (x *extractor) similar(ctx context.Context, t *turn) ([]distill.Known, erro
 			return nil, err
 		}
 		var res struct {
-			Details QueryRecallDetails `json:"details"`
-			IsError bool               `json:"isError"`
+			Details query.RecallDetails `json:"details"`
+			IsError bool                `json:"isError"`
 		}
 		if err := json.Unmarshal(msg.Data, &res); err != nil {
 			return nil, fmt.Errorf("recall reply: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // scriptStep is one decision the fake model makes: target names the stored
@@ -174,7 +175,7 @@ func extractPipeline(t *testing.T, provider string, model *fakeExtractModel, x E
 	}
 	eng := newEngine(t, nil)
 	log := slog.New(slog.DiscardHandler)
-	svc := NewQueryService(nc, eng, DefaultQueryConfig(), prometheus.NewRegistry(), log)
+	svc := query.New(nc, eng, query.DefaultConfig(), prometheus.NewRegistry(), log)
 	if err := svc.Start(); err != nil {
 		t.Fatal(err)
 	}

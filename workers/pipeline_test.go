@@ -44,9 +44,9 @@ type pipeline struct {
 func newEngine(t testing.TB, emb embed.Embedder) *memory.Engine {
 	t.Helper()
 	if emb == nil {
-		emb = queryLocalEmbedder(t)
+		emb = localEmbedder(t)
 	}
-	return queryTestEngine(t, emb)
+	return testEngine(t, emb)
 }
 
 // startPipeline runs capture and store workers on an embedded server.

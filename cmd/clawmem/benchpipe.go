@@ -25,6 +25,7 @@ import (
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // pipelineBench is what `clawmem bench pipeline` reports.
@@ -192,7 +193,7 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 	sm := workers.NewStageMetrics(nil)
 	wg.Go(func() { _ = workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, sm, quiet).Run(wctx) })
 	wg.Go(func() { _ = workers.NewStoreWorker(js, eng, workers.StageConfig{}, sm, nil, quiet).Run(wctx) })
-	wg.Go(func() { _ = workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), nil, quiet).Run(wctx) })
+	wg.Go(func() { _ = query.New(nc, eng, query.DefaultConfig(), nil, quiet).Run(wctx) })
 	if err := a.benchEndToEnd(ctx, js, st, events, rate, &rep); err != nil {
 		return rep, err
 	}
@@ -210,8 +211,8 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	rep.RecallEngine = [2]float64{ms(workers.QueryPercentile(lat, 0.5)), ms(workers.QueryPercentile(lat, 0.99))}
-	p50, p99, err := workers.RunRecallBench(ctx, nc, "bench", qs, queries)
+	rep.RecallEngine = [2]float64{ms(query.Percentile(lat, 0.5)), ms(query.Percentile(lat, 0.99))}
+	p50, p99, err := query.RunRecallBench(ctx, nc, "bench", qs, queries)
 	if err != nil {
 		return rep, err
 	}
@@ -304,7 +305,7 @@ func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st inte
 	rep.Captured = st.Len() - base
 	rep.CapturePerSec = float64(rep.Captured) / el.Seconds()
 	rep.OfferedPerSec = float64(events) / published.Seconds()
-	rep.FreshP50ms, rep.FreshP99ms = ms(workers.QueryPercentile(fresh, 0.5)), ms(workers.QueryPercentile(fresh, 0.99))
+	rep.FreshP50ms, rep.FreshP99ms = ms(query.Percentile(fresh, 0.5)), ms(query.Percentile(fresh, 0.99))
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // requestTimeout bounds one CLI request to a running instance.
@@ -65,7 +65,7 @@ func (c natsCaller) call(ctx context.Context, op, agent string, req any) (schema
 func (c natsCaller) close() { c.nc.Close() }
 
 type directCaller struct {
-	svc   *workers.QueryService
+	svc   *query.Service
 	store interface{ Close() error }
 }
 
@@ -153,7 +153,7 @@ func (a *app) direct(ctx context.Context, cfg *config.Config) (caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return directCaller{svc: workers.NewQueryService(nil, eng, workers.DefaultQueryConfig(), nil, slog.New(slog.DiscardHandler)), store: st}, nil
+	return directCaller{svc: query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler)), store: st}, nil
 }
 
 // do runs one operation and prints its reply: the text, or with --json the

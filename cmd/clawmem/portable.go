@@ -25,7 +25,7 @@ import (
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // The bulk commands — export, import, reembed, migrate — stream memories
@@ -150,9 +150,9 @@ func (t *natsTarget) request(ctx context.Context, op string, req, d any) error {
 		return fmt.Errorf("bad reply from the query service: %w", err)
 	}
 	if res.IsError {
-		var e workers.QueryErrorDetails
+		var e query.ErrorDetails
 		_ = json.Unmarshal(res.Details, &e)
-		return &serviceError{op: op, QueryErrorDetails: e}
+		return &serviceError{op: op, ErrorDetails: e}
 	}
 	return json.Unmarshal(res.Details, d)
 }
@@ -160,25 +160,25 @@ func (t *natsTarget) request(ctx context.Context, op string, req, d any) error {
 // serviceError is an error reply of the query service.
 type serviceError struct {
 	op string
-	workers.QueryErrorDetails
+	query.ErrorDetails
 }
 
-func (e *serviceError) Error() string { return e.op + ": " + e.QueryErrorDetails.Error }
+func (e *serviceError) Error() string { return e.op + ": " + e.ErrorDetails.Error }
 
 // has asks show for the id as admin: not found means no such memory.
 func (t *natsTarget) has(ctx context.Context, id string) (bool, error) {
-	var d workers.QueryShowDetails
+	var d query.ShowDetails
 	err := t.request(ctx, schemas.OpShow, schemas.ShowRequest{MemoryID: id}, &d)
-	if se, ok := errors.AsType[*serviceError](err); ok && se.Code == workers.QueryCodeNotFound {
+	if se, ok := errors.AsType[*serviceError](err); ok && se.Code == query.CodeNotFound {
 		return false, nil
 	}
 	return err == nil && d.Memory.ID == id, err
 }
 
 func (t *natsTarget) export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
-	req := schemas.ExportRequest{Scope: scope, WithVectors: vectors, Limit: workers.QueryExportMaxLimit}
+	req := schemas.ExportRequest{Scope: scope, WithVectors: vectors, Limit: query.ExportMaxLimit}
 	for {
-		var d workers.QueryExportDetails
+		var d query.ExportDetails
 		if err := t.request(ctx, schemas.OpExport, req, &d); err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (t *natsTarget) count(ctx context.Context, scope string) (int, error) {
 
 // checkImport sends an empty batch, which the service checks like any.
 func (t *natsTarget) checkImport(ctx context.Context, o importOptions) error {
-	var d workers.QueryImportDetails
+	var d query.ImportDetails
 	return t.request(ctx, schemas.OpImport, schemas.ImportRequest{Memories: []schemas.Memory{}, Scope: o.scope, DryRun: true}, &d)
 }
 
@@ -214,7 +214,7 @@ func (t *natsTarget) checkImport(ctx context.Context, o importOptions) error {
 // payload limit; rows that did not read well fail here.
 func (t *natsTarget) importBatch(ctx context.Context, recs []portable.Record, o importOptions) ([]portable.Result, error) {
 	out := make([]portable.Result, len(recs))
-	limit := min(t.nc.MaxPayload(), workers.QueryMaxRequestBytes) - 4<<10
+	limit := min(t.nc.MaxPayload(), query.MaxRequestBytes) - 4<<10
 	var (
 		sent []int
 		req  = schemas.ImportRequest{Scope: o.scope, DryRun: o.dryRun, NoDedup: o.noDedup}
@@ -224,7 +224,7 @@ func (t *natsTarget) importBatch(ctx context.Context, recs []portable.Record, o 
 		if len(sent) == 0 {
 			return nil
 		}
-		var d workers.QueryImportDetails
+		var d query.ImportDetails
 		if err := t.request(ctx, schemas.OpImport, req, &d); err != nil {
 			return err
 		}
@@ -251,7 +251,7 @@ func (t *natsTarget) importBatch(ctx context.Context, recs []portable.Record, o 
 		if err != nil {
 			return nil, err
 		}
-		if n := int64(len(b)) + 1; len(sent) > 0 && (size+n > limit || len(sent) >= workers.QueryMaxImportBatch) {
+		if n := int64(len(b)) + 1; len(sent) > 0 && (size+n > limit || len(sent) >= query.MaxImportBatch) {
 			if err := flush(); err != nil {
 				return nil, err
 			}

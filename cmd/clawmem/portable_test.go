@@ -29,7 +29,7 @@ import (
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 const portDims = 384 // the default config's local embedder
@@ -525,7 +525,7 @@ func TestBulkOverNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc := workers.NewQueryService(nc, eng, workers.DefaultQueryConfig(), nil, slog.New(slog.DiscardHandler))
+	svc := query.New(nc, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
 	if err := svc.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestDeleteBulkDirect(t *testing.T) {
 	}
 	out = portCLI(t, "delete-bulk", "--data-dir", dir, "--before", "2100-01-01", "--scope", "custom:work", "--json")
 	var res struct {
-		Details workers.QueryDeleteBulkDetails
+		Details query.DeleteBulkDetails
 	}
 	if json.Unmarshal([]byte(out), &res) != nil || res.Details.Count != 10 {
 		t.Fatalf("delete: %s", out)

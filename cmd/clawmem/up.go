@@ -29,6 +29,7 @@ import (
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // runFile records how to reach a running `clawmem up`, so other clawmem
@@ -200,7 +201,7 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 		}
 		start("backup", backup.Run)
 		cj := cfg.Jobs.Consolidate
-		qcfg := workers.DefaultQueryConfig()
+		qcfg := query.DefaultConfig()
 		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
 		if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
 			return fmt.Errorf("consolidation judge: %w", err)
@@ -214,7 +215,7 @@ func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedde
 		}
 		start("consolidate", consolidate.Run)
 		start(roleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
-		start(roleQuery, workers.NewQueryService(nc, eng, qcfg, reg, log).Run)
+		start(roleQuery, query.New(nc, eng, qcfg, reg, log).Run)
 	}
 	if has(roleCapture) && *cfg.AutoCapture {
 		emb, err := embed.New(cfg.EmbedConfig())

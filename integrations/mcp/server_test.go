@@ -14,7 +14,7 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 const testDims = 256
@@ -31,7 +31,7 @@ func testEngine(t testing.TB) *memory.Engine {
 // answerCall answers in-process exactly as the query service would over
 // NATS, as `clawmem mcp` does when no clawmem runs.
 func answerCall(eng *memory.Engine) CallFunc {
-	svc := workers.NewQueryService(nil, eng, workers.DefaultQueryConfig(), nil, slog.New(slog.DiscardHandler))
+	svc := query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
 	return func(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
 		body, err := json.Marshal(req)
 		if err != nil {
@@ -359,8 +359,8 @@ func TestServiceErrorDetails(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("forget of a missing id succeeded: %q", resultText(res))
 	}
-	if d := structured(t, res); d["code"] != workers.QueryCodeNotFound {
-		t.Errorf("error details = %v, want code %q", d, workers.QueryCodeNotFound)
+	if d := structured(t, res); d["code"] != query.CodeNotFound {
+		t.Errorf("error details = %v, want code %q", d, query.CodeNotFound)
 	}
 }
 

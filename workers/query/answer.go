@@ -1,4 +1,4 @@
-package workers
+package query
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 // Answer runs one operation in-process and replies exactly as the endpoint
 // would over NATS. The CLI uses it on a data dir when no clawmem runs, so
 // both paths print the same thing.
-func (s *QueryService) Answer(ctx context.Context, who memory.Who, op string, data []byte) schemas.ToolResult {
-	ep := &queryEndpoint{name: op, op: op, admin: who.IsAdmin()}
+func (s *Service) Answer(ctx context.Context, who memory.Who, op string, data []byte) schemas.ToolResult {
+	ep := &endpoint{name: op, op: op, admin: who.IsAdmin()}
 	subject := schemas.AdminSubject(op)
 	if !who.IsAdmin() {
 		subject = schemas.ServiceSubject(who.AgentID(), op)

@@ -1,0 +1,214 @@
+package query
+
+// Reading operations: recall, context (auto-recall), list, stats, show.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/temporal"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// RecallDetails is memory_recall's details.
+type RecallDetails struct {
+	Count    int                  `json:"count"`
+	Memories []schemas.MemoryView `json:"memories"`
+	Mode     string               `json:"mode,omitempty"`   // hybrid or vector, after any fallback
+	Rerank   string               `json:"rerank,omitempty"` // what the rerank stage did
+}
+
+func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r recallBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	cat, err := parseCategory(r.Category)
+	if err != nil {
+		return okReply{}, err
+	}
+	limit := r.Limit
+	switch {
+	case limit < 0:
+		return okReply{}, fmt.Errorf("%w: limit %d is negative", schemas.ErrInvalid, limit)
+	case limit == 0:
+		limit = defaultRecallLimit
+	}
+	limit = min(limit, MaxRecallLimit)
+	res, err := s.eng.Recall(ctx, who, r.Query, memory.RecallOptions{Limit: limit, Scope: r.Scope, Category: cat, History: r.IncludeSuperseded})
+	if err != nil {
+		return okReply{}, err
+	}
+	views := memoryViews(res.Candidates)
+	d := RecallDetails{Count: len(views), Memories: views, Mode: res.Mode, Rerank: res.Rerank}
+	if len(views) == 0 {
+		return okReply{text: "No relevant memories found.", details: d}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Found %d %s:", len(views), plural(len(views), "memory", "memories"))
+	for i, c := range res.Candidates {
+		text := oneLine(c.Memory.Text) + life(schemas.View(c.Memory))
+		if note := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); note != "" {
+			text += " [" + note + "]"
+		}
+		fmt.Fprintf(&b, "\n%d. [%s:%s] %s (%.0f%%%s)", i+1, c.Memory.Category, c.Memory.Scope,
+			text, c.Score*100, sourceSuffix(c.Sources))
+	}
+	return okReply{text: b.String(), details: d}, nil
+}
+
+// ContextDetails is the context endpoint's details: PrependContext is
+// what the before_prompt_build hook returns.
+type ContextDetails struct {
+	PrependContext string `json:"prependContext"`
+	Count          int    `json:"count"`
+	Skipped        string `json:"skipped,omitempty"`
+	TimedOut       bool   `json:"timedOut,omitempty"`
+}
+
+func (s *Service) opContext(base context.Context, who memory.Who, data []byte, received time.Time) (okReply, error) {
+	var r contextBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	if r.TimeoutMs < 0 {
+		return okReply{}, fmt.Errorf("%w: timeoutMs %d is negative", schemas.ErrInvalid, r.TimeoutMs)
+	}
+	timeout := s.cfg.DefaultContextTimeout
+	if r.TimeoutMs > 0 {
+		timeout = min(time.Duration(r.TimeoutMs)*time.Millisecond, s.cfg.MaxContextTimeout)
+	}
+	// The caller's clock started when it sent the request, so time spent
+	// queued here counts against its deadline.
+	left := timeout - time.Since(received)
+	if left <= 0 {
+		return okReply{details: ContextDetails{TimedOut: true}, label: CodeTimeout}, nil
+	}
+	res, err := s.eng.Context(base, who, r.Prompt, left)
+	if err != nil {
+		return okReply{}, err
+	}
+	d := ContextDetails{PrependContext: res.Block, Count: len(res.Memories), Skipped: res.Skipped, TimedOut: res.TimedOut}
+	ok := okReply{text: res.Block, details: d}
+	if res.TimedOut {
+		ok.label = CodeTimeout
+	}
+	return ok, nil
+}
+
+// ListDetails is memory_list's details.
+type ListDetails struct {
+	Count    int                  `json:"count"`
+	Offset   int                  `json:"offset"`
+	Memories []schemas.MemoryView `json:"memories"`
+}
+
+func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r listBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	cat, err := parseCategory(r.Category)
+	if err != nil {
+		return okReply{}, err
+	}
+	if r.Limit < 0 || r.Offset < 0 {
+		return okReply{}, fmt.Errorf("%w: limit and offset must not be negative", schemas.ErrInvalid)
+	}
+	ms, err := s.eng.List(ctx, who, memory.ListOptions{Scope: r.Scope, Category: cat, Limit: r.Limit, Offset: r.Offset, History: r.IncludeSuperseded})
+	if err != nil {
+		return okReply{}, err
+	}
+	views := make([]schemas.MemoryView, len(ms))
+	for i, m := range ms {
+		views[i] = schemas.View(m)
+	}
+	d := ListDetails{Count: len(views), Offset: r.Offset, Memories: views}
+	if len(views) == 0 {
+		return okReply{text: "No memories found.", details: d}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Recent memories (%d, newest first):", len(views))
+	for i, v := range views {
+		fmt.Fprintf(&b, "\n%d. [%s] [%s:%s] %s (%s%s)", r.Offset+i+1, shortID(v.ID), v.Category, v.Scope,
+			snippet(v.Text), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), life(v))
+	}
+	return okReply{text: b.String(), details: d}, nil
+}
+
+func (s *Service) opStats(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r statsBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	st, err := s.eng.Stats(ctx, who, r.Scope)
+	if err != nil {
+		return okReply{}, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Memory statistics:\nTotal: %d", st.Total)
+	if st.History > 0 {
+		fmt.Fprintf(&b, " (plus %d in history: superseded or archived)", st.History)
+	}
+	writeCounts(&b, "By scope", st.ByScope)
+	writeCounts(&b, "By category", st.ByCategory)
+	fts := "off"
+	if st.FullText {
+		fts = "on"
+	}
+	rr := st.Rerank
+	if rr != st.Retrieval.Rerank {
+		rr += " (configured " + st.Retrieval.Rerank + ", no rerank endpoint)"
+	}
+	fmt.Fprintf(&b, "\nRetrieval: %s (vector %.2g, BM25 %.2g), rerank %s, full-text search %s",
+		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, rr, fts)
+	fmt.Fprintf(&b, "\nEmbedding: %s (%d dimensions)", st.Embedding, st.Dimensions)
+	return okReply{text: b.String(), details: st}, nil
+}
+
+// ShowDetails is memory_show's details: the memory, the memories it
+// replaced (newest first, back to the first), and those that replaced it
+// (oldest first, up to the one that holds now).
+type ShowDetails struct {
+	Memory     schemas.MemoryView   `json:"memory"`
+	Replaced   []schemas.MemoryView `json:"replaced,omitempty"`
+	ReplacedBy []schemas.MemoryView `json:"replacedBy,omitempty"`
+}
+
+func (s *Service) opShow(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r showBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	if r.MemoryID == "" {
+		return okReply{}, fmt.Errorf("%w: give memoryId", schemas.ErrInvalid)
+	}
+	ch, err := s.eng.Chain(ctx, who, r.MemoryID)
+	if err != nil {
+		return okReply{}, err
+	}
+	views := func(ms []schemas.Memory) []schemas.MemoryView {
+		out := make([]schemas.MemoryView, len(ms))
+		for i, m := range ms {
+			out[i] = schemas.View(m)
+		}
+		return out
+	}
+	d := ShowDetails{Memory: schemas.View(ch.Memory), Replaced: views(ch.Replaced), ReplacedBy: views(ch.ReplacedBy)}
+	line := func(v schemas.MemoryView) string {
+		return fmt.Sprintf("[%s] [%s:%s] %s (%s%s)", shortID(v.ID), v.Category, v.Scope, oneLine(v.Text),
+			time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), life(v))
+	}
+	var b strings.Builder
+	b.WriteString(line(d.Memory))
+	for _, v := range d.ReplacedBy {
+		b.WriteString("\n  replaced by " + line(v))
+	}
+	for _, v := range d.Replaced {
+		b.WriteString("\n  replaced " + line(v))
+	}
+	return okReply{text: b.String(), details: d}, nil
+}

@@ -1,0 +1,568 @@
+// Package query is clawmem's query service: the memory tools (recall,
+// context, store, forget, update, list, stats, show) as NATS request-reply
+// endpoints per agent (clawmem.v1.<agent>.<op>), and the admin operations
+// (export, import, bulk delete, consolidate) on clawmem.admin.v1.<op>.
+// Every reply is a schemas.ToolResult: the text an agent reads, details,
+// and an error code. One file per group of operations: service.go (the
+// endpoints and their lifecycle), wire.go (decoding and replies), read.go,
+// write.go, admin.go, format.go (tool-result text), bench.go.
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Error codes in the details of an error reply (schemas.ErrorDetails.Code).
+const (
+	CodeInvalid    = "invalid"
+	CodeNotFound   = "not_found"
+	CodeAmbiguous  = "ambiguous"
+	CodeDenied     = "denied"
+	CodeRejected   = "rejected"
+	CodeNoIdentity = "no_identity"
+	CodeTimeout    = "timeout"
+	CodeInternal   = "internal"
+)
+
+const (
+	// MaxRequestBytes bounds a request body. The largest legitimate
+	// request is a memory_store of 64 KB text with 64 KB metadata; anything
+	// near a megabyte is a mistake or an attack, refused before decoding.
+	MaxRequestBytes = 1 << 20
+	// MaxRecallLimit caps memory_recall's limit, as the plugin's tool does.
+	MaxRecallLimit = 20
+	// defaultRecallLimit is memory_recall's default (seed 004 §4.1).
+	defaultRecallLimit = 5
+	// snippetRunes is how much of a memory's text summary lines quote.
+	snippetRunes = 100
+)
+
+// Config tunes the query service. Start from DefaultConfig: the
+// zero value leaves the admin endpoints off, which is the safe failure.
+type Config struct {
+	// QueueGroup lets several replicas share the load; default "clawmem-query".
+	QueueGroup string
+	// DefaultContextTimeout is the context endpoint's deadline when the
+	// request names none; default 1.5 s.
+	DefaultContextTimeout time.Duration
+	// MaxContextTimeout caps a requested deadline; default 10 s.
+	MaxContextTimeout time.Duration
+	// EnableAdmin serves clawmem.admin.v1.<op> (every scope). Grant that
+	// subject only to operators in the NATS permissions.
+	EnableAdmin bool
+	// MaxConcurrent bounds the requests handled at once (and separately the
+	// context requests at once); default 16.
+	MaxConcurrent int
+	// RequestTimeout bounds one request other than context; default 30 s.
+	RequestTimeout time.Duration
+	// MergeJudge, when set, judges consolidation's look-alike groups.
+	MergeJudge memory.MergeJudge
+}
+
+// DefaultConfig is the configuration `clawmem up` runs with.
+func DefaultConfig() Config {
+	return Config{EnableAdmin: true}.withDefaults()
+}
+
+func (c Config) withDefaults() Config {
+	if c.QueueGroup == "" {
+		c.QueueGroup = "clawmem-query"
+	}
+	if c.DefaultContextTimeout <= 0 {
+		c.DefaultContextTimeout = 1500 * time.Millisecond
+	}
+	if c.MaxContextTimeout <= 0 {
+		c.MaxContextTimeout = 10 * time.Second
+	}
+	c.DefaultContextTimeout = min(c.DefaultContextTimeout, c.MaxContextTimeout)
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = 16
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Service answers the memory tools over NATS request-reply as a NATS
+// micro service: clawmem.v1.<agent>.<op> on behalf of the agent named by the
+// subject, and clawmem.admin.v1.<op> for operators. Every reply, failures
+// included, is a schemas.ToolResult, so a bridge passes it straight to the
+// model.
+type Service struct {
+	nc      *nats.Conn
+	eng     *memory.Engine
+	cfg     Config
+	log     *slog.Logger
+	metrics serviceMetrics
+
+	// sem bounds concurrent handlers; context requests have their own so
+	// that slow recalls never eat into an auto-recall deadline.
+	sem, ctxSem chan struct{}
+
+	mu        sync.Mutex
+	svc       micro.Service
+	base      context.Context
+	stopped   bool
+	inFlight  sync.WaitGroup
+	endpoints map[string]*endpoint
+	done      chan struct{} // closed when micro reports the service done
+	doneOnce  sync.Once
+
+	// exports are the admin exports in progress, by id.
+	exportsMu sync.Mutex
+	exports   map[string]*exportCursor
+	// importMu makes each admin import batch's duplicate checks and write
+	// one step, so two imports cannot both let the same text through.
+	importMu sync.Mutex
+}
+
+// endpoint is one registered endpoint and the stats micro cannot see:
+// micro times only the hand-off to the worker pool.
+type endpoint struct {
+	name  string
+	op    string
+	admin bool
+
+	active   atomic.Int64
+	handled  atomic.Uint64
+	failed   atomic.Uint64
+	totalDur atomic.Int64
+}
+
+// endpointStats is the data of an endpoint in $SRV.STATS replies.
+type endpointStats struct {
+	InFlight              int64         `json:"in_flight"`
+	Handled               uint64        `json:"handled"`
+	ErrorReplies          uint64        `json:"error_replies"`
+	AverageProcessingTime time.Duration `json:"average_processing_time"`
+}
+
+type serviceMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New builds the service; Run or Start serves it. reg may be
+// nil (metrics unregistered), log nil (slog.Default).
+func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registerer, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg = cfg.withDefaults()
+	m := serviceMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "query_requests_total",
+			Help: "Query service requests, by operation and result (ok, timeout or the error code)."}, []string{"op", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "clawmem", Name: "query_duration_seconds",
+			Help: "Time from receiving a query request to sending its reply.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"op"}),
+	}
+	m.requests = register(reg, m.requests, log)
+	m.duration = register(reg, m.duration, log)
+	return &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
+		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
+		done: make(chan struct{})}
+}
+
+// register registers c, reusing the collector already registered under
+// the same name so that several services (replicas in one process, tests)
+// can share a registry.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, log *slog.Logger) C {
+	if reg == nil {
+		return c
+	}
+	err := reg.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		if existing, ok := dup.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	if err != nil {
+		log.Warn("query metrics not registered", "err", err)
+	}
+	return c
+}
+
+// Config returns the effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// Run serves until ctx ends, then stops taking requests, answers the ones
+// already received and returns nil. It returns an error if the service ends
+// on its own, which happens when the NATS connection closes.
+func (s *Service) Run(ctx context.Context) error {
+	// In-flight requests must finish after ctx ends (that is the drain), so
+	// they run on a context that keeps ctx's values but not its cancellation.
+	if err := s.start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		s.Stop()
+		return nil
+	case <-s.done:
+		s.Stop()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("query service ended: %w", nats.ErrConnectionClosed)
+	}
+}
+
+// Start registers the service and returns; Stop ends it.
+func (s *Service) Start() error { return s.start(context.Background()) }
+
+func (s *Service) start(base context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.svc != nil {
+		return errors.New("query service: already started")
+	}
+	if s.stopped {
+		return errors.New("query service: stopped services cannot be restarted; make a new one")
+	}
+	s.base = base
+	// Every endpoint exists before the service does: micro may call the
+	// stats handler, which reads this map, as soon as AddService returns.
+	s.endpoints = make(map[string]*endpoint)
+	kinds := []string{""}
+	if s.cfg.EnableAdmin {
+		kinds = append(kinds, "admin-")
+	}
+	for _, kind := range kinds {
+		for _, op := range opsFor(kind != "") {
+			ep := &endpoint{name: kind + op, op: op, admin: kind != ""}
+			s.endpoints[ep.name] = ep
+		}
+	}
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name:        schemas.ServiceName,
+		Version:     schemas.ServiceVersion,
+		Description: "clawmem long-term memory: recall, context, store, forget, update, list, stats; admin export, import, delete-bulk",
+		QueueGroup:  s.cfg.QueueGroup,
+		StatsHandler: func(e *micro.Endpoint) any {
+			ep, ok := s.endpoints[e.Name]
+			if !ok {
+				return nil
+			}
+			return ep.stats()
+		},
+		DoneHandler: func(micro.Service) { s.doneOnce.Do(func() { close(s.done) }) },
+		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
+			s.log.Error("query service subscription error", "subject", err.Subject, "err", err.Description)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("query service: %w", err)
+	}
+	groups := map[string]micro.Group{"": svc.AddGroup(schemas.ServicePrefix + ".*")}
+	if s.cfg.EnableAdmin {
+		groups["admin-"] = svc.AddGroup(schemas.AdminPrefix)
+	}
+	for _, kind := range kinds {
+		for _, op := range opsFor(kind != "") {
+			ep := s.endpoints[kind+op]
+			caller := "agent"
+			if ep.admin {
+				caller = "admin"
+			}
+			err := groups[kind].AddEndpoint(ep.name, s.dispatch(ep), micro.WithEndpointSubject(op),
+				micro.WithEndpointMetadata(map[string]string{"op": op, "caller": caller}))
+			if err != nil {
+				_ = svc.Stop()
+				return fmt.Errorf("query service: endpoint %s: %w", ep.name, err)
+			}
+		}
+	}
+	s.svc = svc
+	s.log.Info("query service started", "queue", s.cfg.QueueGroup, "admin", s.cfg.EnableAdmin)
+	return nil
+}
+
+// Stop stops taking requests, waits for the ones received to be answered,
+// and returns. Safe to call more than once.
+func (s *Service) Stop() {
+	s.mu.Lock()
+	svc := s.svc
+	s.svc = nil
+	s.mu.Unlock()
+	if svc == nil {
+		return
+	}
+	if err := svc.Stop(); err != nil {
+		s.log.Warn("query service stop", "err", err)
+	}
+	// micro's Stop only starts draining: requests this client has received
+	// still sit in the subscriptions' queues. Once the server confirms the
+	// unsubscribes (Flush), a barrier runs after every queued message has
+	// reached the dispatcher; only then is the in-flight count final.
+	if s.nc.Flush() == nil {
+		drained := make(chan struct{})
+		if s.nc.Barrier(func() { close(drained) }) == nil {
+			select {
+			case <-drained:
+			case <-time.After(s.cfg.RequestTimeout):
+				s.log.Warn("query service: gave up waiting for queued requests")
+			}
+		}
+	}
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.inFlight.Wait()
+	s.closeExports()
+	s.log.Info("query service stopped")
+}
+
+// dispatch hands a request to the worker pool. micro calls handlers on the
+// endpoint's subscription goroutine, so a slow recall would hold up every
+// request behind it; waiting here for a free slot is the backpressure.
+func (s *Service) dispatch(ep *endpoint) micro.HandlerFunc {
+	sem := s.sem
+	if ep.op == schemas.OpContext {
+		sem = s.ctxSem
+	}
+	return func(req micro.Request) {
+		received := time.Now()
+		sem <- struct{}{}
+		s.mu.Lock()
+		if s.stopped {
+			s.mu.Unlock()
+			<-sem
+			data, _ := s.encode(Failure(CodeInternal, "the query service is shutting down; retry", nil))
+			s.publish(req.Reply(), data)
+			return
+		}
+		s.inFlight.Add(1)
+		base := s.base
+		s.mu.Unlock()
+		go func() {
+			defer s.inFlight.Done()
+			defer func() { <-sem }()
+			s.serve(base, ep, req, received)
+		}()
+	}
+}
+
+func (s *Service) serve(base context.Context, ep *endpoint, req micro.Request, received time.Time) {
+	ep.active.Add(1)
+	defer ep.active.Add(-1)
+	res, result := s.safeHandle(base, ep, req.Subject(), req.Data(), received)
+	data, fits := s.encode(res)
+	if !fits {
+		result, res.IsError = CodeInvalid, true
+	}
+	// Counted before the reply goes out, so a caller that has its reply
+	// sees it in $SRV.STATS and the metrics. Publish only buffers, so the
+	// duration misses nothing of note.
+	elapsed := time.Since(received)
+	if result == "" {
+		result = "ok"
+	}
+	s.metrics.requests.WithLabelValues(ep.op, result).Inc()
+	s.metrics.duration.WithLabelValues(ep.op).Observe(elapsed.Seconds())
+	ep.handled.Add(1)
+	ep.totalDur.Add(int64(elapsed))
+	if res.IsError {
+		ep.failed.Add(1)
+	}
+	s.publish(req.Reply(), data)
+}
+
+// encode makes the reply's bytes. A reply over the connection's payload
+// limit could not be sent at all, so it becomes an error reply saying what
+// to ask for instead; fits is false then.
+func (s *Service) encode(res schemas.ToolResult) (data []byte, fits bool) {
+	data, err := json.Marshal(res)
+	if err != nil {
+		s.log.Error("query reply not encodable", "err", err)
+		data, _ = json.Marshal(Failure(CodeInternal, "internal error: the reply could not be encoded", nil))
+	}
+	if limit := s.nc.MaxPayload(); limit > 0 && int64(len(data)) > limit {
+		data, _ = json.Marshal(Failure(CodeInvalid, fmt.Sprintf(
+			"the reply is %d bytes, over the NATS limit of %d; ask for fewer memories (limit)", len(data), limit), nil))
+		return data, false
+	}
+	return data, true
+}
+
+// publish sends the reply itself rather than through req.Respond, which
+// records failures in the request while micro may be reading it on the
+// subscription goroutine. A request without a reply subject (a plain
+// publish) is still carried out; there is just no one to answer.
+func (s *Service) publish(reply string, data []byte) {
+	if reply == "" {
+		return
+	}
+	if err := s.nc.Publish(reply, data); err != nil {
+		s.log.Warn("query reply not sent", "err", err)
+	}
+}
+
+// safeHandle turns a panic into an internal error reply: one bad request
+// must never take the service down.
+func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string, data []byte, received time.Time) (res schemas.ToolResult, result string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("query handler panic", "op", ep.op, "subject", subject, "panic", r)
+			res, result = Failure(CodeInternal, "internal error; see the query service log", nil), CodeInternal
+		}
+	}()
+	who, err := parseWho(subject, ep)
+	if err != nil {
+		return s.failure(ep, subject, err)
+	}
+	if len(data) > MaxRequestBytes {
+		return s.failure(ep, subject, fmt.Errorf("%w: the request is %d bytes (max %d)", schemas.ErrInvalid, len(data), MaxRequestBytes))
+	}
+	if !utf8.Valid(data) {
+		return s.failure(ep, subject, fmt.Errorf("%w: the request is not valid UTF-8", schemas.ErrInvalid))
+	}
+	if ep.op == schemas.OpContext {
+		// The context endpoint keeps its own deadline, measured from receipt.
+		ok, err := s.opContext(base, who, data, received)
+		if err != nil {
+			return s.failure(ep, subject, err)
+		}
+		return ok.result(), ok.label
+	}
+	ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
+	defer cancel()
+	var ok okReply
+	switch ep.op {
+	case schemas.OpRecall:
+		ok, err = s.opRecall(ctx, who, data)
+	case schemas.OpStore:
+		ok, err = s.opStore(ctx, who, data)
+	case schemas.OpForget:
+		ok, err = s.opForget(ctx, who, data)
+	case schemas.OpUpdate:
+		ok, err = s.opUpdate(ctx, who, data)
+	case schemas.OpList:
+		ok, err = s.opList(ctx, who, data)
+	case schemas.OpStats:
+		ok, err = s.opStats(ctx, who, data)
+	case schemas.OpShow:
+		ok, err = s.opShow(ctx, who, data)
+	case schemas.OpExport:
+		ok, err = s.opExport(ctx, base, who, data)
+	case schemas.OpImport:
+		ok, err = s.opImport(ctx, who, data)
+	case schemas.OpDeleteBulk:
+		ok, err = s.opDeleteBulk(ctx, who, data)
+	case schemas.OpConsolidate:
+		ok, err = s.opConsolidate(base, who, data)
+	default:
+		err = fmt.Errorf("%w: unknown operation %q", schemas.ErrInvalid, ep.op)
+	}
+	if err != nil {
+		return s.failure(ep, subject, err)
+	}
+	return ok.result(), ok.label
+}
+
+// parseWho is the caller: the subject's agent token (never anything in the
+// payload), or the admin on the admin endpoints.
+func parseWho(subject string, ep *endpoint) (memory.Who, error) {
+	if ep.admin {
+		return memory.Admin(), nil
+	}
+	rest, ok := strings.CutPrefix(subject, schemas.ServicePrefix+".")
+	agent, ok2 := strings.CutSuffix(rest, "."+ep.op)
+	if !ok || !ok2 {
+		return memory.Who{}, fmt.Errorf("%w: %q is not a service subject", schemas.ErrInvalid, subject)
+	}
+	if err := schemas.ValidateAgentID(agent); err != nil {
+		return memory.Who{}, err
+	}
+	return memory.Agent(agent), nil
+}
+
+// failure makes the error reply for err. Internal errors are logged and
+// not described to the caller, whose text goes to a model and may leak
+// paths or endpoints.
+func (s *Service) failure(ep *endpoint, subject string, err error) (schemas.ToolResult, string) {
+	code := ErrorCode(err)
+	msg := err.Error()
+	var matches []string
+	switch code {
+	case CodeInternal:
+		s.log.Error("query failed", "op", ep.op, "subject", subject, "err", err)
+		msg = "internal error; see the query service log"
+	case CodeTimeout:
+		s.log.Warn("query timed out", "op", ep.op, "subject", subject, "err", err)
+		msg = fmt.Sprintf("the request took longer than %s and was abandoned", s.cfg.RequestTimeout)
+	case CodeAmbiguous:
+		if amb, ok := errors.AsType[*engine.AmbiguousError](err); ok {
+			matches = amb.Matches
+		}
+	default:
+		s.log.Debug("query refused", "op", ep.op, "subject", subject, "code", code, "err", err)
+	}
+	return Failure(code, msg, matches), code
+}
+
+// ErrorCode maps an engine error to the code an error reply carries.
+func ErrorCode(err error) string {
+	switch {
+	case errors.Is(err, memory.ErrNoIdentity):
+		return CodeNoIdentity
+	case errors.Is(err, engine.ErrScopeDenied):
+		return CodeDenied
+	case errors.Is(err, engine.ErrAmbiguous):
+		return CodeAmbiguous
+	case errors.Is(err, engine.ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, memory.ErrRejected):
+		return CodeRejected
+	case errors.Is(err, schemas.ErrInvalid), errors.Is(err, scopes.ErrUnknownScope):
+		return CodeInvalid
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout
+	}
+	return CodeInternal
+}
+
+// opsFor lists the operations an endpoint kind serves: admin endpoints
+// also serve the admin-only bulk operations.
+func opsFor(admin bool) []string {
+	if admin {
+		return slices.Concat(schemas.Ops, schemas.AdminOps)
+	}
+	return schemas.Ops
+}
+
+// adminOnly refuses an admin-only operation to an agent. Agents never
+// reach one over NATS (there is no such endpoint); this guards Answer.
+func adminOnly(who memory.Who, op string) error {
+	if who.IsAdmin() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is an operator (admin) operation", engine.ErrScopeDenied, op)
+}
+
+func (ep *endpoint) stats() endpointStats {
+	st := endpointStats{InFlight: ep.active.Load(), Handled: ep.handled.Load(), ErrorReplies: ep.failed.Load()}
+	if st.Handled > 0 {
+		st.AverageProcessingTime = time.Duration(ep.totalDur.Load() / int64(st.Handled))
+	}
+	return st
+}

@@ -1,0 +1,139 @@
+package query
+
+// Writing operations: store, forget, update.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// StoreDetails is memory_store's details. ID is the memory the text now
+// lives in: the new one, or for a duplicate the existing one (ExistingID).
+type StoreDetails struct {
+	Action     string           `json:"action"` // created or duplicate
+	ID         string           `json:"id"`
+	Scope      string           `json:"scope"`
+	Category   schemas.Category `json:"category"`
+	ExistingID string           `json:"existingId,omitempty"`
+	Similarity float64          `json:"similarity,omitempty"`
+	Superseded []string         `json:"superseded,omitempty"` // memories the new one replaced
+}
+
+func (s *Service) opStore(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r storeBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	cat, err := parseCategory(r.Category)
+	if err != nil {
+		return okReply{}, err
+	}
+	if err := checkImportance(r.Importance); err != nil {
+		return okReply{}, err
+	}
+	if err := schemas.ValidateMetadata(r.Metadata); err != nil {
+		return okReply{}, err
+	}
+	res, err := s.eng.Store(ctx, who, memory.StoreRequest{Text: r.Text, Category: cat, Scope: r.Scope,
+		Importance: r.Importance, Metadata: r.Metadata, Supersedes: r.Supersedes}, memory.DedupTool)
+	if err != nil {
+		return okReply{}, err
+	}
+	m := res.Memory
+	d := StoreDetails{Action: string(res.Status), ID: m.ID, Scope: m.Scope, Category: m.Category}
+	if res.Status == memory.Duplicate {
+		d.ExistingID, d.Similarity = m.ID, res.Score
+		return okReply{text: fmt.Sprintf("Similar memory already exists: [%s] [%s:%s] %q (%.0f%% similar)",
+			shortID(m.ID), m.Category, m.Scope, snippet(m.Text), res.Score*100), details: d}, nil
+	}
+	d.Superseded = res.Superseded
+	text := fmt.Sprintf("Stored memory %s [%s:%s]: %q", shortID(m.ID), m.Category, m.Scope, snippet(m.Text))
+	for _, id := range res.Superseded {
+		text += fmt.Sprintf("\nIt supersedes %s (kept as history).", shortID(id))
+	}
+	return okReply{text: text, details: d}, nil
+}
+
+// ForgetDetails is memory_forget's details.
+type ForgetDetails struct {
+	Action     string               `json:"action"` // deleted or candidates
+	ID         string               `json:"id,omitempty"`
+	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
+}
+
+func (s *Service) opForget(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r forgetBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	id := strings.ToLower(strings.TrimSpace(r.MemoryID))
+	if id != "" {
+		if err := schemas.ValidateIDOrPrefix(id); err != nil {
+			return okReply{}, err
+		}
+	}
+	res, err := s.eng.Forget(ctx, who, memory.ForgetRequest{ID: id, Query: r.Query, Scope: r.Scope})
+	if err != nil {
+		return okReply{}, err
+	}
+	if res.Deleted != "" {
+		return okReply{text: fmt.Sprintf("Memory %s forgotten.", shortID(res.Deleted)),
+			details: ForgetDetails{Action: "deleted", ID: res.Deleted}}, nil
+	}
+	views := memoryViews(res.Candidates)
+	return okReply{text: candidatesText(views), details: ForgetDetails{Action: "candidates", Candidates: views}}, nil
+}
+
+func candidatesText(views []schemas.MemoryView) string {
+	if len(views) == 0 {
+		return "No matching memories found."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Found %d %s; specify memoryId:", len(views), plural(len(views), "candidate", "candidates"))
+	for _, v := range views {
+		fmt.Fprintf(&b, "\n- [%s] %s (%.0f%%)", shortID(v.ID), snippet(v.Text), v.Score*100)
+	}
+	return b.String()
+}
+
+// UpdateDetails is memory_update's details.
+type UpdateDetails struct {
+	Action     string               `json:"action"` // updated or candidates
+	ID         string               `json:"id,omitempty"`
+	Memory     *schemas.MemoryView  `json:"memory,omitempty"`
+	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
+}
+
+func (s *Service) opUpdate(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+	var r updateBody
+	if err := decode(data, &r); err != nil {
+		return okReply{}, err
+	}
+	var cat *schemas.Category
+	if r.Category != nil {
+		c, err := schemas.ParseCategory(*r.Category)
+		if err != nil {
+			return okReply{}, err
+		}
+		cat = &c
+	}
+	if err := checkImportance(r.Importance); err != nil {
+		return okReply{}, err
+	}
+	res, err := s.eng.Update(ctx, who, memory.UpdateRequest{ID: r.MemoryID, Text: r.Text, Category: cat,
+		Importance: r.Importance, Scope: r.Scope})
+	if err != nil {
+		return okReply{}, err
+	}
+	if res.Memory != nil {
+		v := schemas.View(*res.Memory)
+		return okReply{text: fmt.Sprintf("Memory %s updated.", shortID(v.ID)),
+			details: UpdateDetails{Action: "updated", ID: v.ID, Memory: &v}}, nil
+	}
+	views := memoryViews(res.Candidates)
+	return okReply{text: candidatesText(views), details: UpdateDetails{Action: "candidates", Candidates: views}}, nil
+}
