@@ -292,6 +292,12 @@ func (s *Service) start(base context.Context) error {
 			}
 		}
 	}
+	// The endpoints' subscriptions reach the server before Start returns,
+	// so a caller never meets "no responders" from a service that started.
+	if err := s.nc.Flush(); err != nil {
+		_ = svc.Stop()
+		return fmt.Errorf("query service: register endpoints: %w", err)
+	}
 	s.svc = svc
 	s.log.Info("query service started", "queue", s.cfg.QueueGroup, "admin", s.cfg.EnableAdmin)
 	return nil
