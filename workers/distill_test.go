@@ -592,7 +592,14 @@ func TestDistillWorkerEveryNewFromStream(t *testing.T) {
 		start += len(w)
 		p.publishSessionEvent(t, schemas.KindCommandNew, "main", schemas.SessionEvent{SessionID: "s5", Reason: "new"})
 		p.publishSessionEvent(t, schemas.KindSessionEnd, "main", schemas.SessionEvent{SessionID: "s5", Reason: "new"})
-		p.waitSettled(t)
+		// Under load the consumer can look settled a moment before a
+		// settle-delayed event's job is written: wait for the job itself.
+		waitFor(t, 15*time.Second, func() error {
+			if jobs := p.jobs(t, "main", "s5"); len(jobs) != i+1 {
+				return fmt.Errorf("after /new %d: %d jobs", i+1, len(jobs))
+			}
+			return p.handled(0)
+		})
 		jobs := p.jobs(t, "main", "s5")
 		if len(jobs) != i+1 || jobs[0].Source != "stream" || jobs[0].Stats.Messages != len(w) || jobs[0].Lessons != 1 {
 			t.Fatalf("after /new %d: %+v", i+1, jobs)
