@@ -15,9 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
 	"github.com/clawmem/clawmem/engine"
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -25,68 +25,10 @@ import (
 // requestTimeout bounds one CLI request to a running instance.
 const requestTimeout = 30 * time.Second
 
-// caller answers service operations: over NATS from a running instance,
-// or in-process on the data dir when none runs.
-type caller interface {
-	call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
-	close()
-}
-
-type natsCaller struct{ nc *nats.Conn }
-
-func (c natsCaller) call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return schemas.ToolResult{}, err
-	}
-	subject := schemas.AdminSubject(op)
-	if agent != "" {
-		if err := schemas.ValidateAgentID(agent); err != nil {
-			return schemas.ToolResult{}, err
-		}
-		subject = schemas.ServiceSubject(agent, op)
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	msg, err := c.nc.RequestWithContext(ctx, subject, body)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return schemas.ToolResult{}, fmt.Errorf("no clawmem query service answers on NATS (%s): is `clawmem up` (or a store worker) running?", c.nc.ConnectedUrl())
-		}
-		return schemas.ToolResult{}, fmt.Errorf("request %s: %w", subject, err)
-	}
-	var res schemas.ToolResult
-	if err := json.Unmarshal(msg.Data, &res); err != nil {
-		return res, fmt.Errorf("bad reply from the query service: %w", err)
-	}
-	return res, nil
-}
-
-func (c natsCaller) close() { c.nc.Close() }
-
-type directCaller struct {
-	svc   *query.Service
-	store interface{ Close() error }
-}
-
-func (c directCaller) call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return schemas.ToolResult{}, err
-	}
-	who := memory.Admin()
-	if agent != "" {
-		who = memory.Agent(agent)
-	}
-	return c.svc.Answer(ctx, who, op, body), nil
-}
-
-func (c directCaller) close() { c.store.Close() }
-
 // connect finds who answers: --db opens that store directly; otherwise a
 // running instance (its run file, --nats-url or nats.url) over NATS; with
 // none running, the data dir's store directly.
-func (a *app) connect(ctx context.Context) (caller, error) {
+func (a *app) connect(ctx context.Context) (client.Client, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, err
@@ -102,7 +44,7 @@ func (a *app) connect(ctx context.Context) (caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return natsCaller{nc}, nil
+	return client.NewNATS(nc), nil
 }
 
 // natsURLFor is the NATS server commands talk to: --nats-url, else
@@ -145,7 +87,7 @@ func instanceRunning(dataDir string) bool {
 	return processAlive(info.PID)
 }
 
-func (a *app) direct(ctx context.Context, cfg *config.Config) (caller, error) {
+func (a *app) direct(ctx context.Context, cfg *config.Config) (client.Client, error) {
 	eng, st, err := openEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, cfg.DBPath)
@@ -153,7 +95,7 @@ func (a *app) direct(ctx context.Context, cfg *config.Config) (caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return directCaller{svc: query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler)), store: st}, nil
+	return client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler)), st), nil
 }
 
 // do runs one operation and prints its reply: the text, or with --json the
@@ -163,8 +105,8 @@ func (a *app) do(cmd *cobra.Command, op, agent string, req any, render func(sche
 	if err != nil {
 		return err
 	}
-	defer c.close()
-	res, err := c.call(cmd.Context(), op, agent, req)
+	defer c.Close()
+	res, err := c.Call(cmd.Context(), op, agent, req)
 	if err != nil {
 		return err
 	}

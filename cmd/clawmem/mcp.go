@@ -102,8 +102,8 @@ func (m *mcpCaller) call(ctx context.Context, op, agent string, req any) (schema
 	if err != nil {
 		return schemas.ToolResult{}, err
 	}
-	defer c.close()
-	return c.call(ctx, op, agent, req)
+	defer c.Close()
+	return c.Call(ctx, op, agent, req)
 }
 
 // mcpShutdownTimeout bounds the wait for open MCP requests and streams at

@@ -1,0 +1,118 @@
+// Package client is clawmem's client: the operations every front end
+// needs (the CLI, the MCP server, the coming console and query replicas),
+// answered either over NATS by a running clawmem (NATS) or in process by
+// a query service on a store this process opened (Local). Both reply with
+// the same schemas.ToolResult, so a front end prints the same thing
+// whichever answers; the conformance suite in this package holds both to
+// the same expectations.
+//
+// It sits above workers/query (which it calls or talks to) and below the
+// front ends; nothing in the engine or the workers imports it.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
+)
+
+// Client answers one operation (schemas.Op*) for an agent (its scopes
+// only), or with agent "" as an admin (every scope, and the admin
+// operations). An error reply (not found, ambiguous, denied, invalid, …)
+// is a ToolResult with IsError and its code in the details; err is for a
+// client that could not get an answer at all (ErrDown, a deadline).
+type Client interface {
+	Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
+	Close() error
+}
+
+// ErrDown is wrapped when no clawmem answers on NATS.
+var ErrDown = errors.New("no clawmem query service answers on NATS")
+
+// DefaultTimeout bounds one request when ctx has no earlier deadline.
+const DefaultTimeout = 30 * time.Second
+
+// NATS talks to a running clawmem over a NATS connection, which it owns.
+type NATS struct{ nc *nats.Conn }
+
+// NewNATS uses nc; Close closes it.
+func NewNATS(nc *nats.Conn) *NATS { return &NATS{nc: nc} }
+
+// Call sends the request to the agent's (or the admin) subject. "No
+// responders" is answered at once with ErrDown, not after the timeout.
+func (c *NATS) Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return schemas.ToolResult{}, err
+	}
+	subject := schemas.AdminSubject(op)
+	if agent != "" {
+		if err := schemas.ValidateAgentID(agent); err != nil {
+			return schemas.ToolResult{}, err
+		}
+		subject = schemas.ServiceSubject(agent, op)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, subject, body)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return schemas.ToolResult{}, fmt.Errorf("%w (%s): is `clawmem up` (or a store worker) running?", ErrDown, c.nc.ConnectedUrl())
+		}
+		return schemas.ToolResult{}, fmt.Errorf("request %s: %w", subject, err)
+	}
+	var res schemas.ToolResult
+	if err := json.Unmarshal(msg.Data, &res); err != nil {
+		return res, fmt.Errorf("bad reply from the query service: %w", err)
+	}
+	return res, nil
+}
+
+// Close closes the connection.
+func (c *NATS) Close() error { c.nc.Close(); return nil }
+
+// Local answers in process with a query service over a store this process
+// opened; Close closes that store.
+type Local struct {
+	svc   *query.Service
+	store io.Closer
+}
+
+// NewLocal answers with svc; store (may be nil) is closed by Close.
+func NewLocal(svc *query.Service, store io.Closer) *Local { return &Local{svc: svc, store: store} }
+
+// Call runs the operation exactly as the service's endpoint would.
+func (c *Local) Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return schemas.ToolResult{}, err
+	}
+	who := memory.Admin()
+	if agent != "" {
+		if err := schemas.ValidateAgentID(agent); err != nil {
+			return schemas.ToolResult{}, err
+		}
+		who = memory.Agent(agent)
+	}
+	return c.svc.Answer(ctx, who, op, body), nil
+}
+
+// Close closes the store.
+func (c *Local) Close() error {
+	if c.store == nil {
+		return nil
+	}
+	return c.store.Close()
+}

@@ -1,0 +1,144 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
+)
+
+// both returns the two clients over one fresh engine: over NATS to a
+// running query service, and in process.
+func both(t *testing.T) map[string]client.Client {
+	t.Helper()
+	eng, _ := testkit.Engine(t, "", testkit.LocalEmbedder(t, 256))
+	_, nc, _ := natsembed.StartTest(t)
+	log := slog.New(slog.DiscardHandler)
+	svc := query.New(nc, eng, query.DefaultConfig(), prometheus.NewRegistry(), log)
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	return map[string]client.Client{
+		"nats":  client.NewNATS(nc),
+		"local": client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, log), nil),
+	}
+}
+
+func details[T any](t *testing.T, res schemas.ToolResult) T {
+	t.Helper()
+	var d T
+	raw, _ := json.Marshal(res.Details)
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("details %s: %v", raw, err)
+	}
+	return d
+}
+
+func call(t *testing.T, c client.Client, op, agent string, req any) schemas.ToolResult {
+	t.Helper()
+	res, err := c.Call(context.Background(), op, agent, req)
+	if err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	return res
+}
+
+func wantCode(t *testing.T, res schemas.ToolResult, code string) {
+	t.Helper()
+	d := details[query.ErrorDetails](t, res)
+	if !res.IsError || d.Code != code {
+		t.Fatalf("reply %+v, want error code %s", res, code)
+	}
+}
+
+// TestConformance holds both clients to the same answers for every tool
+// operation, the admin view, and the errors a front end must tell apart.
+func TestConformance(t *testing.T) {
+	for name, c := range both(t) {
+		t.Run(name, func(t *testing.T) {
+			agent := "conf-" + name // each client its own memories
+			st := details[query.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I live in Paris"}))
+			if st.Action != "created" {
+				t.Fatalf("store: %+v", st)
+			}
+			moved := details[query.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I moved to Berlin"}))
+			if len(moved.Superseded) != 1 || moved.Superseded[0] != st.ID {
+				t.Fatalf("store Berlin: %+v", moved)
+			}
+			rec := details[query.RecallDetails](t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "Where do I live?"}))
+			if rec.Count == 0 || rec.Memories[0].ID != moved.ID {
+				t.Fatalf("recall: %+v", rec)
+			}
+			ctxRes := call(t, c, schemas.OpContext, agent, schemas.ContextRequest{Prompt: "Where do I live these days?"})
+			if ctxRes.IsError || strings.Contains(details[query.ContextDetails](t, ctxRes).PrependContext, "Paris") {
+				t.Fatalf("context: %+v", ctxRes)
+			}
+			list := details[query.ListDetails](t, call(t, c, schemas.OpList, agent, schemas.ListRequest{IncludeSuperseded: true}))
+			if list.Count != 2 {
+				t.Fatalf("list: %+v", list)
+			}
+			show := details[query.ShowDetails](t, call(t, c, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: moved.ID}))
+			if len(show.Replaced) != 1 || show.Replaced[0].ID != st.ID {
+				t.Fatalf("show: %+v", show)
+			}
+			text := "I moved to Berlin in 2025"
+			up := details[query.UpdateDetails](t, call(t, c, schemas.OpUpdate, agent, schemas.UpdateRequest{MemoryID: moved.ID[:8], Text: &text}))
+			if up.ID != moved.ID {
+				t.Fatalf("update: %+v", up)
+			}
+			stats := call(t, c, schemas.OpStats, agent, schemas.StatsRequest{})
+			if stats.IsError || !strings.Contains(stats.Content[0].Text, "Total: 1") {
+				t.Fatalf("stats: %+v", stats)
+			}
+			// Errors: not found, another agent's memory, a denied scope,
+			// invalid input, an ambiguous prefix (as admin, over both).
+			wantCode(t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: "ffffffff-ffff-4fff-8fff-ffffffffffff"}), query.CodeNotFound)
+			wantCode(t, call(t, c, schemas.OpShow, "someone-else", schemas.ShowRequest{MemoryID: moved.ID}), query.CodeNotFound)
+			wantCode(t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "x", Scope: "agent:someone-else"}), query.CodeDenied)
+			wantCode(t, call(t, c, schemas.OpRecall, agent, json.RawMessage(`{"query": 7}`)), query.CodeInvalid)
+			forgot := details[query.ForgetDetails](t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: moved.ID}))
+			if forgot.Action != "deleted" {
+				t.Fatalf("forget: %+v", forgot)
+			}
+			// An agent id that is no NATS token is refused before anything
+			// is sent or run.
+			if _, err := c.Call(context.Background(), schemas.OpList, "a.b", schemas.ListRequest{}); err == nil {
+				t.Fatal("agent a.b accepted")
+			}
+		})
+	}
+	// Ambiguous prefix, as admin: two ids sharing their first 8 characters.
+	for name, c := range both(t) {
+		t.Run(name+"/ambiguous", func(t *testing.T) {
+			imp := call(t, c, schemas.OpImport, "", schemas.ImportRequest{Memories: []schemas.Memory{
+				{ID: "abcdef01-0000-4000-8000-000000000001", Text: "The staging cluster is in eu-west-1", Scope: "global"},
+				{ID: "abcdef01-0000-4000-8000-000000000002", Text: "The release train leaves every Thursday", Scope: "global"},
+			}})
+			if imp.IsError {
+				t.Fatalf("import: %+v", imp)
+			}
+			wantCode(t, call(t, c, schemas.OpForget, "", schemas.ForgetRequest{MemoryID: "abcdef01"}), query.CodeAmbiguous)
+		})
+	}
+}
+
+// No clawmem on NATS: the NATS client says so at once, with ErrDown.
+func TestNATSClientWhenClawmemIsDown(t *testing.T) {
+	_, nc, _ := natsembed.StartTest(t)
+	c := client.NewNATS(nc)
+	_, err := c.Call(context.Background(), schemas.OpRecall, "main", schemas.RecallRequest{Query: "x"})
+	if !errors.Is(err, client.ErrDown) {
+		t.Fatalf("err %v, want ErrDown", err)
+	}
+}
