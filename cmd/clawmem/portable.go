@@ -85,7 +85,7 @@ func (t *directTarget) count(ctx context.Context, scope string) (int, error) {
 		return 0, err
 	}
 	st, err := t.store.Stats(ctx, f)
-	return st.Total, err
+	return st.Total + st.History, err // export visits history too
 }
 
 // checkImport: a --scope the config does not define fails the import, not
@@ -201,7 +201,7 @@ func (t *natsTarget) export(ctx context.Context, scope string, vectors bool, fn 
 func (t *natsTarget) count(ctx context.Context, scope string) (int, error) {
 	var st memory.Stats
 	err := t.request(ctx, schemas.OpStats, schemas.StatsRequest{Scope: scope}, &st)
-	return st.Total, err
+	return st.Total + st.History, err // export visits history too
 }
 
 // checkImport sends an empty batch, which the service checks like any.
@@ -601,7 +601,7 @@ func openStoreSource(ctx context.Context, dir, scope string, vectors bool) (*mem
 		name: fmt.Sprintf("the clawmem store at %s (%d dimensions)", dir, st.Dimensions()),
 		count: func(ctx context.Context) (int, error) {
 			s, err := st.Stats(ctx, engine.AllScopes())
-			return s.Total, err
+			return s.Total + s.History, err
 		},
 		iterate: func(ctx context.Context, fn func(schemas.Memory) error) error {
 			return st.Iterate(ctx, engine.IterateOptions{Scopes: engine.AllScopes(), WithVectors: vectors}, fn)

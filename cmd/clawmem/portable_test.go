@@ -782,8 +782,9 @@ func TestImportHistoryAndShow(t *testing.T) {
 		t.Fatalf("show (%d):\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "export", "--data-dir", dir, "--db", db)
-	if code != 0 || !strings.Contains(out, `"supersededBy":"`+berlin+`","validFrom":1600000000000,"invalidatedAt":1710000000000`) {
-		t.Fatalf("export (%d):\n%s", code, out)
+	if code != 0 || !strings.Contains(out, `"supersededBy":"`+berlin+`","validFrom":1600000000000,"invalidatedAt":1710000000000`) ||
+		strings.Count(strings.TrimSpace(out), "\n") != 1 {
+		t.Fatalf("export (%d), want the current memory and its history:\n%s", code, out)
 	}
 }
 
