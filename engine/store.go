@@ -60,6 +60,18 @@ type ScopeFilter struct {
 	scopes []string
 }
 
+// ScopeOrAll is an admin's filter for an optional scope: every scope when
+// scope is empty, else that one (checked).
+func ScopeOrAll(scope string) (ScopeFilter, error) {
+	if scope == "" {
+		return AllScopes(), nil
+	}
+	if err := schemas.ValidateScope(scope); err != nil {
+		return ScopeFilter{}, err
+	}
+	return InScopes(scope), nil
+}
+
 // AllScopes is the unrestricted filter used by admin callers (CLI, backups).
 func AllScopes() ScopeFilter { return ScopeFilter{all: true} }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,41 +13,22 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
-	"github.com/nats-io/nats.go"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/lancestore"
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // The bulk commands — export, import, reembed, migrate — stream memories
 // between files, stores and a running clawmem. They work on the store
 // directly (--db, or the data dir's store when nothing runs), and through
 // the running instance's admin endpoints (export, import) when one runs.
-
-// portTarget is the store the bulk commands read and write.
-type portTarget interface {
-	// export calls fn with every memory in scope ("" for all).
-	export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error
-	// count is how many memories export would visit.
-	count(ctx context.Context, scope string) (int, error)
-	// checkImport refuses options the store would refuse for every row.
-	checkImport(ctx context.Context, o importOptions) error
-	// importBatch imports rows and returns each one's outcome, in order.
-	importBatch(ctx context.Context, recs []portable.Record, o importOptions) ([]portable.Result, error)
-	// has reports whether a memory with exactly this id exists.
-	has(ctx context.Context, id string) (bool, error)
-	// where names the store for messages.
-	where() string
-	close()
-}
 
 // importOptions are the flags every importing command shares.
 type importOptions struct {
@@ -59,211 +39,9 @@ type importOptions struct {
 	batchSize    int
 }
 
-// directTarget is a store this process opened.
-type directTarget struct {
-	dir   string
-	store engine.Store
-	eng   *memory.Engine // nil when opened for export only
-}
-
-func (t *directTarget) where() string { return "the store at " + t.dir }
-
-func (t *directTarget) has(ctx context.Context, id string) (bool, error) { return t.store.Has(ctx, id) }
-func (t *directTarget) close()                                           { t.store.Close() }
-
-func (t *directTarget) export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
-	f, err := scopeFilter(scope)
-	if err != nil {
-		return err
-	}
-	return t.store.Iterate(ctx, engine.IterateOptions{Scopes: f, WithVectors: vectors}, fn)
-}
-
-func (t *directTarget) count(ctx context.Context, scope string) (int, error) {
-	f, err := scopeFilter(scope)
-	if err != nil {
-		return 0, err
-	}
-	st, err := t.store.Stats(ctx, f)
-	return st.Total + st.History, err // export visits history too
-}
-
-// checkImport: a --scope the config does not define fails the import, not
-// each row (as the admin endpoint refuses it).
-func (t *directTarget) checkImport(_ context.Context, o importOptions) error {
-	if o.scope == "" {
-		return nil
-	}
-	return t.eng.Scopes().Validate(o.scope)
-}
-
-func (t *directTarget) importBatch(ctx context.Context, recs []portable.Record, o importOptions) ([]portable.Result, error) {
-	po := portable.ImportOptions{Scope: o.scope, DryRun: o.dryRun, Dedup: portable.DefaultDedup, ValidateScope: t.eng.Scopes().Validate}
-	if o.noDedup {
-		po.Dedup = 0
-	}
-	return portable.NewImporter(t.store, t.eng.Embedder(), po).Import(ctx, recs)
-}
-
-func scopeFilter(scope string) (engine.ScopeFilter, error) {
-	if scope == "" {
-		return engine.AllScopes(), nil
-	}
-	if err := schemas.ValidateScope(scope); err != nil {
-		return engine.ScopeFilter{}, err
-	}
-	return engine.InScopes(scope), nil
-}
-
-// natsTarget is a running clawmem, reached through its admin endpoints.
-type natsTarget struct{ nc *nats.Conn }
-
-func (t *natsTarget) where() string { return "the clawmem at " + t.nc.ConnectedUrl() }
-func (t *natsTarget) close()        { t.nc.Close() }
-
-// bulkTimeout bounds one export page or import batch over NATS; the
-// service's own limit (30 s) is what usually applies.
-const bulkTimeout = 2 * time.Minute
-
-// request sends an admin request and decodes the reply's details into d.
-func (t *natsTarget) request(ctx context.Context, op string, req, d any) error {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, bulkTimeout)
-	defer cancel()
-	msg, err := t.nc.RequestWithContext(ctx, schemas.AdminSubject(op), body)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("no clawmem answers %s on NATS (%s): is `clawmem up` running, and is it this version (with the admin %s endpoint)?",
-			schemas.AdminSubject(op), t.nc.ConnectedUrl(), op)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	var res struct {
-		Content []schemas.TextContent `json:"content"`
-		Details json.RawMessage       `json:"details"`
-		IsError bool                  `json:"isError"`
-	}
-	if err := json.Unmarshal(msg.Data, &res); err != nil {
-		return fmt.Errorf("bad reply from the query service: %w", err)
-	}
-	if res.IsError {
-		var e query.ErrorDetails
-		_ = json.Unmarshal(res.Details, &e)
-		return &serviceError{op: op, ErrorDetails: e}
-	}
-	return json.Unmarshal(res.Details, d)
-}
-
-// serviceError is an error reply of the query service.
-type serviceError struct {
-	op string
-	query.ErrorDetails
-}
-
-func (e *serviceError) Error() string { return e.op + ": " + e.ErrorDetails.Error }
-
-// has asks show for the id as admin: not found means no such memory.
-func (t *natsTarget) has(ctx context.Context, id string) (bool, error) {
-	var d query.ShowDetails
-	err := t.request(ctx, schemas.OpShow, schemas.ShowRequest{MemoryID: id}, &d)
-	if se, ok := errors.AsType[*serviceError](err); ok && se.Code == query.CodeNotFound {
-		return false, nil
-	}
-	return err == nil && d.Memory.ID == id, err
-}
-
-func (t *natsTarget) export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
-	req := schemas.ExportRequest{Scope: scope, WithVectors: vectors, Limit: query.ExportMaxLimit}
-	for {
-		var d query.ExportDetails
-		if err := t.request(ctx, schemas.OpExport, req, &d); err != nil {
-			return err
-		}
-		for _, raw := range d.Memories {
-			var m schemas.Memory
-			if err := json.Unmarshal(raw, &m); err != nil {
-				return fmt.Errorf("export page %d: %w", d.Page, err)
-			}
-			if err := fn(m); err != nil {
-				return err
-			}
-		}
-		if d.NextCursor == "" {
-			return nil
-		}
-		req = schemas.ExportRequest{Cursor: d.NextCursor, Limit: req.Limit}
-	}
-}
-
-func (t *natsTarget) count(ctx context.Context, scope string) (int, error) {
-	var st memory.Stats
-	err := t.request(ctx, schemas.OpStats, schemas.StatsRequest{Scope: scope}, &st)
-	return st.Total + st.History, err // export visits history too
-}
-
-// checkImport sends an empty batch, which the service checks like any.
-func (t *natsTarget) checkImport(ctx context.Context, o importOptions) error {
-	var d query.ImportDetails
-	return t.request(ctx, schemas.OpImport, schemas.ImportRequest{Memories: []schemas.Memory{}, Scope: o.scope, DryRun: true}, &d)
-}
-
-// importBatch sends the rows that read well in requests that fit the NATS
-// payload limit; rows that did not read well fail here.
-func (t *natsTarget) importBatch(ctx context.Context, recs []portable.Record, o importOptions) ([]portable.Result, error) {
-	out := make([]portable.Result, len(recs))
-	limit := min(t.nc.MaxPayload(), query.MaxRequestBytes) - 4<<10
-	var (
-		sent []int
-		req  = schemas.ImportRequest{Scope: o.scope, DryRun: o.dryRun, NoDedup: o.noDedup}
-		size int64
-	)
-	flush := func() error {
-		if len(sent) == 0 {
-			return nil
-		}
-		var d query.ImportDetails
-		if err := t.request(ctx, schemas.OpImport, req, &d); err != nil {
-			return err
-		}
-		for _, i := range sent {
-			out[i] = portable.Result{Line: recs[i].Line, ID: recs[i].Memory.ID, Status: portable.Imported}
-		}
-		for _, r := range d.Results {
-			if r.Line < 1 || r.Line > len(sent) {
-				return fmt.Errorf("import: the reply names row %d of %d", r.Line, len(sent))
-			}
-			i := sent[r.Line-1]
-			r.Line = recs[i].Line
-			out[i] = r
-		}
-		sent, req.Memories, size = sent[:0], req.Memories[:0], 0
-		return nil
-	}
-	for i, rec := range recs {
-		if rec.Err != nil {
-			out[i] = portable.Result{Line: rec.Line, Status: portable.Failed, Reason: portable.Reason(rec.Err)}
-			continue
-		}
-		b, err := json.Marshal(rec.Memory)
-		if err != nil {
-			return nil, err
-		}
-		if n := int64(len(b)) + 1; len(sent) > 0 && (size+n > limit || len(sent) >= query.MaxImportBatch) {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
-		size += int64(len(b)) + 1
-		sent = append(sent, i)
-		req.Memories = append(req.Memories, rec.Memory)
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return out, nil
+// client converts the flags to what a bulk target takes.
+func (o importOptions) client() client.ImportOptions {
+	return client.ImportOptions{Scope: o.scope, DryRun: o.dryRun, NoDedup: o.noDedup}
 }
 
 // bulkTarget finds the store the bulk commands work on, as connect does for
@@ -272,7 +50,7 @@ func (t *natsTarget) importBatch(ctx context.Context, recs []portable.Record, o 
 // dir's store, created if absent. exportOnly opens the store without the
 // engine, adopting whatever dimension it has, so that a store can still be
 // exported after the embedding model changed.
-func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (portTarget, *config.Config, error) {
+func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, *config.Config, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, nil, err
@@ -290,16 +68,16 @@ func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (portTarget, *con
 	if err != nil {
 		return nil, nil, err
 	}
-	return &natsTarget{nc: nc}, cfg, nil
+	return client.NewNATSBulk(nc), cfg, nil
 }
 
-func openDirect(ctx context.Context, cfg *config.Config, exportOnly bool) (*directTarget, error) {
-	t := &directTarget{dir: cfg.DBPath}
+func openDirect(ctx context.Context, cfg *config.Config, exportOnly bool) (*client.LocalBulk, error) {
+	t := &client.LocalBulk{Dir: cfg.DBPath}
 	var err error
 	if exportOnly && cfg.Store.Backend != "lancedb" && isStoreDir(cfg.DBPath) {
-		t.store, err = sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{})
+		t.Store, err = sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{})
 	} else {
-		t.eng, t.store, err = openEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+		t.Engine, t.Store, err = openEngine(ctx, cfg, slog.New(slog.DiscardHandler))
 	}
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\nThe store is held by a running clawmem: stop it, or let this command go through it "+
@@ -365,7 +143,7 @@ or not at all.`,
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			n, err := a.export(cmd.Context(), t, scope, output, portable.WriterOptions{Format: f, WithVectors: vectors})
 			if err != nil {
 				return err
@@ -376,7 +154,7 @@ or not at all.`,
 			if a.jsonOut {
 				return a.printJSON(map[string]any{"exported": n, "output": output, "format": f, "withVectors": vectors})
 			}
-			fmt.Fprintf(a.stdout, "exported %d memories from %s to %s\n", n, t.where(), output)
+			fmt.Fprintf(a.stdout, "exported %d memories from %s to %s\n", n, t.Where(), output)
 			return nil
 		},
 	}
@@ -390,7 +168,7 @@ or not at all.`,
 
 // export writes t's memories to output (stdout when empty) and returns how
 // many. A file is written next to its final name and renamed into place.
-func (a *app) export(ctx context.Context, t portTarget, scope, output string, o portable.WriterOptions) (int, error) {
+func (a *app) export(ctx context.Context, t client.Bulk, scope, output string, o portable.WriterOptions) (int, error) {
 	if scope != "" {
 		o.Filters = map[string]string{"scope": scope}
 	}
@@ -416,10 +194,10 @@ func (a *app) export(ctx context.Context, t portTarget, scope, output string, o 
 		return 0, err
 	}
 	var bar *progressbar.ProgressBar
-	if total, err := t.count(ctx, scope); err == nil {
+	if total, err := t.Count(ctx, scope); err == nil {
 		bar = a.bulkProgress(int64(total), "exporting", false)
 	}
-	err = t.export(ctx, scope, o.WithVectors, func(m schemas.Memory) error {
+	err = t.Export(ctx, scope, o.WithVectors, func(m schemas.Memory) error {
 		if bar != nil && w.Count()%1000 == 0 {
 			_ = bar.Set(w.Count())
 		}
@@ -635,9 +413,9 @@ func openLanceSource(ctx context.Context, dir, scope string, vectors bool) (*mem
 // imported. It stops at the first batch the target could not handle (its
 // error is returned with the report so far): rows already written stay,
 // and a rerun with --skip-existing goes on from there.
-func (a *app) runImport(ctx context.Context, t portTarget, src rowSource, o importOptions, verb string) (portable.Report, error) {
+func (a *app) runImport(ctx context.Context, t client.Bulk, src rowSource, o importOptions, verb string) (portable.Report, error) {
 	rep := portable.Report{QuietExists: o.skipExisting, Failures: []portable.Result{}}
-	if err := t.checkImport(ctx, o); err != nil {
+	if err := t.CheckImport(ctx, o.client()); err != nil {
 		return rep, errImportRefused{err}
 	}
 	if o.batchSize <= 0 {
@@ -681,7 +459,7 @@ func (a *app) runImport(ctx context.Context, t portTarget, src rowSource, o impo
 		if importErr != nil {
 			continue // the reader is stopping
 		}
-		res, err := t.importBatch(ctx, b.recs, o)
+		res, err := t.ImportBatch(ctx, b.recs, o.client())
 		if err != nil {
 			importErr = err
 			cancel()
@@ -836,7 +614,7 @@ FILE "-" reads stdin.`,
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			checked, err := chainChecked(cmd.Context(), src, args[0], o.scope, t)
 			if err != nil {
 				return err
@@ -952,7 +730,7 @@ place needs --force, and the same dimensions.`,
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			rep, err := a.runImport(cmd.Context(), t, src, o, "re-embedding")
 			return a.printImport(rep, src.describe(), o, "", err)
 		},
@@ -993,10 +771,10 @@ func (a *app) reembedInPlace(ctx context.Context, cfg *config.Config, dir string
 	if err != nil {
 		return err
 	}
-	defer t.close()
+	defer t.Close()
 	type item struct{ id, text string }
 	var items []item
-	if err := t.store.Iterate(ctx, engine.IterateOptions{Scopes: engine.AllScopes()}, func(m schemas.Memory) error {
+	if err := t.Store.Iterate(ctx, engine.IterateOptions{Scopes: engine.AllScopes()}, func(m schemas.Memory) error {
 		items = append(items, item{m.ID, m.Text})
 		return nil
 	}); err != nil {
@@ -1010,12 +788,12 @@ func (a *app) reembedInPlace(ctx context.Context, cfg *config.Config, dir string
 		for i, it := range batch {
 			texts[i] = it.text
 		}
-		vecs, err := t.eng.Embedder().EmbedPassages(ctx, texts)
+		vecs, err := t.Engine.Embedder().EmbedPassages(ctx, texts)
 		if err != nil {
 			return fmt.Errorf("embed: %w (%d of %d memories re-embedded; rerun to redo them all)", err, done, len(items))
 		}
 		for i, it := range batch {
-			if _, err := t.store.Update(ctx, it.id, engine.Patch{Vector: vecs[i]}, engine.AllScopes()); err != nil && !errors.Is(err, engine.ErrNotFound) {
+			if _, err := t.Store.Update(ctx, it.id, engine.Patch{Vector: vecs[i]}, engine.AllScopes()); err != nil && !errors.Is(err, engine.ErrNotFound) {
 				return fmt.Errorf("update %s: %w", it.id, err)
 			}
 			done++
@@ -1261,7 +1039,7 @@ func (a *app) migrateRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			var failed error
 			for _, p := range paths {
 				src, err := openSource(cmd.Context(), p, o.scope)
@@ -1326,10 +1104,10 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 			if err != nil {
 				return err
 			}
-			defer t.close()
+			defer t.Close()
 			byID := map[string]string{}
 			texts := map[string]bool{}
-			if err := t.export(ctx, "", false, func(m schemas.Memory) error {
+			if err := t.Export(ctx, "", false, func(m schemas.Memory) error {
 				byID[m.ID] = m.Text
 				texts[m.Scope+"\x00"+m.Text] = true
 				return nil
@@ -1409,7 +1187,7 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 // whose supersede chain is broken (a successor in neither the file nor the
 // store, or a cycle); those rows fail with the reason, the rest import.
 // Standard input cannot be read twice: its chains are not checked.
-func chainChecked(ctx context.Context, src *fileSource, path, scope string, t portTarget) (rowSource, error) {
+func chainChecked(ctx context.Context, src *fileSource, path, scope string, t client.Bulk) (rowSource, error) {
 	if path == "-" {
 		return src, nil
 	}
@@ -1429,7 +1207,7 @@ func chainChecked(ctx context.Context, src *fileSource, path, scope string, t po
 	}); err != nil {
 		return nil, err
 	}
-	bad, err := portable.CheckChains(rows, func(id string) (bool, error) { return t.has(ctx, id) })
+	bad, err := portable.CheckChains(rows, func(id string) (bool, error) { return t.Has(ctx, id) })
 	if err != nil {
 		return nil, fmt.Errorf("check supersede chains: %w", err)
 	}

@@ -442,7 +442,7 @@ func TestImportResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rep, err := a.runImport(ctx, tgt, &cancelAfter{rowSource: fs, n: n * 17 / 30, cancel: cancel}, importOptions{batchSize: n / 6}, "importing")
 	fs.close()
-	tgt.close()
+	tgt.Close()
 	if err == nil || rep.Imported == 0 || rep.Imported >= n {
 		t.Fatalf("the cut-off import: %v, %+v", err, rep)
 	}

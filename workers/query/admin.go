@@ -123,7 +123,7 @@ func (s *Service) opExport(ctx, base context.Context, who memory.Who, data []byt
 }
 
 func (s *Service) startExport(base context.Context, r schemas.ExportRequest) (*exportCursor, error) {
-	f, err := scopeFilter(r.Scope)
+	f, err := engine.ScopeOrAll(r.Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func (s *Service) opDeleteBulk(ctx context.Context, who memory.Who, data []byte)
 	if r.Before < 0 {
 		return okReply{}, fmt.Errorf("%w: before %d is negative", schemas.ErrInvalid, r.Before)
 	}
-	f, err := scopeFilter(r.Scope)
+	f, err := engine.ScopeOrAll(r.Scope)
 	if err != nil {
 		return okReply{}, err
 	}

@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -187,15 +186,4 @@ func checkImportance(p *float64) error {
 		return fmt.Errorf("%w: importance %v is outside 0..1", schemas.ErrInvalid, *p)
 	}
 	return nil
-}
-
-// scopeFilter is the admin's filter for an optional scope.
-func scopeFilter(scope string) (engine.ScopeFilter, error) {
-	if scope == "" {
-		return engine.AllScopes(), nil
-	}
-	if err := schemas.ValidateScope(scope); err != nil {
-		return engine.ScopeFilter{}, err
-	}
-	return engine.InScopes(scope), nil
 }
