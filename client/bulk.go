@@ -142,7 +142,7 @@ type ServiceError struct {
 
 func (e *ServiceError) Error() string { return e.op + ": " + e.ErrorDetails.Error }
 
-// has asks show for the id as admin: not found means no such memory.
+// Has asks show for the id as admin: not found means no such memory.
 func (t *NATSBulk) Has(ctx context.Context, id string) (bool, error) {
 	var d query.ShowDetails
 	err := t.request(ctx, schemas.OpShow, schemas.ShowRequest{MemoryID: id}, &d)

@@ -1198,10 +1198,8 @@ func chainChecked(ctx context.Context, src *fileSource, path, scope string, t cl
 	defer pre.close()
 	var rows []portable.ChainRow
 	if err := pre.rows(ctx, func(r portable.Record) error {
-		if r.Err == nil && (r.Memory.SupersededBy != "" || r.Memory.InvalidatedAt != 0) {
+		if r.Err == nil {
 			rows = append(rows, portable.ChainRow{Line: r.Line, ID: r.Memory.ID, SupersededBy: r.Memory.SupersededBy})
-		} else if r.Err == nil {
-			rows = append(rows, portable.ChainRow{Line: r.Line, ID: r.Memory.ID})
 		}
 		return nil
 	}); err != nil {

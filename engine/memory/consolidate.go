@@ -155,7 +155,7 @@ func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o Consolidat
 	}
 	var out []mergeGroup
 	for _, g := range e.groups(ctx, mems, min(o.JudgeMin, o.MergeMin)) {
-		if interrupted(g) {
+		if mergedInto(g) != nil {
 			out = append(out, mergeGroup{members: g})
 			continue
 		}
@@ -176,15 +176,15 @@ func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o Consolidat
 	return out
 }
 
-// interrupted reports whether g holds a merged memory of all its other
-// members: a merge a crash cut short.
-func interrupted(g []schemas.Memory) bool {
-	for _, m := range g {
-		if srcs := mergedFrom(m); len(srcs) > 0 && containsAll(srcs, g, m.ID) {
-			return true
+// mergedInto is the member of g that is a merged memory of all the others
+// (a merge a crash cut short), or nil.
+func mergedInto(g []schemas.Memory) *schemas.Memory {
+	for i := range g {
+		if srcs := mergedFrom(g[i]); len(srcs) > 0 && containsAll(srcs, g, g[i].ID) {
+			return &g[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // groups finds the sets of current memories of one scope that are one fact
@@ -247,12 +247,7 @@ func (e *Engine) groups(ctx context.Context, mems []schemas.Memory, minScore flo
 // source. A group that holds a merged memory of its other members is a
 // merge a crash interrupted: it is finished, not merged again.
 func (e *Engine) merge(ctx context.Context, g []schemas.Memory, text string, dry bool) (Merge, error) {
-	var into *schemas.Memory
-	for i := range g {
-		if srcs := mergedFrom(g[i]); len(srcs) > 0 && containsAll(srcs, g, g[i].ID) {
-			into = &g[i]
-		}
-	}
+	into := mergedInto(g)
 	if into == nil {
 		ids := make([]string, len(g))
 		for i, m := range g {

@@ -19,14 +19,12 @@ type ChainRow struct {
 // It returns a reason per failing line; the other rows import as usual.
 func CheckChains(rows []ChainRow, exists func(id string) (bool, error)) (map[int]string, error) {
 	next := make(map[string]string, len(rows))
-	for _, r := range rows {
-		if r.SupersededBy != "" {
-			next[r.ID] = r.SupersededBy
-		}
-	}
 	inFile := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		inFile[r.ID] = true
+		if r.SupersededBy != "" {
+			next[r.ID] = r.SupersededBy
+		}
 	}
 	bad := map[int]string{}
 	known := map[string]bool{}

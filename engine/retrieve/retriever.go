@@ -336,39 +336,30 @@ func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []C
 	for i, c := range cs {
 		at[c.Memory.ID] = i
 	}
-	out := cs[:0:0]
 	var lifted []Candidate
+	broughtIn := map[string]bool{}
 	for _, c := range cs {
 		if c.Memory.Current() {
-			out = append(out, c)
 			continue
 		}
 		cur, ok := r.current(ctx, c.Memory, q.Scopes)
-		if !ok || (q.Category != "" && cur.Category != q.Category) {
+		if !ok || (q.Category != "" && cur.Category != q.Category) || broughtIn[cur.ID] {
 			continue
 		}
 		score := c.Score * successorFactor
-		if j, ok := at[cur.ID]; ok && j >= 0 {
+		if j, ok := at[cur.ID]; ok {
 			// It matched itself and through the fact it replaced: two
 			// pieces of evidence for one fact, combined as 1-(1-a)(1-b/2).
 			both := 1 - (1-cs[j].Score)*(1-score/2)
 			cs[j].Score, cs[j].Sources.Fused, cs[j].Sources.Replaced = both, both, c.Memory.ID
 			continue
 		}
-		if ok { // lifted already by another superseded match
-			continue
-		}
-		at[cur.ID] = -1
+		broughtIn[cur.ID] = true
 		src := c.Sources
 		src.Fused, src.Cosine, src.Replaced = score, cosine(q.Vector, cur.Vector), c.Memory.ID
 		lifted = append(lifted, Candidate{Memory: cur, Score: score, Sources: src})
 	}
-	// Scores lifted in place apply to the candidates kept in out too.
-	for i := range out {
-		if j := at[out[i].Memory.ID]; j >= 0 {
-			out[i] = cs[j]
-		}
-	}
+	out := slices.DeleteFunc(cs, func(c Candidate) bool { return !c.Memory.Current() })
 	out = append(out, lifted...)
 	sortByScore(out)
 	return out

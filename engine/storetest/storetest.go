@@ -953,8 +953,8 @@ func testClosed(t *testing.T, open Opener) {
 
 // testHistory: a superseded memory leaves recall, list, stats and
 // neighbours, stays readable by id, is found again with History, survives
-// a reopen, and comes back with Restore. Stores that keep no history
-// (engine.Historian not implemented) refuse Invalidate instead.
+// a reopen, and comes back with Restore. A store that keeps no history
+// (one that is no engine.Historian) refuses Invalidate instead.
 func testHistory(t *testing.T, open Opener) {
 	dir := t.TempDir()
 	s := mustOpen(t, open, dir)

@@ -225,9 +225,6 @@ func lowerInPlace(text string) string {
 	return b.String()
 }
 
-// Has reports whether text carries any temporal expression.
-func Has(text string) bool { return len(Find(text, time.Unix(0, 0).UTC())) > 0 }
-
 // wordEdge reports whether [start, end) is not inside a longer word of a
 // spaced language ("may" in "mayor", "sat" in "saturday" is fine since the
 // longer rule wins). CJK matches need no edges.
