@@ -18,11 +18,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -30,20 +31,6 @@ import (
 // backupRequestTimeout bounds `backup now` against a running instance: a
 // large store takes longer than an ordinary request.
 const backupRequestTimeout = 10 * time.Minute
-
-// backupConfig is the backup job's configuration; dir, when set, replaces
-// the configured directory.
-func backupConfig(cfg *config.Config, dir string) workers.BackupConfig {
-	b := cfg.Jobs.Backup
-	bc := workers.BackupConfig{Dir: b.Dir, Schedule: b.Schedule, Keep: b.Keep, WithVectors: b.WithVectors}
-	if dir != "" {
-		bc.Dir = dir
-	}
-	if b.Schedule == "off" {
-		bc.FirstDelay = -1
-	}
-	return bc
-}
 
 func (a *app) backupCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -157,7 +144,7 @@ func (a *app) directBackup(ctx context.Context, cfg *config.Config, dir string) 
 		return workers.BackupResult{}, err
 	}
 	defer st.Close()
-	job, err := workers.NewBackupJob(st, nil, backupConfig(cfg, dir), slog.New(slog.DiscardHandler))
+	job, err := workers.NewBackupJob(st, nil, node.BackupConfig(cfg, dir), slog.New(slog.DiscardHandler))
 	if err != nil {
 		return workers.BackupResult{}, err
 	}

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/testkit"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -68,7 +69,7 @@ func serveInProcess(t *testing.T, dir string, roles ...string) (*lockedBuffer, c
 			t.Fatalf("serve ended: %v\n%s", err, logs.String())
 		default:
 		}
-		if !instanceRunning(dir) {
+		if !node.InstanceRunning(dir) {
 			return errors.New("no run file yet")
 		}
 		return nil
@@ -84,7 +85,7 @@ func seedStore(t *testing.T, dir string, n int) map[string]schemas.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, st, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestBackupThroughRunningInstance(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "")
 	seeded := seedStore(t, dir, 12)
-	_, stop := serveInProcess(t, dir, roleStore, roleQuery)
+	_, stop := serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
 
 	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
 	var res workers.BackupResult

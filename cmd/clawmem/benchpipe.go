@@ -17,10 +17,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/schemas"
@@ -120,7 +121,7 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 		return rep, err
 	}
 	defer srv.Stop()
-	nc, err := connectNATS(srv.ClientURL(), cfg, "clawmem-bench")
+	nc, err := node.Connect(srv.ClientURL(), cfg, "clawmem-bench")
 	if err != nil {
 		return rep, err
 	}
@@ -129,7 +130,7 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
 		return rep, err
 	}
-	eng, st, err := openEngine(ctx, cfg, quiet)
+	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
 	if err != nil {
 		return rep, err
 	}

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,8 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -57,7 +55,7 @@ func (a *app) natsURLFor(cfg *config.Config) (url string, named bool) {
 	if url != "" {
 		return url, true
 	}
-	url, _ = a.localNATS(cfg)
+	url = node.LocalNATS(cfg)
 	return url, false
 }
 
@@ -65,30 +63,17 @@ func (a *app) natsURLFor(cfg *config.Config) (url string, named bool) {
 // named, or a local instance runs on the data dir.
 func (a *app) running(cfg *config.Config) bool {
 	_, named := a.natsURLFor(cfg)
-	return named || instanceRunning(cfg.DataDir)
+	return named || node.InstanceRunning(cfg.DataDir)
 }
 
 // dialNATS connects to natsURLFor(cfg) as name.
 func (a *app) dialNATS(cfg *config.Config, name string) (*nats.Conn, error) {
 	url, _ := a.natsURLFor(cfg)
-	return connectNATS(url, cfg, name)
-}
-
-// instanceRunning reports a live `clawmem up` on dataDir.
-func instanceRunning(dataDir string) bool {
-	b, err := os.ReadFile(filepath.Join(dataDir, runFile))
-	if err != nil {
-		return false
-	}
-	var info runInfo
-	if json.Unmarshal(b, &info) != nil || info.PID <= 0 {
-		return false
-	}
-	return processAlive(info.PID)
+	return node.Connect(url, cfg, name)
 }
 
 func (a *app) direct(ctx context.Context, cfg *config.Config) (client.Client, error) {
-	eng, st, err := openEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	eng, st, err := node.OpenEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, cfg.DBPath)
 	}

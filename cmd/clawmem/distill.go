@@ -12,6 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -129,11 +130,11 @@ lessons are handed to the store worker.`,
 				return err
 			}
 			defer closeNC()
-			d, err := newDistiller(cfg)
+			d, err := node.NewDistiller(cfg)
 			if err != nil {
 				return err
 			}
-			cd, err := workers.NewCursorDistiller(js, d, cursorConfig(cfg), a.logger())
+			cd, err := workers.NewCursorDistiller(js, d, node.CursorConfig(cfg), a.logger())
 			if err != nil {
 				return err
 			}
@@ -185,7 +186,7 @@ keeping per-file offsets in JetStream KV so a restart neither repeats nor skips 
 		Example: "  clawmem watch\n  clawmem watch --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), a.natsURL, []string{roleWatch}, false)
+			return a.serve(cmd.Context(), a.natsURL, []string{node.RoleWatch}, false)
 		},
 	}
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -37,7 +38,7 @@ func dlqPipeline(t *testing.T) (string, jetstream.JetStream, *memory.Engine) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	eng, st, err := openEngine(ctx, cfg, log)
+	eng, st, err := node.OpenEngine(ctx, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

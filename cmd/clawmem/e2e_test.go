@@ -23,6 +23,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -48,7 +49,7 @@ func (l *lockedBuffer) String() string {
 type instance struct {
 	cmd  *exec.Cmd
 	dir  string
-	info runInfo
+	info node.RunInfo
 	logs *lockedBuffer
 }
 
@@ -89,7 +90,7 @@ func startUp(t *testing.T, dir string) *instance {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, runFile))
+	os.Remove(filepath.Join(dir, node.RunFile))
 	logs := &lockedBuffer{}
 	cmd := exec.Command(clawmemBinary(t), "up", "--data-dir", dir)
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -100,7 +101,7 @@ func startUp(t *testing.T, dir string) *instance {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b, err := os.ReadFile(filepath.Join(dir, runFile))
+		b, err := os.ReadFile(filepath.Join(dir, node.RunFile))
 		if err == nil && json.Unmarshal(b, &in.info) == nil && in.info.PID == cmd.Process.Pid {
 			return in
 		}

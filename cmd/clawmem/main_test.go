@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/node"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -90,7 +91,7 @@ func TestSearchExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, st, err := openEngine(context.Background(), cfg, slog.Default())
+	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

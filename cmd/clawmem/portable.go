@@ -17,11 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/lancestore"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -77,7 +78,7 @@ func openDirect(ctx context.Context, cfg *config.Config, exportOnly bool) (*clie
 	if exportOnly && cfg.Store.Backend != "lancedb" && isStoreDir(cfg.DBPath) {
 		t.Store, err = sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{})
 	} else {
-		t.Engine, t.Store, err = openEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+		t.Engine, t.Store, err = node.OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
 	}
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\nThe store is held by a running clawmem: stop it, or let this command go through it "+

@@ -1,4 +1,9 @@
-package main
+// Package node builds and runs a clawmem node from a resolved
+// configuration: the engine on its store, the distiller, the jobs, and the
+// roles of the pipeline (store, query, capture, distill, ingest, watch).
+// The command line hands everything to it; the workers and the engine know
+// nothing of the configuration file.
+package node
 
 import (
 	"context"
@@ -6,7 +11,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/clawmem/clawmem/cmd/clawmem/internal/config"
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
@@ -18,9 +23,9 @@ import (
 	"github.com/clawmem/clawmem/workers"
 )
 
-// openEngine builds the whole engine on the configured store. The caller
+// OpenEngine builds the whole engine on the configured store. The caller
 // closes the returned store.
-func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, engineStore, error) {
+func OpenEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, EngineStore, error) {
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedding: %w", err)
@@ -36,7 +41,7 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := openStore(ctx, cfg, emb.Dimensions())
+	st, err := OpenStore(ctx, cfg, emb.Dimensions())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,16 +57,16 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 	return memory.New(st, emb, ret, sm), st, nil
 }
 
-// engineStore is the store as openEngine's callers use it.
-type engineStore interface {
+// EngineStore is the store as OpenEngine's callers use it.
+type EngineStore interface {
 	engine.Store
 	// Len is the number of memories stored.
 	Len() int
 }
 
-// openStore opens the configured backend: SQLite, or LanceDB, which a
+// OpenStore opens the configured backend: SQLite, or LanceDB, which a
 // build without -tags lancedb refuses with lancestore.ErrNotBuilt.
-func openStore(ctx context.Context, cfg *config.Config, dim int) (engineStore, error) {
+func OpenStore(ctx context.Context, cfg *config.Config, dim int) (EngineStore, error) {
 	if cfg.Store.Backend == "lancedb" {
 		st, err := lancestore.Open(ctx, cfg.DBPath, lancestore.Options{Dimensions: dim, Storage: cfg.Store.StorageOptions})
 		if err != nil {
@@ -76,9 +81,9 @@ func openStore(ctx context.Context, cfg *config.Config, dim int) (engineStore, e
 	return st, nil
 }
 
-// newDistiller builds the session distiller the config describes: the
+// NewDistiller builds the session distiller the config describes: the
 // configured LLM, or the extractive distiller when there is none.
-func newDistiller(cfg *config.Config) (*distill.Distiller, error) {
+func NewDistiller(cfg *config.Config) (*distill.Distiller, error) {
 	llm, err := distill.NewLLM(cfg.LLMConfig())
 	if err != nil {
 		return nil, fmt.Errorf("distill: %w", err)
@@ -90,8 +95,22 @@ func newDistiller(cfg *config.Config) (*distill.Distiller, error) {
 	return distill.New(cfg.DistillConfig(), llm, emb), nil
 }
 
-// cursorConfig is the scheduled cursor distiller's configuration.
-func cursorConfig(cfg *config.Config) workers.CursorConfig {
+// CursorConfig is the scheduled cursor distiller's configuration.
+func CursorConfig(cfg *config.Config) workers.CursorConfig {
 	return workers.CursorConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
 		Agents: cfg.Distill.Agents}
+}
+
+// BackupConfig is the backup job's configuration; dir, when set, replaces
+// the configured directory.
+func BackupConfig(cfg *config.Config, dir string) workers.BackupConfig {
+	b := cfg.Jobs.Backup
+	bc := workers.BackupConfig{Dir: b.Dir, Schedule: b.Schedule, Keep: b.Keep, WithVectors: b.WithVectors}
+	if dir != "" {
+		bc.Dir = dir
+	}
+	if b.Schedule == "off" {
+		bc.FirstDelay = -1
+	}
+	return bc
 }

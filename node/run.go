@@ -1,0 +1,286 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/producers"
+	"github.com/clawmem/clawmem/producers/ingest"
+	"github.com/clawmem/clawmem/producers/watcher"
+	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/query"
+)
+
+// RunFile records how to reach a running `clawmem up`, so other clawmem
+// commands with the same data dir find it without flags.
+const RunFile = "run.json"
+
+type RunInfo struct {
+	PID       int    `json:"pid"`
+	NATSURL   string `json:"natsUrl"`
+	IngestURL string `json:"ingestUrl,omitempty"`
+	Started   string `json:"started"`
+}
+
+// Roles `clawmem up` runs and `clawmem worker` runs one of.
+const (
+	RoleCapture = "capture"
+	RoleStore   = "store"
+	RoleQuery   = "query"
+	RoleIngest  = "ingest"
+	RoleDistill = "distill"
+	RoleWatch   = "watch"
+)
+
+// Options say which roles Run runs and where.
+type Options struct {
+	// NATSURL is the server to use; empty: nats.url, else (Embedded) an
+	// embedded server, else the local `clawmem up`'s.
+	NATSURL string
+	Roles   []string
+	// Embedded allows starting an embedded NATS server.
+	Embedded bool
+	Log      *slog.Logger
+}
+
+// Run runs the roles until ctx ends, then drains in-flight work.
+func Run(ctx context.Context, cfg *config.Config, o Options) error {
+	log, roles, natsURL := o.Log, o.Roles, o.NATSURL
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	if natsURL == "" {
+		natsURL = cfg.NATS.URL
+	}
+	if natsURL, err = envsubst.Expand(natsURL); err != nil {
+		return fmt.Errorf("nats.url: %w", err)
+	}
+	var srv *natsembed.Server
+	if natsURL == "" {
+		if !o.Embedded {
+			natsURL = LocalNATS(cfg)
+		} else {
+			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log})
+			if err != nil {
+				return err
+			}
+			defer srv.Stop()
+			natsURL = srv.ClientURL()
+			log.Info("embedded NATS started", "url", natsURL)
+		}
+	}
+	nc, err := Connect(natsURL, cfg, "clawmem-"+roles[0])
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		return fmt.Errorf("set up streams: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	stageMetrics := workers.NewStageMetrics(reg)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	start := func(name string, run func(context.Context) error) {
+		wg.Go(func() {
+			if err := run(ctx); err != nil {
+				log.Error("role failed", "role", name, "err", err)
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+				cancel()
+			}
+		})
+	}
+	has := func(r string) bool {
+		for _, x := range roles {
+			if x == r {
+				return true
+			}
+		}
+		return false
+	}
+	if has(RoleStore) {
+		eng, st, err := OpenEngine(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		timeout := CheckTimeout
+		// The self-tests run beside the roles: a dead embedding endpoint
+		// delays nothing, it is only reported.
+		start("startup checks", func(ctx context.Context) error {
+			checks := StartupChecks(ctx, eng, timeout, log)
+			if ctx.Err() == nil {
+				if err := writeStartupReport(cfg.DataDir, checks); err != nil {
+					log.Warn("startup check results not saved for doctor", "err", err)
+				}
+			}
+			return nil
+		})
+		backup, err := workers.NewBackupJob(st, js, BackupConfig(cfg, ""), log)
+		if err != nil {
+			return err
+		}
+		start("backup", backup.Run)
+		cj := cfg.Jobs.Consolidate
+		qcfg := query.DefaultConfig()
+		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
+		if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
+			return fmt.Errorf("consolidation judge: %w", err)
+		} else if llm != nil {
+			copts.Judge = workers.LLMJudge(llm)
+			qcfg.MergeJudge = copts.Judge
+		}
+		consolidate, err := workers.NewConsolidateJob(eng, cj.Schedule, copts, log)
+		if err != nil {
+			return err
+		}
+		start("consolidate", consolidate.Run)
+		start(RoleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
+		start(RoleQuery, query.New(nc, eng, qcfg, reg, log).Run)
+	}
+	if has(RoleCapture) && *cfg.AutoCapture {
+		emb, err := embed.New(cfg.EmbedConfig())
+		if err != nil {
+			return fmt.Errorf("embedding: %w", err)
+		}
+		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars}
+		if cfg.SmartExtractionOn() {
+			llm, err := distill.NewLLM(cfg.LLMConfig())
+			if err != nil {
+				return fmt.Errorf("smart extraction: %w", err)
+			}
+			x := cfg.SmartExtraction
+			cc.Extract = &workers.ExtractConfig{LLM: llm, TokensPerHour: x.TokensPerAgentPerHour, Parallelism: x.Parallelism,
+				Similar: x.Similar, Timeout: time.Duration(x.TimeoutSeconds) * time.Second, Registerer: reg}
+			log.Info("smart extraction on", "model", llm.Model())
+		}
+		start(RoleCapture, workers.NewCapture(js, emb, cc, stageMetrics, log).Run)
+	}
+	if has(RoleDistill) {
+		d, err := NewDistiller(cfg)
+		if err != nil {
+			return err
+		}
+		dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
+			SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount}
+		start(RoleDistill, workers.NewDistillWorker(js, d, dc, stageMetrics, log).Run)
+		if cfg.Distill.Schedule != "off" {
+			cd, err := workers.NewCursorDistiller(js, d, CursorConfig(cfg), log)
+			if err != nil {
+				return err
+			}
+			start("cursor distiller", cd.Run)
+		}
+	}
+	if has(RoleWatch) && *cfg.Watch.Enabled {
+		w, err := watcher.New(watcher.Config{StateDir: cfg.Watch.StateDir, Registerer: reg}, js, log)
+		if err != nil {
+			return err
+		}
+		start(RoleWatch, w.Run)
+	}
+	ingestURL := ""
+	if has(RoleIngest) {
+		token, err := envsubst.Expand(cfg.Ingest.Token)
+		if err != nil {
+			return fmt.Errorf("ingest.token: %w", err)
+		}
+		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token}
+		if err := ic.Validate(); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", cfg.Ingest.Addr)
+		if err != nil {
+			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
+		}
+		ingestURL = "http://" + ln.Addr().String()
+		srvIngest := ingest.New(ic, producers.New(js), reg, log)
+		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
+		log.Info("hook ingest listening", "url", ingestURL)
+	}
+	if srv != nil {
+		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL,
+			Started: time.Now().UTC().Format(time.RFC3339)}); err != nil {
+			return err
+		}
+		defer os.Remove(filepath.Join(cfg.DataDir, RunFile))
+	}
+	log.Info("clawmem running", "roles", roles, "dataDir", cfg.DataDir)
+	<-ctx.Done()
+	log.Info("shutting down: draining in-flight work")
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func writeRunInfo(dir string, info RunInfo) error {
+	b, _ := json.MarshalIndent(info, "", "  ")
+	tmp := filepath.Join(dir, RunFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, RunFile))
+}
+
+// LocalNATS is the NATS of the `clawmem up` using this data dir, else the
+// default embedded address.
+func LocalNATS(cfg *config.Config) string {
+	b, err := os.ReadFile(filepath.Join(cfg.DataDir, RunFile))
+	if err == nil {
+		var info RunInfo
+		if json.Unmarshal(b, &info) == nil && info.NATSURL != "" {
+			return info.NATSURL
+		}
+	}
+	return fmt.Sprintf("nats://127.0.0.1:%d", cfg.NATS.Port)
+}
+
+// Connect connects to the NATS server at url as name, with the configured
+// credentials, reconnecting for ever.
+func Connect(url string, cfg *config.Config, name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
+	if cfg.NATS.Credentials != "" {
+		opts = append(opts, nats.UserCredentials(cfg.NATS.Credentials))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is `clawmem up` running?)", url, err)
+	}
+	return nc, nil
+}
