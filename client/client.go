@@ -16,11 +16,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -90,6 +94,19 @@ type Local struct {
 	store io.Closer
 }
 
+// OpenLocal opens the engine on the store cfg names (dbPath, its backend
+// and embedder) and answers in process with a query service over it. A
+// store another process holds fails with an error wrapping
+// engine.ErrLocked: the caller then talks to that process over NATS.
+func OpenLocal(ctx context.Context, cfg *config.Config) (*Local, error) {
+	log := slog.New(slog.DiscardHandler)
+	eng, st, err := node.OpenEngine(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, log), st), nil
+}
+
 // NewLocal answers with svc; store (may be nil) is closed by Close.
 func NewLocal(svc *query.Service, store io.Closer) *Local { return &Local{svc: svc, store: store} }
 
@@ -116,3 +133,30 @@ func (c *Local) Close() error {
 	}
 	return c.store.Close()
 }
+
+// PerCall is a Client that connects for each call and closes after it, one
+// call at a time. A front end that lives long (an MCP session, the
+// console) must not hold the store open: that would lock `clawmem up` out
+// of it, and two direct calls at once would lock each other out.
+type PerCall struct {
+	dial func(context.Context) (Client, error)
+	mu   sync.Mutex
+}
+
+// NewPerCall connects with dial for each call.
+func NewPerCall(dial func(context.Context) (Client, error)) *PerCall { return &PerCall{dial: dial} }
+
+// Call connects, calls and closes.
+func (c *PerCall) Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return schemas.ToolResult{}, err
+	}
+	defer cl.Close()
+	return cl.Call(ctx, op, agent, req)
+}
+
+// Close does nothing: nothing is held between calls.
+func (c *PerCall) Close() error { return nil }

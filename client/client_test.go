@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
@@ -140,5 +143,85 @@ func TestNATSClientWhenClawmemIsDown(t *testing.T) {
 	_, err := c.Call(context.Background(), schemas.OpRecall, "main", schemas.RecallRequest{Query: "x"})
 	if !errors.Is(err, client.ErrDown) {
 		t.Fatalf("err %v, want ErrDown", err)
+	}
+}
+
+// A store another process holds: the local client refuses with
+// engine.ErrLocked, and opens once it is let go.
+func TestLocalClientOnALockedStore(t *testing.T) {
+	cfg, err := config.Load("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := client.OpenLocal(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.OpenLocal(ctx, cfg); !errors.Is(err, engine.ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	res := call(t, first, schemas.OpStore, "main", schemas.StoreRequest{Text: "I prefer tea over coffee"})
+	if res.IsError {
+		t.Fatalf("store: %+v", res)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := client.OpenLocal(ctx, cfg)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	defer again.Close()
+	if d := details[query.ListDetails](t, call(t, again, schemas.OpList, "main", schemas.ListRequest{})); d.Count != 1 {
+		t.Fatalf("list after reopen: %+v", d)
+	}
+}
+
+// A query service that never answers: the NATS client gives up at the
+// caller's deadline, not at its own 30 s default.
+func TestNATSClientHonoursTheDeadline(t *testing.T) {
+	_, nc, _ := natsembed.StartTest(t)
+	sub, err := nc.SubscribeSync(schemas.ServiceSubject("main", schemas.OpRecall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = client.NewNATS(nc).Call(ctx, schemas.OpRecall, "main", schemas.RecallRequest{Query: "x"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("gave up after %v", took)
+	}
+}
+
+// PerCall connects for each call and holds nothing between calls: the
+// store can be opened by someone else in between.
+func TestPerCallHoldsNothingBetweenCalls(t *testing.T) {
+	cfg, err := config.Load("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dials := 0
+	c := client.NewPerCall(func(ctx context.Context) (client.Client, error) {
+		dials++
+		return client.OpenLocal(ctx, cfg)
+	})
+	defer c.Close()
+	if res := call(t, c, schemas.OpStore, "main", schemas.StoreRequest{Text: "The backup drive is in the top drawer"}); res.IsError {
+		t.Fatalf("store: %+v", res)
+	}
+	other, err := client.OpenLocal(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("store still held after the call: %v", err)
+	}
+	other.Close()
+	rec := details[query.RecallDetails](t, call(t, c, schemas.OpRecall, "main", schemas.RecallRequest{Query: "where is the backup drive"}))
+	if rec.Count != 1 || dials != 2 {
+		t.Fatalf("recall %+v after %d dials", rec, dials)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // requestTimeout bounds one CLI request to a running instance.
@@ -73,14 +70,14 @@ func (a *app) dialNATS(cfg *config.Config, name string) (*nats.Conn, error) {
 }
 
 func (a *app) direct(ctx context.Context, cfg *config.Config) (client.Client, error) {
-	eng, st, err := node.OpenEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := client.OpenLocal(ctx, cfg)
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, cfg.DBPath)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler)), st), nil
+	return c, nil
 }
 
 // do runs one operation and prints its reply: the text, or with --json the

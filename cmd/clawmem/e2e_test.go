@@ -23,6 +23,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
@@ -141,7 +142,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	texts := make([]string, total)
 	for i := range texts {
-		texts[i] = "Remember that " + benchSentence(rng, i)
+		texts[i] = "Remember that " + bench.Sentence(rng, i)
 	}
 	acked := make([]atomic.Bool, total)
 	var ackCount atomic.Int64

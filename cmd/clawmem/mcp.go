@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/client"
 	clawmcp "github.com/clawmem/clawmem/integrations/mcp"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -64,8 +60,8 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 			// The SDK logs every session at info; only problems are worth
 			// a line in an MCP client's server log.
 			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			calls := &mcpCaller{a: a}
-			srv, err := clawmcp.NewServer(calls.call, clawmcp.Options{Agent: agent, Version: Version,
+			// One connection a call: see client.PerCall.
+			srv, err := clawmcp.NewServer(client.NewPerCall(a.connect), clawmcp.Options{Agent: agent, Version: Version,
 				Management: management || cfg.EnableManagementTools, Logger: log})
 			if err != nil {
 				return err
@@ -74,7 +70,7 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 				// Returns when the client closes stdin.
 				return srv.Run(cmd.Context(), &sdk.StdioTransport{})
 			}
-			return serveMCPHTTP(cmd.Context(), httpAddr, clawmcp.NewHTTPHandler(srv, token, log), agent, token != "", a.logger())
+			return clawmcp.ServeHTTP(cmd.Context(), httpAddr, clawmcp.NewHTTPHandler(srv, token, log), agent, token != "", a.logger())
 		},
 	}
 	f := cmd.Flags()
@@ -83,52 +79,4 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio, e.g. "+clawmcp.DefaultHTTPAddr)
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default: the config's ingest.token); required off loopback")
 	return cmd
-}
-
-// mcpCaller connects for each call, one call at a time: to the running
-// clawmem over NATS, or to the store directly when none runs. MCP clients
-// keep a server for a whole session; holding the store open that long
-// would lock `clawmem up` out of it, and two direct calls at once would
-// lock each other out.
-type mcpCaller struct {
-	a  *app
-	mu sync.Mutex
-}
-
-func (m *mcpCaller) call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, err := m.a.connect(ctx)
-	if err != nil {
-		return schemas.ToolResult{}, err
-	}
-	defer c.Close()
-	return c.Call(ctx, op, agent, req)
-}
-
-// mcpShutdownTimeout bounds the wait for open MCP requests and streams at
-// shutdown; clients reconnect after.
-const mcpShutdownTimeout = 5 * time.Second
-
-func serveMCPHTTP(ctx context.Context, addr string, h http.Handler, agent string, auth bool, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp: %w", err)
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	log.Info("mcp listening", "url", "http://"+ln.Addr().String(), "agent", agent, "auth", auth)
-	select {
-	case err := <-served:
-		return fmt.Errorf("mcp: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		// Streams still open after the grace period are cut.
-		hs.Close()
-	}
-	return nil
 }

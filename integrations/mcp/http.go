@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -72,4 +73,33 @@ func NewHTTPHandler(srv *sdk.Server, token string, log *slog.Logger) http.Handle
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// shutdownTimeout bounds the wait for open MCP requests and streams at
+// shutdown; clients reconnect after.
+const shutdownTimeout = 5 * time.Second
+
+// ServeHTTP serves h (NewHTTPHandler's) on addr until ctx ends, then gives
+// open requests and streams shutdownTimeout to finish.
+func ServeHTTP(ctx context.Context, addr string, h http.Handler, agent string, auth bool, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("mcp listening", "url", "http://"+ln.Addr().String(), "agent", agent, "auth", auth)
+	select {
+	case err := <-served:
+		return fmt.Errorf("mcp: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		// Streams still open after the grace period are cut.
+		hs.Close()
+	}
+	return nil
 }

@@ -5,8 +5,8 @@
 // plugin's parameters.
 //
 // A server speaks for one agent, fixed when it is built: tool arguments
-// never choose whose memories are read or written. Every tool call is
-// forwarded to a CallFunc (the query service over NATS, or the store
+// never choose whose memories are read or written. Every tool call goes
+// through a client.Client (the query service over NATS, or the store
 // in-process), whose reply becomes the tool result: its text as text
 // content, its details as structured content.
 package mcp
@@ -19,14 +19,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/schemas"
 )
-
-// CallFunc runs one query service operation (schemas.OpRecall, ...) for
-// agent with req, a pointer to the operation's schemas request type
-// (*schemas.RecallRequest, ...), and returns the service's reply.
-// An error means no reply came at all; refusals are replies with IsError.
-type CallFunc func(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
 
 // Options configures a server.
 type Options struct {
@@ -44,9 +39,9 @@ type Options struct {
 
 // NewServer builds the MCP server for opts.Agent. Connect it to a
 // transport with Run (stdio) or serve it with NewHTTPHandler.
-func NewServer(call CallFunc, opts Options) (*sdk.Server, error) {
-	if call == nil {
-		return nil, errors.New("mcp: no call function")
+func NewServer(c client.Client, opts Options) (*sdk.Server, error) {
+	if c == nil {
+		return nil, errors.New("mcp: no client")
 	}
 	if opts.Agent == "" {
 		return nil, errors.New("mcp: an agent id is required: the tools read and write that agent's memories")
@@ -70,7 +65,7 @@ func NewServer(call CallFunc, opts Options) (*sdk.Server, error) {
 			continue
 		}
 		tool := &sdk.Tool{Name: spec.name, Description: spec.desc, InputSchema: spec.inputSchema(), Annotations: spec.annotations}
-		srv.AddTool(tool, handler(spec, call, opts.Agent, log))
+		srv.AddTool(tool, handler(spec, c, opts.Agent, log))
 	}
 	return srv, nil
 }
@@ -78,7 +73,7 @@ func NewServer(call CallFunc, opts Options) (*sdk.Server, error) {
 // handler answers calls of spec's tool for agent. Every failure is a tool
 // result with IsError, which the model reads and can act on; protocol
 // errors are left to the SDK (unknown tool, malformed request).
-func handler(spec toolSpec, call CallFunc, agent string, log *slog.Logger) sdk.ToolHandler {
+func handler(spec toolSpec, c client.Client, agent string, log *slog.Logger) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		// The SDK does not recover handler panics, and one would end the
 		// whole server (for stdio, the client's only connection to it).
@@ -92,7 +87,7 @@ func handler(spec toolSpec, call CallFunc, agent string, log *slog.Logger) sdk.T
 		if err != nil {
 			return errorResult(err), nil
 		}
-		reply, err := call(ctx, spec.op, agent, in)
+		reply, err := c.Call(ctx, spec.op, agent, in)
 		if err != nil {
 			return errorResult(fmt.Errorf("%s failed: %w", spec.name, err)), nil
 		}

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
@@ -30,15 +31,8 @@ func testEngine(t testing.TB) *memory.Engine {
 
 // answerCall answers in-process exactly as the query service would over
 // NATS, as `clawmem mcp` does when no clawmem runs.
-func answerCall(eng *memory.Engine) CallFunc {
-	svc := query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
-	return func(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
-		body, err := json.Marshal(req)
-		if err != nil {
-			return schemas.ToolResult{}, err
-		}
-		return svc.Answer(ctx, memory.Agent(agent), op, body), nil
-	}
+func answerCall(eng *memory.Engine) client.Client {
+	return client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler)), nil)
 }
 
 // connect serves srv over an in-memory transport and returns a client
@@ -60,7 +54,7 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 	return cs
 }
 
-func newSession(t testing.TB, call CallFunc, opts Options) *sdk.ClientSession {
+func newSession(t testing.TB, call client.Client, opts Options) *sdk.ClientSession {
 	t.Helper()
 	srv, err := NewServer(call, opts)
 	if err != nil {
@@ -116,16 +110,14 @@ func structured(t testing.TB, res *sdk.CallToolResult) map[string]any {
 }
 
 func TestNewServerNeedsAgent(t *testing.T) {
-	call := func(context.Context, string, string, any) (schemas.ToolResult, error) {
-		return schemas.ToolResult{}, nil
-	}
+	call := answerCall(testEngine(t))
 	for _, agent := range []string{"", "two words", "a.b", "*", strings.Repeat("x", 200)} {
 		if _, err := NewServer(call, Options{Agent: agent}); err == nil {
 			t.Errorf("NewServer(agent %q) succeeded, want an error", agent)
 		}
 	}
 	if _, err := NewServer(nil, Options{Agent: "main"}); err == nil {
-		t.Error("NewServer without a call function succeeded")
+		t.Error("NewServer without a client succeeded")
 	}
 	if _, err := NewServer(call, Options{Agent: "main"}); err != nil {
 		t.Errorf("NewServer(main): %v", err)
@@ -410,9 +402,18 @@ func TestAgentIsolation(t *testing.T) {
 	}
 }
 
+// funcClient is a client.Client made of one function, for faults no real
+// client produces on demand.
+type funcClient func(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
+
+func (f funcClient) Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	return f(ctx, op, agent, req)
+}
+func (f funcClient) Close() error { return nil }
+
 func TestCallFailures(t *testing.T) {
 	var panicked bool
-	call := func(_ context.Context, op, agent string, req any) (schemas.ToolResult, error) {
+	call := funcClient(func(_ context.Context, op, agent string, req any) (schemas.ToolResult, error) {
 		switch op {
 		case schemas.OpStore:
 			return schemas.ToolResult{}, errors.New("no clawmem query service answers on NATS")
@@ -422,7 +423,7 @@ func TestCallFailures(t *testing.T) {
 		}
 		r := req.(*schemas.RecallRequest)
 		return schemas.ToolResult{Content: []schemas.TextContent{{Type: "text", Text: agent + ":" + r.Query}}}, nil
-	}
+	})
 	cs := newSession(t, call, Options{Agent: "main"})
 
 	res := callTool(t, cs, ToolStore, map[string]any{"text": "x"})

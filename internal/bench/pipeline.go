@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -8,14 +8,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
@@ -29,8 +27,8 @@ import (
 	"github.com/clawmem/clawmem/workers/query"
 )
 
-// pipelineBench is what `clawmem bench pipeline` reports.
-type pipelineBench struct {
+// PipelineReport is what `clawmem bench pipeline` reports.
+type PipelineReport struct {
 	Index         string                `json:"index"`
 	Preloaded     int                   `json:"preloaded"`
 	PreloadSec    float64               `json:"preloadSeconds"`
@@ -45,63 +43,22 @@ type pipelineBench struct {
 	RecallNATS    [2]float64            `json:"recallNatsP50P99ms"`
 }
 
-func (a *app) benchPipelineCmd() *cobra.Command {
-	var preload, events, ingestEvents, queries, rate int
-	var index, cpuProfile string
-	cmd := &cobra.Command{
-		Use:   "pipeline",
-		Short: "Benchmark ingest, capture-to-store throughput, freshness and recall over NATS",
-		Long: `Runs the whole pipeline in-process on a temporary data dir with the local embedder:
-  - hook ingest: events/s accepted and persisted, through HTTP and by direct NATS publish
-  - end to end: captured memories/s with PRELOAD memories already stored, and freshness
-    (publish → recallable) p50/p99
-  - recall over NATS request-reply next to the engine's own recall, p50/p99`,
-		Example: "  clawmem bench pipeline\n  clawmem bench pipeline --preload 20000 --index approximate --json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			rep, err := a.benchPipeline(cmd.Context(), preload, events, ingestEvents, queries, rate, index)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.printJSON(rep)
-			}
-			w := a.stdout
-			fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
-			fmt.Fprintf(w, "  ingest HTTP      %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestHTTP.EventsPerSec, rep.IngestHTTP.P50Ms, rep.IngestHTTP.P99Ms, rep.IngestHTTP.Events)
-			fmt.Fprintf(w, "  ingest direct    %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestDirect.EventsPerSec, rep.IngestDirect.P50Ms, rep.IngestDirect.P99Ms, rep.IngestDirect.Events)
-			fmt.Fprintf(w, "  end to end       %8.0f captured memories/s (%d memories, offered at %.0f/s)\n", rep.CapturePerSec, rep.Captured, rep.OfferedPerSec)
-			fmt.Fprintf(w, "  freshness        p50 %.1f ms  p99 %.1f ms (publish → stored and recallable)\n", rep.FreshP50ms, rep.FreshP99ms)
-			fmt.Fprintf(w, "  recall, engine   p50 %.2f ms  p99 %.2f ms\n", rep.RecallEngine[0], rep.RecallEngine[1])
-			fmt.Fprintf(w, "  recall, NATS     p50 %.2f ms  p99 %.2f ms  (p99 overhead %+.2f ms)\n", rep.RecallNATS[0], rep.RecallNATS[1], rep.RecallNATS[1]-rep.RecallEngine[1])
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.IntVar(&preload, "preload", 100_000, "memories stored before measuring")
-	f.IntVar(&events, "events", 20_000, "agent_end events for the end-to-end run (one new memory each)")
-	f.IntVar(&ingestEvents, "ingest-events", 20_000, "events per ingest benchmark")
-	f.IntVar(&queries, "queries", 300, "recall queries")
-	f.StringVar(&index, "index", "auto", "vector index: auto, exact or approximate")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
-	f.IntVar(&rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
-	return cmd
+// PipelineOptions are `clawmem bench pipeline`'s settings.
+type PipelineOptions struct {
+	Preload, Events, IngestEvents, Queries int
+	// Rate is the end-to-end publish rate, events/s.
+	Rate int
+	// Index is the vector index: auto, exact or approximate.
+	Index string
+	Logf  func(format string, args ...any)
 }
 
-func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, queries, rate int, index string) (pipelineBench, error) {
-	rep := pipelineBench{Index: index}
-	logf := func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+// Pipeline runs the whole pipeline in process on a temporary data dir with
+// the local embedder and measures ingest, capture and recall.
+func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
+	preload, events, ingestEvents, queries, rate, index := o.Preload, o.Events, o.IngestEvents, o.Queries, o.Rate, o.Index
+	rep := PipelineReport{Index: index}
+	logf := o.Logf
 	dir, err := os.MkdirTemp("", "clawmem-bench-pipeline-")
 	if err != nil {
 		return rep, err
@@ -143,7 +100,7 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 		n := min(1000, preload-done)
 		texts := make([]string, n)
 		for i := range texts {
-			texts[i] = benchSentence(rng, done+i)
+			texts[i] = Sentence(rng, done+i)
 		}
 		vecs, err := eng.Embedder().EmbedPassages(ctx, texts)
 		if err != nil {
@@ -195,14 +152,14 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 	wg.Go(func() { _ = workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, sm, quiet).Run(wctx) })
 	wg.Go(func() { _ = workers.NewStoreWorker(js, eng, workers.StageConfig{}, sm, nil, quiet).Run(wctx) })
 	wg.Go(func() { _ = query.New(nc, eng, query.DefaultConfig(), nil, quiet).Run(wctx) })
-	if err := a.benchEndToEnd(ctx, js, st, events, rate, &rep); err != nil {
+	if err := endToEnd(ctx, js, st, events, rate, &rep); err != nil {
 		return rep, err
 	}
 
 	logf("recall: engine vs NATS, %d queries each...", queries)
 	qs := make([]string, 50)
 	for i := range qs {
-		qs[i] = strings.Join(strings.Fields(benchSentence(rng, i))[3:7], " ")
+		qs[i] = strings.Join(strings.Fields(Sentence(rng, i))[3:7], " ")
 	}
 	var lat []time.Duration
 	for i := 0; i < queries; i++ {
@@ -212,21 +169,21 @@ func (a *app) benchPipeline(ctx context.Context, preload, events, ingestEvents, 
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	rep.RecallEngine = [2]float64{ms(query.Percentile(lat, 0.5)), ms(query.Percentile(lat, 0.99))}
+	rep.RecallEngine = [2]float64{Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))}
 	p50, p99, err := query.RunRecallBench(ctx, nc, "bench", qs, queries)
 	if err != nil {
 		return rep, err
 	}
-	rep.RecallNATS = [2]float64{ms(p50), ms(p99)}
+	rep.RecallNATS = [2]float64{Ms(p50), Ms(p99)}
 	return rep, nil
 }
 
-// benchEndToEnd publishes events agent_end events, each with one new
+// endToEnd publishes events agent_end events, each with one new
 // capturable sentence, and measures throughput and freshness.
-func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st interface {
+func endToEnd(ctx context.Context, js jetstream.JetStream, st interface {
 	Len() int
 	Has(context.Context, string) (bool, error)
-}, events, rate int, rep *pipelineBench) error {
+}, events, rate int, rep *PipelineReport) error {
 	rng := rand.New(rand.NewPCG(9, 9))
 	base := st.Len()
 	type sample struct {
@@ -274,7 +231,7 @@ func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st inte
 		if due := start.Add(time.Duration(i) * interval); time.Until(due) > 0 {
 			time.Sleep(time.Until(due))
 		}
-		text := fmt.Sprintf("Remember that %s", benchSentence(rng, 1_000_000+i))
+		text := fmt.Sprintf("Remember that %s", Sentence(rng, 1_000_000+i))
 		session := fmt.Sprintf("e2e-%d", i)
 		ev, _ := json.Marshal(schemas.AgentEndEvent{Success: true, Messages: []schemas.Message{{Role: "user", Content: mustJSON(text)}}})
 		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: schemas.KindAgentEnd, SessionKey: session, Timestamp: time.Now().UnixMilli(), Event: ev})
@@ -306,7 +263,7 @@ func (a *app) benchEndToEnd(ctx context.Context, js jetstream.JetStream, st inte
 	rep.Captured = st.Len() - base
 	rep.CapturePerSec = float64(rep.Captured) / el.Seconds()
 	rep.OfferedPerSec = float64(events) / published.Seconds()
-	rep.FreshP50ms, rep.FreshP99ms = ms(query.Percentile(fresh, 0.5)), ms(query.Percentile(fresh, 0.99))
+	rep.FreshP50ms, rep.FreshP99ms = Ms(query.Percentile(fresh, 0.5)), Ms(query.Percentile(fresh, 0.99))
 	return nil
 }
 
@@ -315,7 +272,7 @@ func mustJSON(s string) json.RawMessage {
 	return b
 }
 
-var benchVocab = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+var vocab = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
 oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord grove
 harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage thyme umber violet willow yarrow zinnia anchor
 beacon canyon dynamo engine falcon glacier horizon island jungle kernel lantern meadow nebula orbit prism quiver rocket
@@ -323,12 +280,12 @@ saddle temple utopia vortex wagon xenon yacht zephyr acorn bamboo cactus daisy e
 lemon mango nutmeg olive peach quince radish saffron tulip urchin vanilla walnut server deploy docker config backup
 invoice customer meeting budget report release review cache token cluster editor theme coffee tea flight hotel`)
 
-// benchSentence makes a sentence of rare word combinations, so the local
+// Sentence makes a sentence of rare word combinations, so the local
 // embedder sees no near-duplicates among thousands.
-func benchSentence(rng *rand.Rand, i int) string {
+func Sentence(rng *rand.Rand, i int) string {
 	w := make([]string, 8)
 	for j := range w {
-		w[j] = benchVocab[rng.IntN(len(benchVocab))]
+		w[j] = vocab[rng.IntN(len(vocab))]
 	}
 	return fmt.Sprintf("item %d: the %s", i, strings.Join(w, " "))
 }

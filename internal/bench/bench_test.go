@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+func TestStoreWritesThenAColdOpen(t *testing.T) {
+	dir := t.TempDir()
+	var rep StoreReport
+	if err := storeWrites(context.Background(), dir, 1000, 32, 100, &rep, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Inserted != 1100 || rep.LoadRate <= 0 || rep.InsertRate <= 0 {
+		t.Fatalf("writes: %+v", rep)
+	}
+	open, err := OpenOnce(context.Background(), dir, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open.Memories != 1100 || open.SearchP50ms <= 0 || open.OpenSeconds <= 0 {
+		t.Fatalf("open: %+v", open)
+	}
+}
+
+// A small pipeline run captures every event it offers and measures each
+// figure it reports.
+func TestPipelineCapturesEveryEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	rep, err := Pipeline(context.Background(), PipelineOptions{Preload: 200, Events: 200, IngestEvents: 200, Queries: 10,
+		Rate: 2000, Index: "auto", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Preloaded != 200 || rep.Captured != 200 {
+		t.Fatalf("preloaded %d, captured %d; want 200 and 200", rep.Preloaded, rep.Captured)
+	}
+	if rep.IngestHTTP.Events != 200 || rep.IngestDirect.Events != 200 || rep.FreshP99ms <= 0 || rep.RecallNATS[0] <= 0 || rep.RecallEngine[0] <= 0 {
+		t.Fatalf("figures: %+v", rep)
+	}
+}
