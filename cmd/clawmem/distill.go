@@ -3,17 +3,12 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"text/tabwriter"
 	"time"
 
-	"github.com/mattn/go-isatty"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/node"
-	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
 
@@ -23,28 +18,10 @@ func (a *app) distillCmd() *cobra.Command {
 		Short: "Session distillation: job status and manual runs",
 		Long: `Ended sessions (command:new, command:reset, before_reset, session_end) are distilled by the
 distill worker; the cursor distiller takes transcript ranges of idle sessions on a schedule.
-These commands talk to a running clawmem over NATS.`,
+These commands talk to a running clawmem over NATS; when none runs, to the data dir's NATS store.`,
 	}
 	cmd.AddCommand(a.distillStatusCmd(), a.distillRunCmd())
 	return cmd
-}
-
-// jetStream connects to the running instance's NATS.
-func (a *app) jetStream() (jetstream.JetStream, func(), error) {
-	cfg, err := a.config()
-	if err != nil {
-		return nil, nil, err
-	}
-	nc, err := a.dialNATS(cfg, "clawmem-cli")
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return js, nc.Close, nil
 }
 
 func (a *app) distillStatusCmd() *cobra.Command {
@@ -55,36 +32,23 @@ func (a *app) distillStatusCmd() *cobra.Command {
 		Example: "  clawmem distill status\n  clawmem distill status --agent main --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			js, closeNC, err := a.jetStream()
+			cfg, err := a.config()
 			if err != nil {
 				return err
 			}
-			defer closeNC()
-			jobs, err := workers.Jobs(cmd.Context(), js, agent)
+			p := a.pipeline(cfg, a.running(cfg))
+			defer p.Close()
+			jobs, err := p.DistillJobs(cmd.Context(), agent, session)
 			if err != nil {
 				return err
-			}
-			if session != "" {
-				kept := jobs[:0]
-				for _, j := range jobs {
-					if j.Session == session {
-						kept = append(kept, j)
-					}
-				}
-				jobs = kept
 			}
 			if a.jsonOut {
-				if jobs == nil {
-					jobs = []workers.DistillJob{}
-				}
 				return a.printJSON(jobs)
 			}
 			// Events not yet taken by a worker are the queued jobs: they
 			// wait in the distill consumer, not in the job table.
-			if c, err := js.Consumer(cmd.Context(), schemas.StreamEvents, schemas.ConsumerDistill); err == nil {
-				if info, err := c.Info(cmd.Context()); err == nil {
-					fmt.Fprintf(a.stdout, "queued: %d session-end events waiting, %d being handled\n", info.NumPending, info.NumAckPending)
-				}
+			if waiting, handling, err := p.DistillQueue(cmd.Context()); err == nil {
+				fmt.Fprintf(a.stdout, "queued: %d session-end events waiting, %d being handled\n", waiting, handling)
 			}
 			if len(jobs) == 0 {
 				fmt.Fprintln(a.stdout, "no distillation jobs")
@@ -125,34 +89,17 @@ lessons are handed to the store worker.`,
 			if err != nil {
 				return err
 			}
-			js, closeNC, err := a.jetStream()
-			if err != nil {
-				return err
-			}
-			defer closeNC()
 			d, err := node.NewDistiller(cfg)
 			if err != nil {
 				return err
 			}
-			cd, err := workers.NewCursorDistiller(js, d, node.CursorConfig(cfg), a.logger())
-			if err != nil {
-				return err
-			}
+			p := a.pipeline(cfg, a.running(cfg))
+			defer p.Close()
 			run := workers.CursorRun{Agent: agent, Session: session, Since: since, IgnoreIdle: true}
-			var bar *progressbar.ProgressBar
-			if f, ok := a.stderr.(*os.File); ok && !a.jsonOut && isatty.IsTerminal(f.Fd()) {
-				run.Progress = func(done, total int) {
-					if bar == nil {
-						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("distilling sessions"),
-							progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-					}
-					_ = bar.Set(done)
-				}
-			}
-			rep, err := cd.RunOnce(cmd.Context(), run)
-			if bar != nil {
-				_ = bar.Finish()
-			}
+			var finish func()
+			run.Progress, finish = a.progressBar("distilling sessions")
+			rep, err := p.Distill(cmd.Context(), d, node.CursorConfig(cfg), run, a.logger())
+			finish()
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -66,10 +68,10 @@ func agentEndBody(session, text string) []byte {
 	return b
 }
 
-func dlqList(t *testing.T, url string, extra ...string) []dlqEntry {
+func dlqList(t *testing.T, url string, extra ...string) []client.DeadLetter {
 	t.Helper()
 	code, out, errOut := runCLI(t, append([]string{"dlq", "list", "--nats-url", url, "--data-dir", t.TempDir(), "--json"}, extra...)...)
-	var entries []dlqEntry
+	var entries []client.DeadLetter
 	if code != 0 || json.Unmarshal([]byte(out), &entries) != nil {
 		t.Fatalf("dlq list: %d %s %s", code, out, errOut)
 	}
@@ -108,14 +110,14 @@ func TestDLQCommands(t *testing.T) {
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: schemas.DLQSubjectFor("capture", schemas.EventSubject(schemas.KindAgentEnd, "main")), Header: h, Data: good}); err != nil {
 		t.Fatal(err)
 	}
-	var entries []dlqEntry
+	var entries []client.DeadLetter
 	waitUntil(t, 10*time.Second, func() error {
 		if entries = dlqList(t, url); len(entries) != 3 {
 			return fmt.Errorf("%d dead letters", len(entries))
 		}
 		return nil
 	})
-	byStage := map[string][]dlqEntry{}
+	byStage := map[string][]client.DeadLetter{}
 	for _, e := range entries {
 		byStage[e.Stage] = append(byStage[e.Stage], e)
 	}
@@ -128,7 +130,7 @@ func TestDLQCommands(t *testing.T) {
 	if len(capture) != 2 {
 		t.Fatalf("capture dead letters: %+v", capture)
 	}
-	manual := capture[slices.IndexFunc(capture, func(e dlqEntry) bool { return e.Attempts == 5 })]
+	manual := capture[slices.IndexFunc(capture, func(e client.DeadLetter) bool { return e.Attempts == 5 })]
 	if manual.Reason != "embed: 503 Service Unavailable" || !manual.Time.Equal(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("manual dead letter: %+v", manual)
 	}
@@ -162,7 +164,7 @@ func TestDLQCommands(t *testing.T) {
 	code, out, _ = run("dlq", "replay", seq, "--json")
 	var replay struct {
 		Replayed, Failed int
-		Results          []dlqReplayed
+		Results          []client.ReplayResult
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &replay) != nil || replay.Replayed != 1 || replay.Results[0].Stream != schemas.StreamEvents {
 		t.Fatalf("replay: %d %s", code, out)
@@ -200,7 +202,7 @@ func TestDLQCommands(t *testing.T) {
 		}
 		return nil
 	})
-	poison := capture[slices.IndexFunc(capture, func(e dlqEntry) bool { return e.Attempts == 1 })]
+	poison := capture[slices.IndexFunc(capture, func(e client.DeadLetter) bool { return e.Attempts == 1 })]
 	if code, out, _ := run("dlq", "replay", strconv.FormatUint(poison.Seq, 10), "--stage", "store"); code != 1 ||
 		!strings.Contains(out, "not from stage store") || !strings.Contains(out, "0 replayed, 1 failed") {
 		t.Fatalf("replay of another stage's letter: %d %s", code, out)
@@ -228,5 +230,50 @@ func TestDLQCommands(t *testing.T) {
 		if code, _, _ := run(args...); code != 1 {
 			t.Errorf("%v: exit %d, want 1", args, code)
 		}
+	}
+}
+
+// With no clawmem running, the dlq and distill commands read the data
+// dir's NATS store in process; a named NATS that is down is said so.
+func TestDLQAndDistillOnAStoppedDataDir(t *testing.T) {
+	dd := t.TempDir()
+	writeConfig(t, dd, "")
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: filepath.Join(dd, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	subject := schemas.EventSubject(schemas.KindAgentEnd, "main")
+	h := nats.Header{}
+	h.Set(schemas.HeaderDLQStage, "capture")
+	h.Set(schemas.HeaderDLQReason, "malformed")
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: schemas.DLQSubjectFor("capture", subject), Header: h, Data: []byte(`{not json`)}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	srv.Stop()
+
+	code, out, errOut := runCLI(t, "dlq", "list", "--data-dir", dd, "--json")
+	var entries []client.DeadLetter
+	if code != 0 || json.Unmarshal([]byte(out), &entries) != nil || len(entries) != 1 || entries[0].Subject != subject || entries[0].Reason != "malformed" {
+		t.Fatalf("dlq list on a stopped data dir: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "distill", "status", "--data-dir", dd); code != 0 || !strings.Contains(out, "no distillation jobs") {
+		t.Fatalf("distill status on a stopped data dir: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "dlq", "list", "--data-dir", dd, "--nats-url", "nats://127.0.0.1:1"); code != 1 ||
+		!strings.Contains(errOut, "connect to NATS at nats://127.0.0.1:1") {
+		t.Fatalf("dlq list against a NATS that is down: %d %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "dlq", "list", "--data-dir", t.TempDir()); code != 1 || !strings.Contains(errOut, "never ran here") {
+		t.Fatalf("dlq list where clawmem never ran: %d %s", code, errOut)
 	}
 }

@@ -1,0 +1,410 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers"
+)
+
+// Pipeline is what the front ends do to the pipeline rather than to the
+// memories: the dead letters, distillation and backups. NATSPipeline works
+// on a running clawmem; LocalPipeline on a data dir nothing runs on. Both
+// reach JetStream only when an operation needs it, so that what can do
+// without (a backup file in a directory) still works when NATS cannot be
+// reached; Close lets go of it.
+type Pipeline interface {
+	// DeadLetters lists the dead letters of stage ("" for every stage),
+	// oldest first; never nil.
+	DeadLetters(ctx context.Context, stage string) ([]DeadLetter, error)
+	// CountDeadLetters is how many dead letters stage ("" every stage) has.
+	CountDeadLetters(ctx context.Context, stage string) (int, error)
+	// DeadLetter reads one dead letter in full; a sequence the DLQ does not
+	// hold is ErrNoDeadLetter.
+	DeadLetter(ctx context.Context, seq uint64) (DeadLetterMessage, error)
+	// Replay republishes dead letters to their original subjects and
+	// removes them from the DLQ: the one with sequence seq, or with seq 0
+	// every one of stage. With a stage, a dead letter of another stage is
+	// not replayed. Each one's outcome is in the results, in order.
+	Replay(ctx context.Context, stage string, seq uint64) ([]ReplayResult, error)
+	// PurgeDeadLetters deletes the dead letters of stage ("" every stage)
+	// for good and says how many there were.
+	PurgeDeadLetters(ctx context.Context, stage string) (int, error)
+
+	// DistillJobs lists the distillation jobs, newest first, of one agent
+	// and one session ("" for every one); never nil.
+	DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error)
+	// DistillQueue counts the session-end events the distill consumer
+	// holds: waiting for a worker, and being handled by one.
+	DistillQueue(ctx context.Context) (waiting uint64, handling int, err error)
+	// Distill runs the cursor distiller once, with d, over what run
+	// selects; log receives its warnings (nil: none).
+	Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error)
+
+	// BackupNow writes a backup now.
+	BackupNow(ctx context.Context) (workers.BackupResult, error)
+	// Backups lists the backup files in dir and the Object Store copies;
+	// not reaching the Object Store is told in the list, not as an error.
+	Backups(ctx context.Context, dir string) (BackupList, error)
+	// OpenBackup opens the backup name names: a file, a file in dir, or
+	// an Object Store copy. It also says where it was found.
+	OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error)
+
+	// Close lets go of NATS (and a LocalPipeline's embedded server); a
+	// later call reaches it again.
+	Close() error
+}
+
+var (
+	// ErrNoDeadLetter is wrapped when the DLQ holds no such sequence.
+	ErrNoDeadLetter = errors.New("no dead letter")
+	// ErrNoNATSData is wrapped when a LocalPipeline's data dir has no
+	// NATS store: clawmem up never ran there, so there is nothing to read.
+	ErrNoNATSData = errors.New("no NATS data")
+)
+
+// BackupTimeout bounds a backup requested from a running clawmem: a large
+// store takes longer than an ordinary request.
+const BackupTimeout = 10 * time.Minute
+
+// BackupList is what Backups finds.
+type BackupList struct {
+	Dir              string               `json:"dir"`
+	Local            []workers.BackupFile `json:"local"`
+	ObjectStore      []workers.BackupFile `json:"objectStore"`
+	ObjectStoreError string               `json:"objectStoreError,omitempty"`
+}
+
+// jetStream is a NATS connection made on first use and kept until Close,
+// with the operations every Pipeline does the same way on it.
+type jetStream struct {
+	open  func() (*nats.Conn, func(), error) // the connection and what ends it
+	mu    sync.Mutex
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	close func()
+}
+
+func (s *jetStream) get() (*nats.Conn, jetstream.JetStream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.js != nil {
+		return s.nc, s.js, nil
+	}
+	nc, closeFn, err := s.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	s.nc, s.js, s.close = nc, js, closeFn
+	return nc, js, nil
+}
+
+// Close ends the connection; a later call connects again.
+func (s *jetStream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.close != nil {
+		s.close()
+	}
+	s.nc, s.js, s.close = nil, nil, nil
+	return nil
+}
+
+// DistillJobs reads the job records in the distill bucket, as the
+// workers write them.
+func (s *jetStream) DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error) {
+	_, js, err := s.get()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := workers.Jobs(ctx, js, agent)
+	if err != nil {
+		return nil, err
+	}
+	kept := []workers.DistillJob{}
+	for _, j := range jobs {
+		if session == "" || j.Session == session {
+			kept = append(kept, j)
+		}
+	}
+	return kept, nil
+}
+
+// DistillQueue reads the distill consumer's figures: the jobs not yet in
+// the job table.
+func (s *jetStream) DistillQueue(ctx context.Context) (uint64, int, error) {
+	_, js, err := s.get()
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := js.Consumer(ctx, schemas.StreamEvents, schemas.ConsumerDistill)
+	if err != nil {
+		return 0, 0, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.NumPending, info.NumAckPending, nil
+}
+
+// Distill runs a cursor distiller of its own, once, on this NATS.
+func (s *jetStream) Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error) {
+	_, js, err := s.get()
+	if err != nil {
+		return workers.CursorReport{}, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cd, err := workers.NewCursorDistiller(js, d, cfg, log)
+	if err != nil {
+		return workers.CursorReport{}, err
+	}
+	return cd.RunOnce(ctx, run)
+}
+
+// Backups lists dir first, so that the files are listed even when
+// NATS is out of reach.
+func (s *jetStream) Backups(ctx context.Context, dir string) (BackupList, error) {
+	local, err := workers.ListBackups(dir, true)
+	if err != nil {
+		return BackupList{}, err
+	}
+	out := BackupList{Dir: dir, Local: local}
+	if _, js, err := s.get(); err != nil {
+		out.ObjectStoreError = err.Error()
+	} else if out.ObjectStore, err = workers.ListBackupObjects(ctx, js); err != nil {
+		out.ObjectStoreError = err.Error()
+	}
+	if out.Local == nil {
+		out.Local = []workers.BackupFile{}
+	}
+	if out.ObjectStore == nil {
+		out.ObjectStore = []workers.BackupFile{}
+	}
+	return out, nil
+}
+
+// OpenBackup looks on disk first and reaches NATS only for a bare name
+// found on neither path, so that restoring a file needs no NATS.
+func (s *jetStream) OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error) {
+	bare := filepath.Base(name) == name
+	paths := []string{name}
+	if bare {
+		paths = append(paths, filepath.Join(dir, name))
+	}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err == nil {
+			return f, p, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, "", err
+		}
+	}
+	if !bare {
+		return nil, "", fmt.Errorf("%s: no such file", name)
+	}
+	_, js, err := s.get()
+	if errors.Is(err, ErrNoNATSData) {
+		return nil, "", fmt.Errorf("%s: no such file in . or %s, and no Object Store here", name, dir)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s is not a file here and the Object Store is unreachable: %w", name, err)
+	}
+	obs, err := js.ObjectStore(ctx, schemas.BucketBackups)
+	if err == nil {
+		var r jetstream.ObjectResult
+		if r, err = obs.Get(ctx, name); err == nil {
+			return r, "nats:" + schemas.BucketBackups + "/" + name, nil
+		}
+	}
+	if errors.Is(err, jetstream.ErrObjectNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, "", fmt.Errorf("%s: no such file in . or %s, nor in the Object Store %s (see `clawmem backup list`)", name, dir, schemas.BucketBackups)
+	}
+	return nil, "", fmt.Errorf("object store: %w", err)
+}
+
+// NATSPipeline works on a running clawmem through its NATS: JetStream for
+// the dead letters, the distill jobs and the Object Store, and a request
+// to the store worker for a backup.
+type NATSPipeline struct{ jetStream }
+
+// NewNATSPipeline connects with dial on first use; Close closes that
+// connection.
+func NewNATSPipeline(dial func() (*nats.Conn, error)) *NATSPipeline {
+	return &NATSPipeline{jetStream{open: func() (*nats.Conn, func(), error) {
+		nc, err := dial()
+		if err != nil {
+			return nil, nil, err
+		}
+		return nc, nc.Close, nil
+	}}}
+}
+
+// downError says that no store worker answers, in words fit for a backup
+// request, and is ErrDown all the same.
+type downError struct{ msg string }
+
+func (e downError) Error() string { return e.msg }
+func (e downError) Unwrap() error { return ErrDown }
+
+// BackupNow asks the store worker of the running clawmem, which also
+// copies the backup to the Object Store, within BackupTimeout (or ctx's
+// earlier deadline). With no store worker listening it fails at once with
+// an error wrapping ErrDown.
+func (p *NATSPipeline) BackupNow(ctx context.Context) (workers.BackupResult, error) {
+	nc, _, err := p.get()
+	if err != nil {
+		return workers.BackupResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, BackupTimeout)
+	defer cancel()
+	msg, err := nc.RequestWithContext(ctx, schemas.AdminSubject(schemas.OpBackup), []byte(`{}`))
+	if errors.Is(err, nats.ErrNoResponders) {
+		return workers.BackupResult{}, downError{fmt.Sprintf("no clawmem store worker answers backup requests on %s: is `clawmem up` (or `clawmem worker store`) running?", nc.ConnectedUrl())}
+	}
+	if err != nil {
+		return workers.BackupResult{}, fmt.Errorf("backup request: %w", err)
+	}
+	var reply struct {
+		schemas.ToolResult
+		Details json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return workers.BackupResult{}, fmt.Errorf("bad reply to the backup request: %w", err)
+	}
+	if reply.IsError {
+		text := "backup failed"
+		if len(reply.Content) > 0 {
+			text = reply.Content[0].Text
+		}
+		return workers.BackupResult{}, errors.New(text)
+	}
+	var res workers.BackupResult
+	if err := json.Unmarshal(reply.Details, &res); err != nil {
+		return res, fmt.Errorf("bad reply to the backup request: %w", err)
+	}
+	return res, nil
+}
+
+// LocalPipeline works in process on the data dir of a clawmem that is not
+// running. It takes the whole configuration, as OpenLocal does, and uses
+// three things of it: DataDir, whose NATS store (<DataDir>/nats) it serves
+// with an embedded server started on first use, on a free loopback port;
+// the store at DBPath with the configured embedder's dimensions, opened by
+// BackupNow alone (so the other operations never lock it); and
+// jobs.backup, which says where BackupNow writes and how many it keeps.
+// Nothing else may use the data dir meanwhile: the caller checks that no
+// clawmem runs there.
+type LocalPipeline struct {
+	jetStream
+	cfg *config.Config
+}
+
+// NewLocalPipeline works on cfg's data dir.
+func NewLocalPipeline(cfg *config.Config) *LocalPipeline {
+	storeDir := filepath.Join(cfg.DataDir, "nats")
+	return &LocalPipeline{cfg: cfg, jetStream: jetStream{open: func() (*nats.Conn, func(), error) {
+		// Starting a server on a missing dir would create an empty store
+		// where clawmem never ran.
+		if _, err := os.Stat(storeDir); err != nil {
+			return nil, nil, fmt.Errorf("%w in %s (clawmem up never ran here)", ErrNoNATSData, cfg.DataDir)
+		}
+		srv, err := natsembed.Start(natsembed.Options{StoreDir: storeDir, Port: -1})
+		if err != nil {
+			return nil, nil, err
+		}
+		nc, err := srv.Connect()
+		if err != nil {
+			srv.Stop()
+			return nil, nil, err
+		}
+		return nc, func() { nc.Close(); srv.Stop() }, nil
+	}}}
+}
+
+// BackupNow writes a backup from the store directly, to the files only:
+// no Object Store copy. A store another process holds fails with an
+// error wrapping engine.ErrLocked.
+func (p *LocalPipeline) BackupNow(ctx context.Context) (workers.BackupResult, error) {
+	emb, err := embed.New(p.cfg.EmbedConfig())
+	if err != nil {
+		return workers.BackupResult{}, fmt.Errorf("embedding: %w", err)
+	}
+	st, err := node.OpenStore(ctx, p.cfg, emb.Dimensions())
+	if err != nil {
+		return workers.BackupResult{}, err
+	}
+	defer st.Close()
+	job, err := workers.NewBackupJob(st, nil, node.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
+	if err != nil {
+		return workers.BackupResult{}, err
+	}
+	return job.RunOnce(ctx)
+}
+
+// WriteText prints the list for a person: one row per file and Object
+// Store copy, and why the Object Store could not be listed, if so.
+func (out BackupList) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WHERE\tNAME\tSIZE\tDATE\tWRITTEN\tMEMORIES")
+	for _, f := range out.Local {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", out.Dir, f.Name, byteSize(f.Size), f.Date, f.Time.Local().Format(time.DateTime), f.Count)
+	}
+	for _, f := range out.ObjectStore {
+		count := "?"
+		if f.Count >= 0 {
+			count = fmt.Sprint(f.Count)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", "nats:"+schemas.BucketBackups, f.Name, byteSize(f.Size), f.Date, f.Time.Local().Format(time.DateTime), count)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(out.Local)+len(out.ObjectStore) == 0 {
+		fmt.Fprintln(w, "no backups yet")
+	}
+	if out.ObjectStoreError != "" {
+		fmt.Fprintln(w, "Object Store:", out.ObjectStoreError)
+	}
+	return nil
+}
+
+// byteSize is n in B, KiB, MiB, …
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
