@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
@@ -402,14 +402,14 @@ func TestImportBadRows(t *testing.T) {
 // cancelAfter is a row source that ends its context after n rows, as a
 // kill would in the middle of an import.
 type cancelAfter struct {
-	rowSource
+	client.Source
 	n      int
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) rows(ctx context.Context, fn func(portable.Record) error) error {
+func (c *cancelAfter) Rows(ctx context.Context, fn func(portable.Record) error) error {
 	seen := 0
-	return c.rowSource.rows(ctx, func(r portable.Record) error {
+	return c.Source.Rows(ctx, func(r portable.Record) error {
 		if seen++; seen == c.n {
 			c.cancel()
 		}
@@ -431,18 +431,17 @@ func TestImportResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{stdout: io.Discard, stderr: io.Discard}
-	tgt, err := openDirect(context.Background(), cfg, false)
+	tgt, err := client.OpenLocalBulk(context.Background(), cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := openFileSource(file, "")
+	fs, err := client.OpenFileSource(file, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rep, err := a.runImport(ctx, tgt, &cancelAfter{rowSource: fs, n: n * 17 / 30, cancel: cancel}, importOptions{batchSize: n / 6}, "importing")
-	fs.close()
+	rep, err := client.Import(ctx, tgt, &cancelAfter{Source: fs, n: n * 17 / 30, cancel: cancel}, client.ImportJob{BatchSize: n / 6})
+	fs.Close()
 	tgt.Close()
 	if err == nil || rep.Imported == 0 || rep.Imported >= n {
 		t.Fatalf("the cut-off import: %v, %+v", err, rep)
@@ -604,24 +603,6 @@ func TestDeleteBulkDirect(t *testing.T) {
 	}
 	if got := len(portAll(t, filepath.Join(dir, "store"))); got != 40 {
 		t.Fatalf("%d left, want 40", got)
-	}
-}
-
-func TestParseBefore(t *testing.T) {
-	cases := map[string]int64{
-		"2025-01-01":           time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(),
-		"2025-01-01T10:00:00Z": time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC).UnixMilli(),
-		"1700000000000":        1700000000000,
-	}
-	for in, want := range cases {
-		if got, err := parseBefore(in); err != nil || got != want {
-			t.Errorf("%s: %d %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "yesterday", "-5", "0"} {
-		if _, err := parseBefore(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
 	}
 }
 
