@@ -100,6 +100,24 @@ const maxFileBytes = 64 << 20
 // are UTC.
 var dateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
 
+// LoadFiles loads every file, refusing two conversations with one id.
+func LoadFiles(paths []string) ([]*Conversation, error) {
+	var convs []*Conversation
+	seen := map[string]string{}
+	for _, f := range paths {
+		c, err := LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[c.ID]; dup {
+			return nil, fmt.Errorf("%w: %s: conversation id %q is also the id of %s", ErrInvalid, f, c.ID, prev)
+		}
+		seen[c.ID] = f
+		convs = append(convs, c)
+	}
+	return convs, nil
+}
+
 // LoadFile reads and checks one evaluation file. Every problem is reported
 // with the file and line it is on.
 func LoadFile(path string) (*Conversation, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -24,16 +23,6 @@ string values are resolved from the environment.`,
 	return cmd
 }
 
-// configReport is config check's result.
-type configReport struct {
-	OK       bool     `json:"ok"`
-	File     string   `json:"file,omitempty"`
-	Format   string   `json:"format,omitempty"`
-	Entry    string   `json:"entry,omitempty"`
-	Errors   []string `json:"errors"`
-	Warnings []string `json:"warnings"`
-}
-
 func (a *app) configCheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
@@ -44,54 +33,19 @@ closest valid one), wrong types, values out of range, unset variables. Exit code
 		Example: "  clawmem config check\n  clawmem config check --config ~/.openclaw/openclaw.json --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep := configReport{Errors: []string{}, Warnings: []string{}}
-			f, err := config.Read(config.Options{Path: a.configPath, DataDir: a.dataDir})
-			var cerr *config.Error
-			switch {
-			case err == nil:
-				rep.OK, rep.File, rep.Format, rep.Entry = true, f.Path, f.Format, f.Entry
-				rep.Warnings = append(rep.Warnings, f.Warnings...)
-			case errors.As(err, &cerr):
-				rep.File, rep.Entry, rep.Errors = cerr.File, cerr.Entry, cerr.Problems
-			default:
-				rep.Errors = []string{err.Error()}
-			}
+			rep := config.Check(config.Options{Path: a.configPath, DataDir: a.dataDir})
 			if a.jsonOut {
 				if err := a.printJSON(rep); err != nil {
 					return err
 				}
 			} else {
-				a.printConfigReport(rep)
+				rep.WriteText(a.stdout)
 			}
 			if !rep.OK {
 				return errSilent{fmt.Errorf("%d config error(s)", len(rep.Errors))}
 			}
 			return nil
 		},
-	}
-}
-
-func (a *app) printConfigReport(rep configReport) {
-	where := "no config file: defaults only"
-	if rep.File != "" {
-		where = rep.File
-		if rep.Format != "" {
-			where += " (" + rep.Format + ")"
-		}
-	}
-	if rep.Entry != "" {
-		where += ", " + rep.Entry
-	}
-	if rep.OK {
-		fmt.Fprintf(a.stdout, "ok: %s\n", where)
-	} else {
-		fmt.Fprintf(a.stdout, "config %s: %d error(s)\n", where, len(rep.Errors))
-	}
-	for _, e := range rep.Errors {
-		fmt.Fprintln(a.stdout, "error:", e)
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintln(a.stdout, "warning:", w)
 	}
 }
 

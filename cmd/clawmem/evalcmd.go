@@ -6,10 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"text/tabwriter"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/engine"
@@ -34,18 +31,9 @@ Every file is read and checked before anything is written.`,
   clawmem eval testdata/eval/c1.json --explain-misses 10`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var convs []*eval.Conversation
-			seen := map[string]string{}
-			for _, f := range args {
-				c, err := eval.LoadFile(f)
-				if err != nil {
-					return err
-				}
-				if prev, dup := seen[c.ID]; dup {
-					return fmt.Errorf("%w: %s: conversation id %q is also the id of %s", eval.ErrInvalid, f, c.ID, prev)
-				}
-				seen[c.ID] = f
-				convs = append(convs, c)
+			convs, err := eval.LoadFiles(args)
+			if err != nil {
+				return err
 			}
 			cfg, err := a.config()
 			if err != nil {
@@ -70,12 +58,12 @@ Every file is read and checked before anything is written.`,
 				return err
 			}
 			defer st.Close()
-			bar := a.evalBar("importing")
+			bar, _ := a.progressBar("importing")
 			n, err := eval.Import(ctx, eng, convs, bar)
 			if err != nil {
 				return fmt.Errorf("import into %s (%d turns written; ids are fixed, so a rerun skips them): %w", cfg.DBPath, n, err)
 			}
-			o.Progress = a.evalBar("asking")
+			o.Progress, _ = a.progressBar("asking")
 			rep, err := eval.Run(ctx, eng, convs, o)
 			if err != nil {
 				return err
@@ -83,71 +71,9 @@ Every file is read and checked before anything is written.`,
 			if a.jsonOut {
 				return a.printJSON(rep)
 			}
-			a.printEval(rep, eng.Retriever().Config().Mode, eng.Retriever().RerankMode(), eng.Embedder().Model())
-			return nil
+			return rep.WriteText(a.stdout, eng.Retriever().Config().Mode, eng.Retriever().RerankMode(), eng.Embedder().Model())
 		},
 	}
 	cmd.Flags().IntVar(&o.ExplainMisses, "explain-misses", 0, "print the N questions recalled worst, with the score sources of what came instead")
 	return cmd
-}
-
-// evalBar is a progress bar on a terminal, else nothing.
-func (a *app) evalBar(what string) func(done, total int) {
-	f, ok := a.stderr.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription(what),
-				progressbar.OptionClearOnFinish())
-		}
-		_ = bar.Set(done)
-		if done == total {
-			_ = bar.Finish()
-		}
-	}
-}
-
-func (a *app) printEval(rep eval.Report, mode, rerank, model string) {
-	w := a.stdout
-	fmt.Fprintf(w, "%d conversations, %d memories, %d questions with evidence (retrieval %s, rerank %s, embedding %s)\n\n",
-		rep.Conversations, rep.Memories, rep.Overall.Questions, mode, rerank, model)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tquestions\trecall@1\trecall@5\trecall@10\thit@10\tMRR\t")
-	row := func(name string, f eval.Figures) {
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, f.Questions, f.Recall["@1"], f.Recall["@5"], f.Recall["@10"], f.Hit["@10"], f.MRR)
-	}
-	row("overall", rep.Overall)
-	for _, c := range eval.Categories {
-		if f, ok := rep.ByCategory[c]; ok {
-			row(c, f)
-		}
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nauto-recall: %d memories injected, %.1f%% evidence or next to it; evidence shown for %.1f%% of questions; "+
-		"empty for %.1f%% of %d questions about things never said\n",
-		rep.Context.Injected, 100*rep.Context.Precision, 100*rep.Context.EvidenceShown, 100*rep.Context.NoneEmpty, rep.Context.NoneQuestions)
-	fmt.Fprintf(w, "query latency: p50 %.2f ms, p99 %.2f ms\n", rep.LatencyP50, rep.LatencyP99)
-	for i, m := range rep.Misses {
-		fmt.Fprintf(w, "\nmiss %d: [%s %s %s] %q (recall %.2f)\n", i+1, m.Conversation, m.Question.ID, m.Question.Category, m.Question.Text, m.Recall)
-		for _, e := range m.Evidence {
-			fmt.Fprintf(w, "  evidence %s %s\n", rankText(e.Rank), oneLine(e.Text, 110))
-			if e.Sources != nil {
-				fmt.Fprintf(w, "           %s\n", sourcesText(e.Sources))
-			}
-		}
-		for _, r := range m.Recalled {
-			fmt.Fprintf(w, "  got #%d  %s %s\n", r.Rank, r.Turn, oneLine(r.Text, 100))
-			fmt.Fprintf(w, "           %s\n", sourcesText(r.Sources))
-		}
-	}
-}
-
-func rankText(r int) string {
-	if r == 0 {
-		return "(not recalled)"
-	}
-	return fmt.Sprintf("(#%d)", r)
 }

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -67,31 +67,10 @@ func (a *app) printRecall(res schemas.ToolResult, explain bool) error {
 	}
 	fmt.Fprintf(w, "%d result(s) (mode %s, rerank %s)\n", len(d.Memories), d.Mode, d.Rerank)
 	for i, m := range d.Memories {
-		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s%s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, oneLine(m.Text, 200), lifeNote(m.MemoryView))
+		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s%s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, textutil.OneLine(m.Text, 200), lifeNote(m.MemoryView))
 		if explain && m.Sources != nil {
-			fmt.Fprintf(w, "      %s  importance %.2f\n", sourcesText(m.Sources), m.Importance)
+			fmt.Fprintf(w, "      %s  importance %.2f\n", m.Sources, m.Importance)
 		}
 	}
 	return nil
-}
-
-// sourcesText is one line of a result's score sources.
-func sourcesText(s *retrieve.Sources) string {
-	return fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
-		hit(s.VectorHit, s.Vector), hit(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
-}
-
-func hit(ok bool, v float64) string {
-	if !ok {
-		return "  -  "
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -33,6 +34,20 @@ type Sources struct {
 	// Replaced is the id of the superseded memory the query matched, when
 	// this one was brought in as the fact that replaced it.
 	Replaced string `json:"replaced,omitempty"`
+}
+
+// String is the sources on one line, as the CLI's --explain prints them.
+func (s *Sources) String() string {
+	return fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
+		hitText(s.VectorHit, s.Vector), hitText(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
+}
+
+// hitText is a score that counted, or a dash for a list it was not in.
+func hitText(ok bool, v float64) string {
+	if !ok {
+		return "  -  "
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // Candidate is one memory moving through the pipeline.
