@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,49 @@ func TestPerCallHoldsNothingBetweenCalls(t *testing.T) {
 	rec := details[query.RecallDetails](t, call(t, c, schemas.OpRecall, "main", schemas.RecallRequest{Query: "where is the backup drive"}))
 	if rec.Count != 1 || dials != 2 {
 		t.Fatalf("recall %+v after %d dials", rec, dials)
+	}
+}
+
+// Target picks the store, a named NATS server or a running clawmem the way
+// every command does.
+func TestTargetChoosesWhoAnswers(t *testing.T) {
+	cfg, err := config.Load("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := client.Target{Config: cfg, Name: "test"}
+	if url, named := local.URL(); named || !strings.HasPrefix(url, "nats://127.0.0.1:") || local.Running() || local.Remote() {
+		t.Fatalf("nothing runs: url %q named %v running %v", url, named, local.Running())
+	}
+	c, err := local.Client(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(*client.Local); !ok {
+		t.Fatalf("nothing runs: %T, want the store in process", c)
+	}
+	// The store is held: a second local client says so.
+	if _, err := local.Client(context.Background()); !errors.Is(err, engine.ErrLocked) {
+		t.Fatalf("second client: %v, want ErrLocked", err)
+	}
+	c.Close()
+
+	srv, _, _ := natsembed.StartTest(t)
+	named := client.Target{Config: cfg, NATSURL: srv.ClientURL(), Name: "test"}
+	if !named.Running() || !named.Remote() {
+		t.Fatal("a named server is where a clawmem runs")
+	}
+	nc, err := named.Client(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Call(context.Background(), schemas.OpStats, "", schemas.StatsRequest{}); !errors.Is(err, client.ErrDown) {
+		t.Fatalf("no query service on the named server: %v, want ErrDown", err)
+	}
+	// --db wins over a named server for the store, not for the pipeline.
+	db := client.Target{Config: cfg, NATSURL: srv.ClientURL(), DB: filepath.Join(t.TempDir(), "other")}
+	if db.Remote() || !db.Running() || db.Store().DBPath != db.DB || cfg.DBPath == db.DB {
+		t.Fatalf("--db: remote %v running %v store %s (config %s)", db.Remote(), db.Running(), db.Store().DBPath, cfg.DBPath)
 	}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -407,4 +408,20 @@ func byteSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// WriteDistillJobs prints the jobs as a table, one per distilled range.
+func WriteDistillJobs(w io.Writer, jobs []workers.DistillJob) error {
+	if len(jobs) == 0 {
+		_, err := fmt.Fprintln(w, "no distillation jobs")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSESSION\tRANGE\tTRIGGER\tSTATUS\tSOURCE\tMESSAGES\tCHUNKS\tCANDIDATES\tMAP ERRORS\tKEPT\tTOKENS\tDURATION\tUPDATED\tERROR")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", j.Agent, j.Session, cmp.Or(j.Range, "-"), j.Trigger, j.Status,
+			j.Source, j.Stats.Messages, j.Stats.Chunks, j.Stats.Candidates, j.Stats.MapErrors, j.Lessons,
+			j.Stats.InputTokens+j.Stats.OutputTokens, j.Stats.Duration.Round(time.Millisecond), j.Updated.Local().Format(time.DateTime), j.Error)
+	}
+	return tw.Flush()
 }

@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -306,7 +308,7 @@ func (s *jetStream) PurgeDeadLetters(ctx context.Context, stage string) (int, er
 
 // WriteText prints the dead letter for a person: its entry, every header,
 // and the body (indented when it is JSON).
-func (m DeadLetterMessage) WriteText(w io.Writer) {
+func (m DeadLetterMessage) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "seq:      %d\nstage:    %s\nsubject:  %s\nattempts: %d\ntime:     %s\nreason:   %s\n",
 		m.Seq, m.Stage, m.Subject, m.Attempts, m.Time.Local().Format(time.RFC3339), m.Reason)
 	fmt.Fprintln(w, "headers:")
@@ -323,4 +325,35 @@ func (m DeadLetterMessage) WriteText(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, string(m.Body))
 	}
+	return nil
+}
+
+// WriteDeadLetters prints the dead letters as a table, one per row.
+func WriteDeadLetters(w io.Writer, entries []DeadLetter) error {
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(w, "no dead letters")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tSTAGE\tSUBJECT\tATTEMPTS\tTIME\tREASON")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", e.Seq, e.Stage, e.Subject, e.Attempts,
+			e.Time.Local().Format(time.DateTime), textutil.OneLine(e.Reason, 100))
+	}
+	return tw.Flush()
+}
+
+// WriteReplays prints each replay's outcome and the totals.
+func WriteReplays(w io.Writer, results []ReplayResult) error {
+	failed := 0
+	for _, r := range results {
+		if r.Error != "" {
+			failed++
+			fmt.Fprintf(w, "%d: FAILED: %s\n", r.Seq, r.Error)
+		} else {
+			fmt.Fprintf(w, "%d: replayed to %s (%s #%d)\n", r.Seq, r.Subject, r.Stream, r.StreamSeq)
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d replayed, %d failed\n", len(results)-failed, failed)
+	return err
 }

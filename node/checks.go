@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,6 +26,35 @@ import (
 // CheckTimeout bounds each startup or doctor check, as the seed's startup
 // checks do, so a dead endpoint costs seconds, not a hang. Tests shorten it.
 var CheckTimeout = 8 * time.Second
+
+// Checks is doctor's report.
+type Checks []Check
+
+// Failed counts the checks that did not pass.
+func (cs Checks) Failed() int {
+	n := 0
+	for _, c := range cs {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteText prints one line per check, and how to fix a failed one.
+func (cs Checks) WriteText(w io.Writer) error {
+	for _, c := range cs {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "[%s] %-9s %s\n", mark, c.Name, c.Detail)
+		if c.Fix != "" {
+			fmt.Fprintf(w, "           fix: %s\n", c.Fix)
+		}
+	}
+	return nil
+}
 
 // Check is one line of doctor's report.
 type Check struct {
@@ -238,7 +268,7 @@ func bounded(ctx context.Context, name string, timeout time.Duration, fn func(co
 // recalls; with a clawmem running on the data dir, it reports that
 // instance's self-tests and its watcher's transcript sources (dial reaches
 // its NATS).
-func Doctor(ctx context.Context, cfg *config.Config, dial func() (*nats.Conn, error)) []Check {
+func Doctor(ctx context.Context, cfg *config.Config, dial func() (*nats.Conn, error)) Checks {
 	checks := []Check{{Name: "config", OK: true, Detail: "data dir " + cfg.DataDir + ", store " + cfg.DBPath}}
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {

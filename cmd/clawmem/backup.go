@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
@@ -38,23 +36,22 @@ func (a *app) backupNowCmd() *cobra.Command {
 		Example: "  clawmem backup now\n  clawmem backup now --db /srv/clawmem/store --dir /mnt/backups",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			t, err := a.target("clawmem-cli")
 			if err != nil {
 				return err
 			}
-			remote := a.remote(cfg)
+			remote := t.Remote()
 			if remote && dir != "" {
 				return errors.New("--dir applies to direct backups only; the running clawmem writes to its jobs.backup.dir")
 			}
-			a.useDB(cfg)
 			if dir != "" {
-				cfg.Jobs.Backup.Dir = dir
+				t.Config.Jobs.Backup.Dir = dir
 			}
-			p := a.pipeline(cfg, remote)
+			p := t.Pipeline(remote)
 			defer p.Close()
 			res, err := p.BackupNow(cmd.Context())
 			if err != nil {
-				return storeLocked(err, cfg.DBPath)
+				return storeLocked(err, t.Store().DBPath)
 			}
 			if a.jsonOut {
 				if err := a.printJSON(res); err != nil {
@@ -76,33 +73,6 @@ func (a *app) backupNowCmd() *cobra.Command {
 	return cmd
 }
 
-// remote reports whether commands go to a running instance over NATS, as
-// connect decides: not with --db, else when a NATS is configured or the
-// data dir's clawmem up runs.
-func (a *app) remote(cfg *config.Config) bool {
-	if a.dbDir != "" {
-		return false
-	}
-	return a.running(cfg)
-}
-
-// pipeline reaches the pipeline: the running clawmem over NATS when
-// remote, else the data dir in process (the DLQ and the jobs in its NATS
-// store, a direct backup from its store).
-func (a *app) pipeline(cfg *config.Config, remote bool) client.Pipeline {
-	if remote {
-		return client.NewNATSPipeline(func() (*nats.Conn, error) { return a.dialNATS(cfg, "clawmem-cli") })
-	}
-	return client.NewLocalPipeline(cfg)
-}
-
-// useDB points cfg at --db's store, if given.
-func (a *app) useDB(cfg *config.Config) {
-	if a.dbDir != "" {
-		cfg.DBPath = a.dbDir
-	}
-}
-
 // storeLocked says what to do when the store at dir is locked.
 func storeLocked(err error, dir string) error {
 	if errors.Is(err, engine.ErrLocked) {
@@ -119,23 +89,20 @@ func (a *app) backupListCmd() *cobra.Command {
 		Example: "  clawmem backup list\n  clawmem backup list --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			t, err := a.target("clawmem-cli")
 			if err != nil {
 				return err
 			}
 			if dir == "" {
-				dir = cfg.Jobs.Backup.Dir
+				dir = t.Config.Jobs.Backup.Dir
 			}
-			p := a.pipeline(cfg, a.running(cfg))
+			p := t.Pipeline(t.Running())
 			defer p.Close()
 			out, err := p.Backups(cmd.Context(), dir)
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(out)
-			}
-			return out.WriteText(a.stdout)
+			return a.emit(out, out.WriteText)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "backup directory (default jobs.backup.dir)")
@@ -156,26 +123,25 @@ vectors of its dimension. Prints the expected and restored counts; exits 1 when 
 			"  clawmem backup restore /mnt/backups/memory-snapshot-2026-03-01.jsonl",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.config()
+			t, err := a.target("clawmem-cli")
 			if err != nil {
 				return err
 			}
 			if dir == "" {
-				dir = cfg.Jobs.Backup.Dir
+				dir = t.Config.Jobs.Backup.Dir
 			}
-			p := a.pipeline(cfg, a.running(cfg))
+			p := t.Pipeline(t.Running())
 			defer p.Close()
 			src, source, err := p.OpenBackup(cmd.Context(), args[0], dir)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			a.useDB(cfg)
 			progress, finish := a.progressBar("restoring memories")
-			rep, err := client.Restore(cmd.Context(), cfg, src, progress)
+			rep, err := client.Restore(cmd.Context(), t.Store(), src, progress)
 			finish()
 			if err != nil {
-				return storeLocked(err, cfg.DBPath)
+				return storeLocked(err, t.Store().DBPath)
 			}
 			ok := rep.Restored == rep.Expected
 			if a.jsonOut {

@@ -44,11 +44,7 @@ func (a *app) benchStoreCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(rep)
-			}
-			printStoreBench(a.stdout, rep, o.SkipIndex)
-			return nil
+			return a.emit(rep, func(w io.Writer) error { return rep.WriteText(w, o.SkipIndex) })
 		},
 	}
 	f := cmd.Flags()
@@ -68,26 +64,6 @@ func (a *app) progress() io.Writer {
 		return io.Discard
 	}
 	return a.stderr
-}
-
-func printStoreBench(w io.Writer, r bench.StoreReport, skipIndex bool) {
-	ms := bench.Ms
-	if !skipIndex {
-		ir := r.Index
-		fmt.Fprintf(w, "vector index, %d x %d\n", ir.N, ir.Dim)
-		fmt.Fprintf(w, "  memory floor (stream matrix once)  p50 %8.2f ms\n", ms(ir.FloorP50))
-		fmt.Fprintf(w, "  exact top-10                       p50 %8.2f ms (%.2fx floor)  p99 %8.2f ms (%.2fx floor)\n",
-			ms(ir.ExactP50), r.ExactRatio[0], ms(ir.ExactP99), r.ExactRatio[1])
-		fmt.Fprintf(w, "  approximate (IVF) top-10           p50 %8.2f ms  p99 %8.2f ms  recall@10 %.4f  build %.1f s\n",
-			ms(ir.IVFP50), ms(ir.IVFP99), ir.IVFRecall10, ir.IVFBuild.Seconds())
-	}
-	fmt.Fprintf(w, "store (sqlite), %d memories\n", r.Inserted)
-	fmt.Fprintf(w, "  bulk load                          %8.0f memories/s\n", r.LoadRate)
-	fmt.Fprintf(w, "  insert at N (batched writer)       %8.0f memories/s\n", r.InsertRate)
-	fmt.Fprintf(w, "  cold open (load all vectors)       %8.2f s\n", r.Open.OpenSeconds)
-	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; limit 1.5 x %.0f MB raw + 150 = %.0f MB)\n",
-		r.Open.RSSMB, r.Open.PeakRSSMB, r.RawVectorMB, r.RSSLimitMB)
-	fmt.Fprintf(w, "  store vector search (exact)        p50 %8.2f ms\n", r.Open.SearchP50ms)
 }
 
 func (a *app) benchStoreOpenCmd() *cobra.Command {
@@ -141,18 +117,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(rep)
-			}
-			w := a.stdout
-			fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
-			fmt.Fprintf(w, "  ingest HTTP      %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestHTTP.EventsPerSec, rep.IngestHTTP.P50Ms, rep.IngestHTTP.P99Ms, rep.IngestHTTP.Events)
-			fmt.Fprintf(w, "  ingest direct    %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestDirect.EventsPerSec, rep.IngestDirect.P50Ms, rep.IngestDirect.P99Ms, rep.IngestDirect.Events)
-			fmt.Fprintf(w, "  end to end       %8.0f captured memories/s (%d memories, offered at %.0f/s)\n", rep.CapturePerSec, rep.Captured, rep.OfferedPerSec)
-			fmt.Fprintf(w, "  freshness        p50 %.1f ms  p99 %.1f ms (publish → stored and recallable)\n", rep.FreshP50ms, rep.FreshP99ms)
-			fmt.Fprintf(w, "  recall, engine   p50 %.2f ms  p99 %.2f ms\n", rep.RecallEngine[0], rep.RecallEngine[1])
-			fmt.Fprintf(w, "  recall, NATS     p50 %.2f ms  p99 %.2f ms  (p99 overhead %+.2f ms)\n", rep.RecallNATS[0], rep.RecallNATS[1], rep.RecallNATS[1]-rep.RecallEngine[1])
-			return nil
+			return a.emit(rep, rep.WriteText)
 		},
 	}
 	f := cmd.Flags()

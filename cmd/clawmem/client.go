@@ -7,77 +7,37 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // requestTimeout bounds one CLI request to a running instance.
 const requestTimeout = 30 * time.Second
 
-// connect finds who answers: --db opens that store directly; otherwise a
-// running instance (its run file, --nats-url or nats.url) over NATS; with
-// none running, the data dir's store directly.
-func (a *app) connect(ctx context.Context) (client.Client, error) {
+// target is who the commands talk to (see client.Target), with the
+// loaded config, --db and --nats-url.
+func (a *app) target(name string) (client.Target, error) {
 	cfg, err := a.config()
 	if err != nil {
-		return nil, err
+		return client.Target{}, err
 	}
-	if a.dbDir != "" {
-		cfg.DBPath = a.dbDir
-		return a.direct(ctx, cfg)
-	}
-	if !a.running(cfg) {
-		return a.direct(ctx, cfg)
-	}
-	nc, err := a.dialNATS(cfg, "clawmem-cli")
+	return client.Target{Config: cfg, DB: a.dbDir, NATSURL: a.natsURL, Name: name}, nil
+}
+
+// connect finds who answers the tool and admin operations.
+func (a *app) connect(ctx context.Context) (client.Client, error) {
+	t, err := a.target("clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
-	return client.NewNATS(nc), nil
-}
-
-// natsURLFor is the NATS server commands talk to: --nats-url, else
-// nats.url, else the local `clawmem up`'s (its run file, else the
-// configured port). named reports whether a server was given explicitly.
-func (a *app) natsURLFor(cfg *config.Config) (url string, named bool) {
-	if url = a.natsURL; url == "" {
-		url = cfg.NATS.URL
-	}
-	if url != "" {
-		return url, true
-	}
-	url = node.LocalNATS(cfg)
-	return url, false
-}
-
-// running reports whether commands should go over NATS: a server was
-// named, or a local instance runs on the data dir.
-func (a *app) running(cfg *config.Config) bool {
-	_, named := a.natsURLFor(cfg)
-	return named || node.InstanceRunning(cfg.DataDir)
-}
-
-// dialNATS connects to natsURLFor(cfg) as name.
-func (a *app) dialNATS(cfg *config.Config, name string) (*nats.Conn, error) {
-	url, _ := a.natsURLFor(cfg)
-	return node.Connect(url, cfg, name)
-}
-
-func (a *app) direct(ctx context.Context, cfg *config.Config) (client.Client, error) {
-	c, err := client.OpenLocal(ctx, cfg)
+	c, err := t.Client(ctx)
 	if errors.Is(err, engine.ErrLocked) {
-		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, cfg.DBPath)
+		return nil, fmt.Errorf("%w\n(a clawmem is running on %s; leave out --db to talk to it over NATS)", err, t.Store().DBPath)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c, err
 }
 
 // do runs one operation and prints its reply: the text, or with --json the

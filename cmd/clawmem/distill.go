@@ -1,13 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -32,11 +31,11 @@ func (a *app) distillStatusCmd() *cobra.Command {
 		Example: "  clawmem distill status\n  clawmem distill status --agent main --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			t, err := a.target("clawmem-cli")
 			if err != nil {
 				return err
 			}
-			p := a.pipeline(cfg, a.running(cfg))
+			p := t.Pipeline(t.Running())
 			defer p.Close()
 			jobs, err := p.DistillJobs(cmd.Context(), agent, session)
 			if err != nil {
@@ -50,18 +49,7 @@ func (a *app) distillStatusCmd() *cobra.Command {
 			if waiting, handling, err := p.DistillQueue(cmd.Context()); err == nil {
 				fmt.Fprintf(a.stdout, "queued: %d session-end events waiting, %d being handled\n", waiting, handling)
 			}
-			if len(jobs) == 0 {
-				fmt.Fprintln(a.stdout, "no distillation jobs")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AGENT\tSESSION\tRANGE\tTRIGGER\tSTATUS\tSOURCE\tMESSAGES\tCHUNKS\tCANDIDATES\tMAP ERRORS\tKEPT\tTOKENS\tDURATION\tUPDATED\tERROR")
-			for _, j := range jobs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", j.Agent, j.Session, cmp.Or(j.Range, "-"), j.Trigger, j.Status,
-					j.Source, j.Stats.Messages, j.Stats.Chunks, j.Stats.Candidates, j.Stats.MapErrors, j.Lessons,
-					j.Stats.InputTokens+j.Stats.OutputTokens, j.Stats.Duration.Round(time.Millisecond), j.Updated.Local().Format(time.DateTime), j.Error)
-			}
-			return tw.Flush()
+			return client.WriteDistillJobs(a.stdout, jobs)
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "only this agent")
@@ -85,20 +73,20 @@ lessons are handed to the store worker.`,
 			if session == "" && since <= 0 {
 				return fmt.Errorf("say what to distil: --session ID or --since DURATION (e.g. 24h)")
 			}
-			cfg, err := a.config()
+			t, err := a.target("clawmem-cli")
 			if err != nil {
 				return err
 			}
-			d, err := node.NewDistiller(cfg)
+			d, err := node.NewDistiller(t.Config)
 			if err != nil {
 				return err
 			}
-			p := a.pipeline(cfg, a.running(cfg))
+			p := t.Pipeline(t.Running())
 			defer p.Close()
 			run := workers.CursorRun{Agent: agent, Session: session, Since: since, IgnoreIdle: true}
 			var finish func()
 			run.Progress, finish = a.progressBar("distilling sessions")
-			rep, err := p.Distill(cmd.Context(), d, node.CursorConfig(cfg), run, a.logger())
+			rep, err := p.Distill(cmd.Context(), d, node.CursorConfig(t.Config), run, a.logger())
 			finish()
 			if err != nil {
 				return err

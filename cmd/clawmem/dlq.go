@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -33,11 +31,11 @@ func (a *app) dlqPipeline(stage string) (client.Pipeline, error) {
 	if err := client.CheckStage(stage); err != nil {
 		return nil, fmt.Errorf("--stage %w", err)
 	}
-	cfg, err := a.config()
+	t, err := a.target("clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
-	return a.pipeline(cfg, a.running(cfg)), nil
+	return t.Pipeline(t.Running()), nil
 }
 
 func (a *app) dlqListCmd() *cobra.Command {
@@ -57,20 +55,7 @@ func (a *app) dlqListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(entries)
-			}
-			if len(entries) == 0 {
-				fmt.Fprintln(a.stdout, "no dead letters")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SEQ\tSTAGE\tSUBJECT\tATTEMPTS\tTIME\tREASON")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", e.Seq, e.Stage, e.Subject, e.Attempts,
-					e.Time.Local().Format(time.DateTime), textutil.OneLine(e.Reason, 100))
-			}
-			return tw.Flush()
+			return a.emit(entries, func(w io.Writer) error { return client.WriteDeadLetters(w, entries) })
 		},
 	}
 	cmd.Flags().StringVar(&stage, "stage", "", "only this stage's dead letters")
@@ -105,11 +90,7 @@ func (a *app) dlqShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(m)
-			}
-			m.WriteText(a.stdout)
-			return nil
+			return a.emit(m, m.WriteText)
 		},
 	}
 }
@@ -151,19 +132,9 @@ dead letter (of --stage, if given). Fix the cause first: a message that fails ag
 					failed++
 				}
 			}
-			if a.jsonOut {
-				if err := a.printJSON(map[string]any{"replayed": len(results) - failed, "failed": failed, "results": results}); err != nil {
-					return err
-				}
-			} else {
-				for _, r := range results {
-					if r.Error != "" {
-						fmt.Fprintf(a.stdout, "%d: FAILED: %s\n", r.Seq, r.Error)
-					} else {
-						fmt.Fprintf(a.stdout, "%d: replayed to %s (%s #%d)\n", r.Seq, r.Subject, r.Stream, r.StreamSeq)
-					}
-				}
-				fmt.Fprintf(a.stdout, "%d replayed, %d failed\n", len(results)-failed, failed)
+			out := map[string]any{"replayed": len(results) - failed, "failed": failed, "results": results}
+			if err := a.emit(out, func(w io.Writer) error { return client.WriteReplays(w, results) }); err != nil {
+				return err
 			}
 			if failed > 0 {
 				return errSilent{fmt.Errorf("%d dead letters not replayed", failed)}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/node"
@@ -20,27 +19,9 @@ and that the store opens with matching vector dimensions. Prints what is wrong a
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks := a.doctor(cmd.Context())
-			failed := 0
-			for _, c := range checks {
-				if !c.OK {
-					failed++
-				}
-			}
-			if a.jsonOut {
-				if err := a.printJSON(map[string]any{"ok": failed == 0, "checks": checks}); err != nil {
-					return err
-				}
-			} else {
-				for _, c := range checks {
-					mark := "ok  "
-					if !c.OK {
-						mark = "FAIL"
-					}
-					fmt.Fprintf(a.stdout, "[%s] %-9s %s\n", mark, c.Name, c.Detail)
-					if c.Fix != "" {
-						fmt.Fprintf(a.stdout, "           fix: %s\n", c.Fix)
-					}
-				}
+			failed := checks.Failed()
+			if err := a.emit(map[string]any{"ok": failed == 0, "checks": checks}, checks.WriteText); err != nil {
+				return err
 			}
 			if failed > 0 {
 				return errSilent{fmt.Errorf("%d check(s) failed", failed)}
@@ -50,10 +31,10 @@ and that the store opens with matching vector dimensions. Prints what is wrong a
 	}
 }
 
-func (a *app) doctor(ctx context.Context) []node.Check {
-	cfg, err := a.config()
+func (a *app) doctor(ctx context.Context) node.Checks {
+	t, err := a.target("clawmem-doctor")
 	if err != nil {
-		return []node.Check{{Name: "config", Detail: err.Error(), Fix: "correct the config file, or run without one to use the defaults"}}
+		return node.Checks{{Name: "config", Detail: err.Error(), Fix: "correct the config file, or run without one to use the defaults"}}
 	}
-	return node.Doctor(ctx, cfg, func() (*nats.Conn, error) { return a.dialNATS(cfg, "clawmem-doctor") })
+	return node.Doctor(ctx, t.Config, t.Dial)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"time"
 
@@ -52,4 +53,12 @@ func (a *app) progressBar(desc string) (progress func(done, total int), finish f
 			finish()
 		}
 	}, finish
+}
+
+// emit prints v as JSON with --json, else as text writes it.
+func (a *app) emit(v any, text func(io.Writer) error) error {
+	if a.jsonOut {
+		return a.printJSON(v)
+	}
+	return text(a.stdout)
 }

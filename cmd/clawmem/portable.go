@@ -19,32 +19,17 @@ import (
 // directly (--db, or the data dir's store when nothing runs), and through
 // the running instance's admin endpoints (export, import) when one runs.
 
-// bulkTarget finds the store the bulk commands work on, as connect does for
-// the other commands: --db opens that store; else a running instance (its
-// run file, --nats-url or nats.url) over NATS; with none running, the data
-// dir's store, created if absent. exportOnly opens the store without the
+// bulkTarget finds the store the bulk commands work on (see
+// client.Target): --db's store, a running clawmem, else the data dir's
+// store, created if absent. exportOnly opens a local store without the
 // engine, adopting whatever dimension it has, so that a store can still be
 // exported after the embedding model changed.
-func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, *config.Config, error) {
-	cfg, err := a.config()
+func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, error) {
+	t, err := a.target("clawmem-cli")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if a.dbDir != "" {
-		cfg.DBPath = a.dbDir
-	}
-	if a.dbDir != "" || !a.running(cfg) {
-		t, err := client.OpenLocalBulk(ctx, cfg, exportOnly)
-		if err != nil {
-			return nil, nil, err // not a Bulk holding a nil store
-		}
-		return t, cfg, nil
-	}
-	nc, err := a.dialNATS(cfg, "clawmem-cli")
-	if err != nil {
-		return nil, nil, err
-	}
-	return client.NewNATSBulk(nc), cfg, nil
+	return t.Bulk(ctx, exportOnly)
 }
 
 // bulkProgress draws a bulk operation's progress (client.Progress) as a
@@ -100,7 +85,7 @@ or not at all.`,
 					return err
 				}
 			}
-			t, _, err := a.bulkTarget(cmd.Context(), true)
+			t, err := a.bulkTarget(cmd.Context(), true)
 			if err != nil {
 				return err
 			}
@@ -208,7 +193,7 @@ FILE "-" reads stdin.`,
 				return err
 			}
 			defer src.Close()
-			t, _, err := a.bulkTarget(cmd.Context(), false)
+			t, err := a.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -304,7 +289,7 @@ place needs --force, and the same dimensions.`,
 				return err
 			}
 			defer src.Close()
-			t, _, err := a.bulkTarget(cmd.Context(), false)
+			t, err := a.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -397,7 +382,7 @@ func (a *app) migrateRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, _, err := a.bulkTarget(cmd.Context(), false)
+			t, err := a.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -426,7 +411,7 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 			if err != nil {
 				return err
 			}
-			t, _, err := a.bulkTarget(ctx, true)
+			t, err := a.bulkTarget(ctx, true)
 			if err != nil {
 				return err
 			}

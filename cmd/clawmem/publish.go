@@ -28,11 +28,11 @@ the body names it. Retries of the same event are deduplicated.`,
 			if len(args) == 1 {
 				kind = args[0]
 			}
-			cfg, err := a.config()
+			t, err := a.target("clawmem-publish")
 			if err != nil {
 				return err
 			}
-			nc, err := a.dialNATS(cfg, "clawmem-publish")
+			nc, err := t.Dial()
 			if err != nil {
 				return err
 			}

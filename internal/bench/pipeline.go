@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -288,4 +289,16 @@ func Sentence(rng *rand.Rand, i int) string {
 		w[j] = vocab[rng.IntN(len(vocab))]
 	}
 	return fmt.Sprintf("item %d: the %s", i, strings.Join(w, " "))
+}
+
+// WriteText prints the figures for a person.
+func (rep PipelineReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
+	fmt.Fprintf(w, "  ingest HTTP      %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestHTTP.EventsPerSec, rep.IngestHTTP.P50Ms, rep.IngestHTTP.P99Ms, rep.IngestHTTP.Events)
+	fmt.Fprintf(w, "  ingest direct    %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestDirect.EventsPerSec, rep.IngestDirect.P50Ms, rep.IngestDirect.P99Ms, rep.IngestDirect.Events)
+	fmt.Fprintf(w, "  end to end       %8.0f captured memories/s (%d memories, offered at %.0f/s)\n", rep.CapturePerSec, rep.Captured, rep.OfferedPerSec)
+	fmt.Fprintf(w, "  freshness        p50 %.1f ms  p99 %.1f ms (publish → stored and recallable)\n", rep.FreshP50ms, rep.FreshP99ms)
+	fmt.Fprintf(w, "  recall, engine   p50 %.2f ms  p99 %.2f ms\n", rep.RecallEngine[0], rep.RecallEngine[1])
+	fmt.Fprintf(w, "  recall, NATS     p50 %.2f ms  p99 %.2f ms  (p99 overhead %+.2f ms)\n", rep.RecallNATS[0], rep.RecallNATS[1], rep.RecallNATS[1]-rep.RecallEngine[1])
+	return nil
 }

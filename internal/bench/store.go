@@ -245,3 +245,26 @@ func RSSMB() (cur, peak float64) {
 	}
 	return cur, peak
 }
+
+// WriteText prints the figures for a person (without the index's when
+// skipIndex).
+func (r StoreReport) WriteText(w io.Writer, skipIndex bool) error {
+	ms := Ms
+	if !skipIndex {
+		ir := r.Index
+		fmt.Fprintf(w, "vector index, %d x %d\n", ir.N, ir.Dim)
+		fmt.Fprintf(w, "  memory floor (stream matrix once)  p50 %8.2f ms\n", ms(ir.FloorP50))
+		fmt.Fprintf(w, "  exact top-10                       p50 %8.2f ms (%.2fx floor)  p99 %8.2f ms (%.2fx floor)\n",
+			ms(ir.ExactP50), r.ExactRatio[0], ms(ir.ExactP99), r.ExactRatio[1])
+		fmt.Fprintf(w, "  approximate (IVF) top-10           p50 %8.2f ms  p99 %8.2f ms  recall@10 %.4f  build %.1f s\n",
+			ms(ir.IVFP50), ms(ir.IVFP99), ir.IVFRecall10, ir.IVFBuild.Seconds())
+	}
+	fmt.Fprintf(w, "store (sqlite), %d memories\n", r.Inserted)
+	fmt.Fprintf(w, "  bulk load                          %8.0f memories/s\n", r.LoadRate)
+	fmt.Fprintf(w, "  insert at N (batched writer)       %8.0f memories/s\n", r.InsertRate)
+	fmt.Fprintf(w, "  cold open (load all vectors)       %8.2f s\n", r.Open.OpenSeconds)
+	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; limit 1.5 x %.0f MB raw + 150 = %.0f MB)\n",
+		r.Open.RSSMB, r.Open.PeakRSSMB, r.RawVectorMB, r.RSSLimitMB)
+	fmt.Fprintf(w, "  store vector search (exact)        p50 %8.2f ms\n", r.Open.SearchP50ms)
+	return nil
+}

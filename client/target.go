@@ -1,0 +1,110 @@
+package client
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/node"
+)
+
+// Target says which clawmem a front end talks to, as every clawmem
+// command decides it: the store at DB directly when given; else a running
+// clawmem over NATS when a server is named (NATSURL, else the config's
+// nats.url) or a `clawmem up` runs on the data dir; else the data dir's
+// store (and NATS store) in process.
+type Target struct {
+	Config *config.Config
+	// DB is a store directory to open directly (the CLI's --db).
+	DB string
+	// NATSURL names the NATS server of a running clawmem (--nats-url).
+	NATSURL string
+	// Name is the NATS connection's name, as servers list it.
+	Name string
+}
+
+// URL is the NATS server to talk to: NATSURL, else nats.url, else the
+// local `clawmem up`'s (its run file, else the configured port). named
+// reports whether a server was given explicitly.
+func (t Target) URL() (url string, named bool) {
+	if url = t.NATSURL; url == "" {
+		url = t.Config.NATS.URL
+	}
+	if url != "" {
+		return url, true
+	}
+	return node.LocalNATS(t.Config), false
+}
+
+// Running reports whether a clawmem answers over NATS: a server was
+// named, or a `clawmem up` runs on the data dir. It ignores DB: the
+// pipeline's streams are NATS's whatever store a command names.
+func (t Target) Running() bool {
+	_, named := t.URL()
+	return named || node.InstanceRunning(t.Config.DataDir)
+}
+
+// Remote reports whether store operations go over NATS: not with DB, else
+// when a clawmem runs.
+func (t Target) Remote() bool { return t.DB == "" && t.Running() }
+
+// Dial connects to URL() as Name.
+func (t Target) Dial() (*nats.Conn, error) {
+	url, _ := t.URL()
+	return node.Connect(url, t.Config, t.Name)
+}
+
+// Store is the configuration with DBPath pointing at DB, if given.
+func (t Target) Store() *config.Config {
+	if t.DB == "" {
+		return t.Config
+	}
+	cfg := *t.Config
+	cfg.DBPath = t.DB
+	return &cfg
+}
+
+// Client is the tool and admin operations' client: over NATS when
+// Remote, else in process on Store()'s store (engine.ErrLocked when a
+// clawmem holds it).
+func (t Target) Client(ctx context.Context) (Client, error) {
+	if !t.Remote() {
+		c, err := OpenLocal(ctx, t.Store())
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	nc, err := t.Dial()
+	if err != nil {
+		return nil, err
+	}
+	return NewNATS(nc), nil
+}
+
+// Bulk is the bulk operations' target, chosen as Client chooses;
+// exportOnly opens a local store without its engine (see OpenLocalBulk).
+func (t Target) Bulk(ctx context.Context, exportOnly bool) (Bulk, error) {
+	if !t.Remote() {
+		b, err := OpenLocalBulk(ctx, t.Store(), exportOnly)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	nc, err := t.Dial()
+	if err != nil {
+		return nil, err
+	}
+	return NewNATSBulk(nc), nil
+}
+
+// Pipeline is the pipeline's client: over NATS when remote, else on the
+// data dir (its NATS store, and Store()'s store for a direct backup).
+func (t Target) Pipeline(remote bool) Pipeline {
+	if remote {
+		return NewNATSPipeline(t.Dial)
+	}
+	return NewLocalPipeline(t.Store())
+}
