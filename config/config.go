@@ -178,6 +178,10 @@ type NATS struct {
 	Port int `json:"port"`
 	// Credentials is a .creds file for an external server.
 	Credentials string `json:"credentials"`
+	// Replicas is how many copies JetStream keeps of every stream, bucket
+	// and object store (default 1; 3 on a 3-node cluster, so that losing
+	// one node loses nothing and stops nothing).
+	Replicas int `json:"replicas"`
 }
 
 // Ingest is the hook ingest HTTP endpoint.
@@ -285,6 +289,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.SessionMemory.MessageCount == 0 {
 		c.SessionMemory.MessageCount = distill.DefaultSummaryMessages
+	}
+	if c.NATS.Replicas == 0 {
+		c.NATS.Replicas = 1
 	}
 	if c.NATS.Port == 0 {
 		c.NATS.Port = 4244
@@ -482,6 +489,12 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if c.NATS.Port < -1 || c.NATS.Port > 65535 {
 		bad("nats.port is %d: allowed range -1..65535 (-1: any free port)", c.NATS.Port)
+	}
+	if c.NATS.Replicas < 1 || c.NATS.Replicas > 5 {
+		bad("nats.replicas is %d: allowed range 1..5 (JetStream's limit)", c.NATS.Replicas)
+	}
+	if c.NATS.Replicas > 1 && c.NATS.URL == "" {
+		bad("nats.replicas is %d, but the embedded server is one node: set nats.url to a cluster", c.NATS.Replicas)
 	}
 	if _, _, err := net.SplitHostPort(c.Ingest.Addr); err != nil {
 		bad("ingest.addr is %q: want host:port", c.Ingest.Addr)

@@ -242,6 +242,8 @@ func TestRejects(t *testing.T) {
 		{"negative distill", "c.json", `{"distill":{"parallelism":-1}}`, "distill.parallelism is -1: must not be negative"},
 		{"messageCount", "c.json", `{"sessionMemory":{"messageCount":-1}}`, "sessionMemory.messageCount is -1: want a positive number"},
 		{"nats port", "c.json", `{"nats":{"port":70000}}`, "nats.port is 70000: allowed range -1..65535"},
+		{"nats replicas", "c.json", `{"nats":{"url":"nats://a:4222","replicas":7}}`, "nats.replicas is 7: allowed range 1..5"},
+		{"replicas without a cluster", "c.json", `{"nats":{"replicas":3}}`, "nats.replicas is 3, but the embedded server is one node"},
 		{"backup keep", "c.json", `{"jobs":{"backup":{"keep":-1}}}`, "jobs.backup.keep is -1: want a positive number"},
 		{"backup schedule", "c.json", `{"jobs":{"backup":{"schedule":"daily"}}}`, `jobs.backup.schedule is "daily"`},
 		{"distill schedule", "c.json", `{"distill":{"schedule":"61 * * * *"}}`, `distill.schedule is "61 * * * *"`},

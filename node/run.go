@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+	if err := topology.Ensure(ctx, js, topology.Config{Replicas: cfg.NATS.Replicas}); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	reg := prometheus.NewRegistry()

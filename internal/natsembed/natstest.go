@@ -28,3 +28,15 @@ func StartTest(tb testing.TB) (*Server, *nats.Conn, jetstream.JetStream) {
 	}
 	return s, nc, js
 }
+
+// StartTestCluster starts an n-node JetStream cluster in temp dirs, shut
+// down when the test ends.
+func StartTestCluster(tb testing.TB, n int) *Cluster {
+	tb.Helper()
+	c, err := StartCluster(tb.TempDir(), n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Shutdown)
+	return c
+}
