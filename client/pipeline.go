@@ -20,10 +20,12 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/memlog"
 )
 
 // Pipeline is what the front ends do to the pipeline rather than to the
@@ -68,6 +70,10 @@ type Pipeline interface {
 	// OpenBackup opens the backup name names: a file, a file in dir, or
 	// an Object Store copy. It also says where it was found.
 	OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error)
+
+	// Rebuild builds the store in dir (new, or behind the log) from the
+	// memory log, with vectors of dim dimensions.
+	Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error)
 
 	// Close lets go of NATS (and a LocalPipeline's embedded server); a
 	// later call reaches it again.
@@ -132,6 +138,22 @@ func (s *jetStream) Close() error {
 	}
 	s.nc, s.js, s.close = nil, nil, nil
 	return nil
+}
+
+// Rebuild applies the memory log to the store in dir. The store keeps its
+// change log on: it may become a writer's store, and what the log brings
+// is not logged again.
+func (s *jetStream) Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error) {
+	_, js, err := s.get()
+	if err != nil {
+		return memlog.RebuildReport{}, err
+	}
+	st, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim})
+	if err != nil {
+		return memlog.RebuildReport{}, err
+	}
+	defer st.Close()
+	return memlog.Rebuild(ctx, js, st, nil)
 }
 
 // DistillJobs reads the job records in the distill bucket, as the

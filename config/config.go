@@ -24,6 +24,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 // Config is the whole configuration. Its json tags are the config keys;
@@ -182,6 +183,10 @@ type NATS struct {
 	// and object store (default 1; 3 on a 3-node cluster, so that losing
 	// one node loses nothing and stops nothing).
 	Replicas int `json:"replicas"`
+	// Partitions is how many partitions agents map to in the memory log's
+	// subjects (default 16); fixed at deploy: changing it moves every
+	// memory's subject.
+	Partitions int `json:"partitions"`
 }
 
 // Ingest is the hook ingest HTTP endpoint.
@@ -292,6 +297,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.NATS.Replicas == 0 {
 		c.NATS.Replicas = 1
+	}
+	if c.NATS.Partitions == 0 {
+		c.NATS.Partitions = schemas.DefaultPartitions
 	}
 	if c.NATS.Port == 0 {
 		c.NATS.Port = 4244
@@ -489,6 +497,9 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if c.NATS.Port < -1 || c.NATS.Port > 65535 {
 		bad("nats.port is %d: allowed range -1..65535 (-1: any free port)", c.NATS.Port)
+	}
+	if c.NATS.Partitions < 1 || c.NATS.Partitions > 1024 {
+		bad("nats.partitions is %d: allowed range 1..1024", c.NATS.Partitions)
 	}
 	if c.NATS.Replicas < 1 || c.NATS.Replicas > 5 {
 		bad("nats.replicas is %d: allowed range 1..5 (JetStream's limit)", c.NATS.Replicas)

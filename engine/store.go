@@ -268,6 +268,37 @@ type Neighborer interface {
 	Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error)
 }
 
+// Change is one committed change of a memory, as a store's change log
+// holds it: the memory as it is now, or that it was deleted.
+type Change struct {
+	Rev     int64 // the change log's order
+	ID      string
+	Scope   string // the memory's scope (before its deletion)
+	Deleted bool
+	Memory  schemas.Memory // with its vector; zero when Deleted
+}
+
+// ChangeLogger is a store that records every committed change in the
+// transaction that commits it, for the memory log.
+type ChangeLogger interface {
+	// Changes returns up to limit changes after rev, oldest first.
+	Changes(ctx context.Context, after int64, limit int) ([]Change, error)
+	// TrimChanges forgets the changes up to rev, once they are published.
+	TrimChanges(ctx context.Context, upTo int64) error
+	// LogAll records every memory as changed, for a log that starts empty
+	// beside a store that does not (a store older than the log).
+	LogAll(ctx context.Context) (int, error)
+}
+
+// LogApplier is a store built from the memory log (a replica, a rebuild).
+type LogApplier interface {
+	// ApplyLog puts and deletes memories and records seq as applied, all
+	// or nothing.
+	ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory, deletes []string) error
+	// LogSeq is the last sequence applied (0: none).
+	LogSeq(ctx context.Context) (uint64, error)
+}
+
 // Historian is a store that can walk a fact's history: the memories a
 // memory superseded (their SupersededBy is its id).
 type Historian interface {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/engine/memory"
@@ -28,6 +29,7 @@ import (
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/memlog"
 	"github.com/clawmem/clawmem/workers/query"
 )
 
@@ -158,6 +160,11 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		start("backup", backup.Run)
+		if cl, ok := st.(engine.ChangeLogger); ok {
+			start("memory log", memlog.NewPublisher(js, cl, cfg.NATS.Partitions, log).Run)
+		} else {
+			log.Warn("memory log off: this store backend records no changes", "backend", cfg.Store.Backend)
+		}
 		cj := cfg.Jobs.Consolidate
 		qcfg := query.DefaultConfig()
 		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}

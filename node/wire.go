@@ -114,3 +114,12 @@ func BackupConfig(cfg *config.Config, dir string) workers.BackupConfig {
 	}
 	return bc
 }
+
+// Dimensions is the configured embedder's vector size.
+func Dimensions(cfg *config.Config) (int, error) {
+	emb, err := embed.New(cfg.EmbedConfig())
+	if err != nil {
+		return 0, fmt.Errorf("embedding: %w", err)
+	}
+	return emb.Dimensions(), nil
+}

@@ -38,6 +38,10 @@ type Options struct {
 	Index vecindex.Options
 	// Now is the clock used for new memories; nil means time.Now.
 	Now func() time.Time
+	// NoChangeLog turns the change log off (and empties it): for a store
+	// nothing publishes from, a replica's or a throwaway one. A store whose
+	// changes feed the memory log must keep it on.
+	NoChangeLog bool
 }
 
 // FileName is the database file inside the store's directory.
@@ -150,6 +154,13 @@ func (s *Store) init(ctx context.Context, o Options) error {
 	}
 	if err := s.migrate(ctx); err != nil {
 		return err
+	}
+	changes := changeSchema
+	if o.NoChangeLog {
+		changes = noChangeSchema
+	}
+	if _, err := s.db.ExecContext(ctx, changes); err != nil {
+		return fmt.Errorf("create change log: %w", err)
 	}
 	_, err := s.db.ExecContext(ctx, ftsSchema)
 	s.fts = err == nil

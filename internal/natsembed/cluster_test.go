@@ -26,10 +26,21 @@ func TestClusterNodeRejoins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each publish is retried, as a producer does while the cluster
+	// elects new leaders; the Msg-Id keeps a retried one single.
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
-			if _, err := js.Publish(ctx, fmt.Sprintf("t.%d", i), []byte("x")); err != nil {
-				t.Fatalf("publish %d: %v", i, err)
+			for attempt := 0; ; attempt++ {
+				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err := js.Publish(pctx, fmt.Sprintf("t.%d", i), []byte("x"), jetstream.WithMsgID(fmt.Sprint(i)))
+				pcancel()
+				if err == nil {
+					break
+				}
+				if attempt == 20 {
+					t.Fatalf("publish %d: %v", i, err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 		}
 	}

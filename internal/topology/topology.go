@@ -63,6 +63,14 @@ func Streams(c Config) []jetstream.StreamConfig {
 			Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
 		},
 		{
+			// One message per memory (its last state or its deletion): a
+			// compacted log that rebuilds every store and stays as large
+			// as the memories, however often they change.
+			Name: schemas.StreamMemories, Description: "clawmem memory log: every memory's last committed state",
+			Subjects: []string{schemas.MemoriesSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
+			MaxMsgsPerSubject: 1, Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
+		},
+		{
 			Name: schemas.StreamDLQ, Description: "clawmem dead letters (see Clawmem-Dlq-* headers)",
 			Subjects: []string{schemas.DLQSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 			MaxAge: c.DLQMaxAge, Replicas: c.Replicas,

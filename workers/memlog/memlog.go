@@ -1,0 +1,167 @@
+// Package memlog is the memory log: the writer's side publishes every
+// committed change of its store (read from the store's change log) to the
+// stream schemas.StreamMemories; the reader's side applies the log to a
+// store of its own, a query replica's or a rebuild. The log, replicated by
+// JetStream, is the source of truth; a SQLite store is a view of it.
+package memlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// batch is how many changes go to JetStream, and are acknowledged, at once.
+const batch = 512
+
+// Publisher publishes a store's changes to the memory log.
+type Publisher struct {
+	js         jetstream.JetStream
+	store      engine.ChangeLogger
+	partitions int
+	log        *slog.Logger
+	// Poll is how often the change log is read when it was empty.
+	Poll time.Duration
+}
+
+// NewPublisher publishes store's changes with partitions partitions.
+func NewPublisher(js jetstream.JetStream, store engine.ChangeLogger, partitions int, log *slog.Logger) *Publisher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 20 * time.Millisecond}
+}
+
+// Bootstrap logs every memory of the store when the log is empty and the
+// store is not: a store from before the log, or a log lost with its
+// cluster. It says how many it logged.
+func (p *Publisher) Bootstrap(ctx context.Context) (int, error) {
+	s, err := p.js.Stream(ctx, schemas.StreamMemories)
+	if err != nil {
+		return 0, fmt.Errorf("memory log: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("memory log: %w", err)
+	}
+	if info.State.Msgs > 0 || info.State.LastSeq > 0 {
+		return 0, nil
+	}
+	return p.store.LogAll(ctx)
+}
+
+// Run publishes until ctx ends, then publishes what is left (bounded by a
+// few seconds: what remains goes at the next start).
+func (p *Publisher) Run(ctx context.Context) error {
+	if n, err := p.Bootstrap(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		p.log.Info("memory log: logging the store's memories into an empty log", "memories", n)
+	}
+	backoff := p.Poll
+	for {
+		n, err := p.publishBatch(ctx)
+		switch {
+		case ctx.Err() != nil:
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := p.Flush(fctx); err != nil {
+				p.log.Warn("memory log: changes left for the next start", "err", err)
+			}
+			return nil
+		case err != nil:
+			p.log.Warn("memory log: publish failed; retrying", "err", err)
+			backoff = min(2*backoff, 2*time.Second)
+		case n > 0:
+			backoff = p.Poll
+			continue
+		default:
+			backoff = p.Poll
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// Flush publishes every change recorded so far and says how many.
+func (p *Publisher) Flush(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := p.publishBatch(ctx)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// publishBatch publishes the oldest changes and trims them once JetStream
+// has stored every one. A failure trims nothing: the batch goes again, and
+// its Msg-Ids make the copies JetStream already has no-ops.
+func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
+	changes, err := p.store.Changes(ctx, 0, batch)
+	if err != nil || len(changes) == 0 {
+		return 0, err
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(changes))
+	for _, c := range changes {
+		msg, err := Message(c, p.partitions)
+		if err != nil {
+			return 0, err
+		}
+		f, err := p.js.PublishMsgAsync(msg)
+		if err != nil {
+			return 0, fmt.Errorf("publish %s: %w", msg.Subject, err)
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return 0, fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev); err != nil {
+		return 0, err
+	}
+	return len(changes), nil
+}
+
+// Message is the log message of change c.
+func Message(c engine.Change, partitions int) (*nats.Msg, error) {
+	e := schemas.LogEntry{V: schemas.LogVersion, Op: schemas.LogDelete, ID: c.ID, Rev: c.Rev}
+	if !c.Deleted {
+		m := c.Memory
+		e.Op, e.Vector = schemas.LogPut, schemas.EncodeVector(m.Vector)
+		m.Vector = nil
+		e.Memory = &m
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	// A deletion goes to the subject of the memory's last state, which it
+	// replaces there: the stream keeps one message per subject.
+	msg := nats.NewMsg(schemas.MemoryLogSubject(schemas.Partition(schemas.PartitionKey(c.Scope), partitions), c.Scope, c.ID))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s@%d", c.ID, c.Rev))
+	return msg, nil
+}
+
+// ErrStale is returned by WaitFor when the replica does not reach a log
+// sequence in time.
+var ErrStale = errors.New("the replica has not applied that change yet")
