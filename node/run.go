@@ -52,6 +52,10 @@ const (
 	RoleIngest  = "ingest"
 	RoleDistill = "distill"
 	RoleWatch   = "watch"
+	// RoleReplica is a query replica: its own copy of the memories, built
+	// and kept up from the memory log, answering reads and forwarding
+	// writes to the writer (`clawmem worker query`).
+	RoleReplica = "replica"
 )
 
 // Options say which roles Run runs and where.
@@ -160,13 +164,15 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		start("backup", backup.Run)
+		cj := cfg.Jobs.Consolidate
+		qcfg := query.DefaultConfig()
 		if cl, ok := st.(engine.ChangeLogger); ok {
-			start("memory log", memlog.NewPublisher(js, cl, cfg.NATS.Partitions, log).Run)
+			pub := memlog.NewPublisher(js, cl, cfg.NATS.Partitions, log)
+			start("memory log", pub.Run)
+			qcfg.Replication = &query.Replication{Flush: pub.FlushSeq}
 		} else {
 			log.Warn("memory log off: this store backend records no changes", "backend", cfg.Store.Backend)
 		}
-		cj := cfg.Jobs.Consolidate
-		qcfg := query.DefaultConfig()
 		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
 		if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
 			return fmt.Errorf("consolidation judge: %w", err)
@@ -180,7 +186,23 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		}
 		start("consolidate", consolidate.Run)
 		start(RoleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
-		start(RoleQuery, query.New(nc, eng, qcfg, reg, log).Run)
+		if has(RoleQuery) {
+			start(RoleQuery, query.New(nc, eng, qcfg, reg, log).Run)
+		}
+		if qcfg.Replication != nil {
+			// The writer's own endpoints, where replicas forward writes.
+			wcfg := qcfg
+			wcfg.Prefix, wcfg.AdminPrefix, wcfg.QueueGroup = query.WriterPrefix, query.WriterAdminPrefix, "clawmem-writer"
+			start("writer endpoints", query.New(nc, eng, wcfg, nil, log).Run)
+		}
+	}
+	if has(RoleReplica) {
+		run, closeStore, err := replica(ctx, cfg, nc, js, reg, log)
+		if err != nil {
+			return err
+		}
+		defer closeStore()
+		start(RoleReplica, run)
 	}
 	if has(RoleCapture) && *cfg.AutoCapture {
 		emb, err := embed.New(cfg.EmbedConfig())

@@ -7,6 +7,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -26,6 +27,24 @@ import (
 // OpenEngine builds the whole engine on the configured store. The caller
 // closes the returned store.
 func OpenEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, EngineStore, error) {
+	return openEngine(ctx, cfg, log, false)
+}
+
+// OpenReplicaEngine builds the engine of a query replica: on a SQLite
+// store (at dbPath) that the memory log fills and that logs nothing of
+// its own.
+func OpenReplicaEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, *sqlitestore.Store, error) {
+	if cfg.Store.Backend == "lancedb" {
+		return nil, nil, errors.New("a query replica keeps its copy in SQLite: store.backend lancedb has no memory log")
+	}
+	eng, st, err := openEngine(ctx, cfg, log, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eng, st.(*sqlitestore.Store), nil
+}
+
+func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, replica bool) (*memory.Engine, EngineStore, error) {
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedding: %w", err)
@@ -41,7 +60,7 @@ func OpenEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*mem
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := OpenStore(ctx, cfg, emb.Dimensions())
+	st, err := openStore(ctx, cfg, emb.Dimensions(), replica)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,6 +86,10 @@ type EngineStore interface {
 // OpenStore opens the configured backend: SQLite, or LanceDB, which a
 // build without -tags lancedb refuses with lancestore.ErrNotBuilt.
 func OpenStore(ctx context.Context, cfg *config.Config, dim int) (EngineStore, error) {
+	return openStore(ctx, cfg, dim, false)
+}
+
+func openStore(ctx context.Context, cfg *config.Config, dim int, replica bool) (EngineStore, error) {
 	if cfg.Store.Backend == "lancedb" {
 		st, err := lancestore.Open(ctx, cfg.DBPath, lancestore.Options{Dimensions: dim, Storage: cfg.Store.StorageOptions})
 		if err != nil {
@@ -74,7 +97,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, dim int) (EngineStore, e
 		}
 		return st, nil
 	}
-	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions()})
+	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions(), NoChangeLog: replica})
 	if err != nil {
 		return nil, err
 	}

@@ -14,12 +14,20 @@ type RecallRequest struct {
 	Category string `json:"category,omitempty"`
 	// IncludeSuperseded also searches memories that no longer hold.
 	IncludeSuperseded bool `json:"includeSuperseded,omitempty"`
+	// AfterSeq, on a replicated deployment, asks the replica that answers
+	// to have applied the memory log up to this sequence (a write's reply
+	// says it as logSeq): read-your-writes. 0: whatever it holds.
+	AfterSeq uint64 `json:"afterSeq,omitempty"`
 }
 
 // ContextRequest is auto-recall; TimeoutMs is the caller's deadline.
 type ContextRequest struct {
 	Prompt    string `json:"prompt"`
 	TimeoutMs int    `json:"timeoutMs,omitempty"`
+	// AfterSeq, on a replicated deployment, asks the replica that answers
+	// to have applied the memory log up to this sequence (a write's reply
+	// says it as logSeq): read-your-writes. 0: whatever it holds.
+	AfterSeq uint64 `json:"afterSeq,omitempty"`
 }
 
 // StoreRequest is memory_store.
@@ -58,17 +66,29 @@ type ListRequest struct {
 	Offset   int    `json:"offset,omitempty"`
 	// IncludeSuperseded also lists memories that no longer hold.
 	IncludeSuperseded bool `json:"includeSuperseded,omitempty"`
+	// AfterSeq, on a replicated deployment, asks the replica that answers
+	// to have applied the memory log up to this sequence (a write's reply
+	// says it as logSeq): read-your-writes. 0: whatever it holds.
+	AfterSeq uint64 `json:"afterSeq,omitempty"`
 }
 
 // ShowRequest is memory_show: one memory with the chain of facts it
 // replaced and that replaced it.
 type ShowRequest struct {
 	MemoryID string `json:"memoryId"`
+	// AfterSeq, on a replicated deployment, asks the replica that answers
+	// to have applied the memory log up to this sequence (a write's reply
+	// says it as logSeq): read-your-writes. 0: whatever it holds.
+	AfterSeq uint64 `json:"afterSeq,omitempty"`
 }
 
 // StatsRequest is memory_stats.
 type StatsRequest struct {
 	Scope string `json:"scope,omitempty"`
+	// AfterSeq, on a replicated deployment, asks the replica that answers
+	// to have applied the memory log up to this sequence (a write's reply
+	// says it as logSeq): read-your-writes. 0: whatever it holds.
+	AfterSeq uint64 `json:"afterSeq,omitempty"`
 }
 
 // Admin-only operations, served on clawmem.admin.v1.<op> and never per

@@ -33,19 +33,23 @@ func (a *app) workerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worker capture|store|query|ingest|distill|watch",
 		Short: "Run one role of the pipeline against an external NATS",
-		Long: `Runs a single role, for deployments that scale roles apart. The store role owns the
-store and also serves queries (they share its in-memory vector index): run exactly one
-store worker per store. capture, distill and ingest are stateless: run as many as you like
-(distill also runs the scheduled cursor distiller; its cursors are compare-and-set, so
-several are safe). watch follows one machine's OpenClaw session files: run one per machine.`,
+		Long: `Runs a single role, for deployments that scale roles apart. The store role is the writer: it
+owns the store, publishes every change to the memory log and also serves queries; run one.
+query runs a query replica: its own copy of the memories (at dbPath), built from the memory log
+and kept up with it, answering reads and forwarding writes to the writer; run as many as the
+load needs. capture, distill and ingest are stateless: run as many as you like (distill also
+runs the scheduled cursor distiller; its cursors are compare-and-set, so several are safe).
+watch follows one machine's OpenClaw session files: run one per machine.`,
 		Example:   "  clawmem worker store --nats-url nats://nats:4222\n  clawmem worker capture --nats-url nats://nats:4222",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{node.RoleCapture, node.RoleStore, node.RoleQuery, node.RoleIngest, node.RoleDistill, node.RoleWatch},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			roles := []string{args[0]}
 			switch args[0] {
-			case node.RoleStore, node.RoleQuery:
+			case node.RoleStore:
 				roles = []string{node.RoleStore, node.RoleQuery}
+			case node.RoleQuery:
+				roles = []string{node.RoleReplica}
 			case node.RoleCapture, node.RoleIngest, node.RoleDistill, node.RoleWatch:
 			default:
 				return fmt.Errorf("unknown role %q: want capture, store, query, ingest, distill or watch", args[0])

@@ -2,13 +2,11 @@ package memlog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
@@ -60,6 +58,9 @@ func (f *Follower) CatchUp(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("memory log: %w", err)
 	}
+	if info.State.LastSeq == 0 {
+		return 0, nil // an empty log: nothing to catch up with
+	}
 	return f.follow(ctx, info.State.LastSeq)
 }
 
@@ -92,28 +93,38 @@ func (f *Follower) follow(ctx context.Context, until uint64) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("memory log: %w", err)
 	}
+	// Messages prefetches: Next answers from what is buffered, so a batch
+	// is whatever has arrived, applied at once, and a single new entry is
+	// applied as soon as it comes.
+	it, err := cons.Messages(jetstream.PullMaxMessages(batch))
+	if err != nil {
+		return 0, fmt.Errorf("memory log: %w", err)
+	}
+	defer it.Stop()
 	total := 0
 	for ctx.Err() == nil {
-		msgs, err := cons.Fetch(batch, jetstream.FetchMaxWait(time.Second))
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
 			return total, fmt.Errorf("memory log: %w", err)
 		}
-		var got []jetstream.Msg
-		for m := range msgs.Messages() {
+		got := []jetstream.Msg{m}
+		for len(got) < batch {
+			m, err := it.Next(jetstream.NextMaxWait(time.Millisecond))
+			if err != nil {
+				break // nothing more buffered
+			}
 			got = append(got, m)
 		}
-		if err := msgs.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			return total, fmt.Errorf("memory log: %w", err)
+		seq, err := f.apply(ctx, got)
+		if err != nil {
+			return total, err
 		}
-		if len(got) > 0 {
-			seq, err := f.apply(ctx, got)
-			if err != nil {
-				return total, err
-			}
-			total += len(got)
-			if until > 0 && seq >= until {
-				return total, nil
-			}
+		total += len(got)
+		if until > 0 && seq >= until {
+			return total, nil
 		}
 	}
 	return total, ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,6 +32,11 @@ type Publisher struct {
 	log        *slog.Logger
 	// Poll is how often the change log is read when it was empty.
 	Poll time.Duration
+
+	// mu makes batches one at a time, so that a Flush that finds the
+	// change log empty knows every change before it is acknowledged.
+	mu      sync.Mutex
+	lastSeq uint64 // the highest log sequence acknowledged
 }
 
 // NewPublisher publishes store's changes with partitions partitions.
@@ -94,6 +100,18 @@ func (p *Publisher) Run(ctx context.Context) error {
 	}
 }
 
+// FlushSeq publishes every change recorded so far and returns the log
+// sequence that holds them: a write's reply says it, and a replica that
+// has applied it has the write.
+func (p *Publisher) FlushSeq(ctx context.Context) (uint64, error) {
+	if _, err := p.Flush(ctx); err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastSeq, nil
+}
+
 // Flush publishes every change recorded so far and says how many.
 func (p *Publisher) Flush(ctx context.Context) (int, error) {
 	total := 0
@@ -110,6 +128,8 @@ func (p *Publisher) Flush(ctx context.Context) (int, error) {
 // has stored every one. A failure trims nothing: the batch goes again, and
 // its Msg-Ids make the copies JetStream already has no-ops.
 func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	changes, err := p.store.Changes(ctx, 0, batch)
 	if err != nil || len(changes) == 0 {
 		return 0, err
@@ -128,7 +148,8 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	}
 	for _, f := range futures {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			p.lastSeq = max(p.lastSeq, ack.Sequence)
 		case err := <-f.Err():
 			return 0, fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
 		case <-ctx.Done():

@@ -76,6 +76,13 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MergeJudge, when set, judges consolidation's look-alike groups.
 	MergeJudge memory.MergeJudge
+	// Prefix and AdminPrefix are the endpoints' subjects; default
+	// schemas.ServicePrefix and schemas.AdminPrefix (a writer's second
+	// service uses WriterPrefix and WriterAdminPrefix).
+	Prefix, AdminPrefix string
+	// Replication, when set, makes the service a writer's or a replica's
+	// in a replicated deployment.
+	Replication *Replication
 }
 
 // DefaultConfig is the configuration `clawmem up` runs with.
@@ -86,6 +93,12 @@ func DefaultConfig() Config {
 func (c Config) withDefaults() Config {
 	if c.QueueGroup == "" {
 		c.QueueGroup = "clawmem-query"
+	}
+	if c.Prefix == "" {
+		c.Prefix = schemas.ServicePrefix
+	}
+	if c.AdminPrefix == "" {
+		c.AdminPrefix = schemas.AdminPrefix
 	}
 	if c.DefaultContextTimeout <= 0 {
 		c.DefaultContextTimeout = 1500 * time.Millisecond
@@ -273,9 +286,9 @@ func (s *Service) start(base context.Context) error {
 	if err != nil {
 		return fmt.Errorf("query service: %w", err)
 	}
-	groups := map[string]micro.Group{"": svc.AddGroup(schemas.ServicePrefix + ".*")}
+	groups := map[string]micro.Group{"": svc.AddGroup(s.cfg.Prefix + ".*")}
 	if s.cfg.EnableAdmin {
-		groups["admin-"] = svc.AddGroup(schemas.AdminPrefix)
+		groups["admin-"] = svc.AddGroup(s.cfg.AdminPrefix)
 	}
 	for _, kind := range kinds {
 		for _, op := range opsFor(kind != "") {
@@ -432,7 +445,7 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 			res, result = Failure(CodeInternal, "internal error; see the query service log", nil), CodeInternal
 		}
 	}()
-	who, err := parseWho(subject, ep)
+	who, err := parseWho(subject, ep, s.cfg.Prefix)
 	if err != nil {
 		return s.failure(ep, subject, err)
 	}
@@ -441,6 +454,15 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 	}
 	if !utf8.Valid(data) {
 		return s.failure(ep, subject, fmt.Errorf("%w: the request is not valid UTF-8", schemas.ErrInvalid))
+	}
+	repl := s.cfg.Replication
+	if repl != nil && repl.Forward && forwarded(ep.op) {
+		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
+		defer cancel()
+		return s.forward(ctx, ep, who, subject, data)
+	}
+	if err := s.awaitSeq(base, data); err != nil {
+		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale
 	}
 	if ep.op == schemas.OpContext {
 		// The context endpoint keeps its own deadline, measured from receipt.
@@ -482,16 +504,25 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 	if err != nil {
 		return s.failure(ep, subject, err)
 	}
+	if repl != nil && repl.Flush != nil && writes(ep.op) {
+		// The reply waits for the change to be in the log, so the caller
+		// can read it back on any replica (afterSeq).
+		if seq, err := repl.Flush(ctx); err != nil {
+			s.log.Warn("memory log: a write's change is not published yet", "op", ep.op, "err", err)
+		} else {
+			ok.details = withSeq{ok.details, seq}
+		}
+	}
 	return ok.result(), ok.label
 }
 
 // parseWho is the caller: the subject's agent token (never anything in the
 // payload), or the admin on the admin endpoints.
-func parseWho(subject string, ep *endpoint) (memory.Who, error) {
+func parseWho(subject string, ep *endpoint, prefix string) (memory.Who, error) {
 	if ep.admin {
 		return memory.Admin(), nil
 	}
-	rest, ok := strings.CutPrefix(subject, schemas.ServicePrefix+".")
+	rest, ok := strings.CutPrefix(subject, prefix+".")
 	agent, ok2 := strings.CutSuffix(rest, "."+ep.op)
 	if !ok || !ok2 {
 		return memory.Who{}, fmt.Errorf("%w: %q is not a service subject", schemas.ErrInvalid, subject)
