@@ -16,7 +16,7 @@ func (a *app) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd())
+	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd())
 	return cmd
 }
 
@@ -128,5 +128,36 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	f.StringVar(&o.Index, "index", "auto", "vector index: auto, exact or approximate")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.IntVar(&o.Rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
+	return cmd
+}
+
+func (a *app) benchClusterCmd() *cobra.Command {
+	o := bench.ClusterOptions{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Benchmark the memory log on a JetStream cluster: publish, replica catch-up, freshness, recall with 1 and 2 replicas",
+		Long: `Starts a JetStream cluster of --nodes servers in this process (R3 streams on 3 nodes), stores N
+memories of DIM dimensions in a writer's store and measures:
+  - publishing them to the memory log, and the log's bytes per memory
+  - a new replica catching up from the log, and whether it answers the writer's exact top-10
+  - freshness: a write on the writer until it is on a following replica, p50/p99
+  - recall throughput over NATS with one query replica, then two`,
+		Example: "  clawmem bench cluster\n  clawmem bench cluster --n 20000 --dim 384 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			rep, err := bench.Cluster(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return a.emit(rep, rep.WriteText)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.N, "n", 100_000, "memories")
+	f.IntVar(&o.Dim, "dim", 1024, "vector dimensions")
+	f.IntVar(&o.Nodes, "nodes", 3, "JetStream cluster nodes")
+	f.IntVar(&o.Queries, "queries", 200, "top-10 searches compared between writer and replica")
+	f.Float64Var(&o.LoadSeconds, "load-seconds", 5, "length of each recall throughput run")
 	return cmd
 }

@@ -41,3 +41,18 @@ func TestPipelineCapturesEveryEvent(t *testing.T) {
 		t.Fatalf("figures: %+v", rep)
 	}
 }
+
+// A small cluster run: the replica catches up whole and answers as the
+// writer does.
+func TestClusterReplicaAgreesWithTheWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 3-node cluster")
+	}
+	rep, err := Cluster(context.Background(), ClusterOptions{N: 3000, Dim: 32, Nodes: 3, Queries: 200, LoadSeconds: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SameTop10 != 1 || rep.CatchUpPerSec <= 0 || rep.FreshP99ms <= 0 || rep.Recall1PerSec <= 0 || rep.Recall2PerSec <= 0 || rep.LogBytesPerMemory <= 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 )
 
 // Cluster is a JetStream cluster of servers in this process, each on its
@@ -162,4 +163,10 @@ func freePorts(n int) ([]int, error) {
 		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
 	return ports, nil
+}
+
+// Reconnect opens another connection to the servers nc knows, so that
+// services in one process each have a connection of their own.
+func Reconnect(nc *nats.Conn) (*nats.Conn, error) {
+	return nats.Connect(strings.Join(nc.Servers(), ","), nats.MaxReconnects(-1))
 }

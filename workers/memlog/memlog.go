@@ -44,7 +44,7 @@ func NewPublisher(js jetstream.JetStream, store engine.ChangeLogger, partitions 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 20 * time.Millisecond}
+	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 5 * time.Millisecond}
 }
 
 // Bootstrap logs every memory of the store when the log is empty and the
