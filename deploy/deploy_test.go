@@ -1077,6 +1077,31 @@ func TestNATSAccountsLive(t *testing.T) {
 	if _, err := events.GetLastMsgForSubject(ctx, "clawmem.events.agent_end.discord-bot"); !errors.Is(err, jetstream.ErrMsgNotFound) {
 		t.Errorf("main's publish as discord-bot: %v, want nothing stored", err)
 	}
+	// The memory log, the writer's lease and endpoints, and the backups
+	// (snapshots) are the service's: the service user writes them, and no
+	// agent reads or writes any of them, its own memories' included.
+	leases, err := js.KeyValue(ctx, "clawmem_leases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leases.Put(ctx, "writer", []byte(`{"v":1,"holder":"w1"}`)); err != nil {
+		t.Fatalf("service user cannot take the writer's lease: %v", err)
+	}
+	if _, err := js.Publish(ctx, "clawmem.mem.3.agent_main.6b0f2d4e-0000-4000-8000-000000000001", []byte(`{}`)); err != nil {
+		t.Fatalf("service user cannot publish to the memory log: %v", err)
+	}
+	for _, subj := range []string{"clawmem.writer.v1.main.store", "$KV.clawmem_leases.writer"} {
+		if err := mainNC.Publish(subj, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		expectDenied(mainErrs, subj)
+	}
+	for _, subj := range []string{"clawmem.mem.>", "clawmem.mem.3.agent_main.>", "$KV.clawmem_leases.>", "$O.clawmem_backups.>"} {
+		if _, err := mainNC.SubscribeSync(subj); err != nil {
+			t.Fatal(err)
+		}
+		expectDenied(mainErrs, subj)
+	}
 	for _, subj := range []string{"clawmem.>", "clawmem.events.*.main", "$SRV.>"} {
 		if _, err := mainNC.SubscribeSync(subj); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func runNode(t *testing.T, url string, roles ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- node.Run(ctx, cfg, node.Options{Roles: roles, Log: slog.New(slog.DiscardHandler)})
+		done <- node.Run(ctx, cfg, node.Options{Roles: roles, Log: testLog(t, roles)})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -69,7 +70,7 @@ func TestReplicasReadYourWrites(t *testing.T) {
 		t.Helper()
 		for attempt := 0; ; attempt++ {
 			res, err := c.Call(ctx, op, "main", req)
-			if err == nil {
+			if err == nil && !isUnavailable(res) {
 				return res
 			}
 			if attempt == 100 {
@@ -120,4 +121,17 @@ func TestReplicasReadYourWrites(t *testing.T) {
 	if d := details[query.ErrorDetails](t, schemas.ToolResult{Details: res.Details}); !res.IsError || d.Code != query.CodeStale {
 		t.Fatalf("recall after an unwritten sequence: %+v", res)
 	}
+}
+
+func testLog(t *testing.T, roles []string) *slog.Logger {
+	if !testing.Verbose() {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", fmt.Sprint(roles))
+}
+
+// isUnavailable is a replica's answer while no writer answers yet.
+func isUnavailable(res schemas.ToolResult) bool {
+	d, _ := res.Details.(map[string]any)
+	return res.IsError && d["code"] == query.CodeUnavailable
 }

@@ -19,18 +19,14 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
-	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/workers"
-	"github.com/clawmem/clawmem/workers/memlog"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // RunFile records how to reach a running `clawmem up`, so other clawmem
@@ -159,42 +155,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			}
 			return nil
 		})
-		backup, err := workers.NewBackupJob(st, js, BackupConfig(cfg, ""), log)
-		if err != nil {
-			return err
-		}
-		start("backup", backup.Run)
-		cj := cfg.Jobs.Consolidate
-		qcfg := query.DefaultConfig()
-		if cl, ok := st.(engine.ChangeLogger); ok {
-			pub := memlog.NewPublisher(js, cl, cfg.NATS.Partitions, log)
-			start("memory log", pub.Run)
-			qcfg.Replication = &query.Replication{Flush: pub.FlushSeq}
-		} else {
-			log.Warn("memory log off: this store backend records no changes", "backend", cfg.Store.Backend)
-		}
-		copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
-		if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
-			return fmt.Errorf("consolidation judge: %w", err)
-		} else if llm != nil {
-			copts.Judge = workers.LLMJudge(llm)
-			qcfg.MergeJudge = copts.Judge
-		}
-		consolidate, err := workers.NewConsolidateJob(eng, cj.Schedule, copts, log)
-		if err != nil {
-			return err
-		}
-		start("consolidate", consolidate.Run)
-		start(RoleStore, workers.NewStoreWorker(js, eng, workers.StageConfig{}, stageMetrics, reg, log).Run)
-		if has(RoleQuery) {
-			start(RoleQuery, query.New(nc, eng, qcfg, reg, log).Run)
-		}
-		if qcfg.Replication != nil {
-			// The writer's own endpoints, where replicas forward writes.
-			wcfg := qcfg
-			wcfg.Prefix, wcfg.AdminPrefix, wcfg.QueueGroup = query.WriterPrefix, query.WriterAdminPrefix, "clawmem-writer"
-			start("writer endpoints", query.New(nc, eng, wcfg, nil, log).Run)
-		}
+		w := &writer{cfg: cfg, nc: nc, js: js, eng: eng, st: st, reg: reg, metrics: stageMetrics, log: log, query: has(RoleQuery)}
+		start(RoleStore, w.run)
 	}
 	if has(RoleReplica) {
 		run, closeStore, err := replica(ctx, cfg, nc, js, reg, log)

@@ -57,6 +57,11 @@ const (
 	// the cursor job's per-session transcript cursors.
 	BucketDistill = "clawmem_distill"
 
+	// BucketLeases holds the writer's lease (key LeaseWriter): one active
+	// writer at a time, a standby taking over when the lease expires.
+	BucketLeases = "clawmem_leases"
+	LeaseWriter  = "writer"
+
 	// BucketBackups is the Object Store bucket holding a copy of each
 	// backup file, under the file's name.
 	BucketBackups = "clawmem_backups"

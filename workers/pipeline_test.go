@@ -447,3 +447,48 @@ func TestCaptureResolvesDatesWhenSaid(t *testing.T) {
 		t.Errorf("metadata %s lacks saidAt %d", got.Metadata, said.UnixMilli())
 	}
 }
+
+// A batch whose change cannot reach the memory log is not acknowledged:
+// it comes again, and once the log takes it the memory is there once.
+func TestStoreAcksOnlyWhatIsDurable(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	if err := topology.Ensure(context.Background(), js, topology.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t, nil)
+	store := NewStoreWorker(js, eng, StageConfig{Backoff: []time.Duration{20 * time.Millisecond}}, NewStageMetrics(nil), nil, slog.New(slog.DiscardHandler))
+	var calls atomic.Int32
+	store.Durable = func(context.Context) error {
+		if calls.Add(1) == 1 {
+			return errors.New("log unreachable")
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = store.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	body, _ := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: "main", Source: "capture", Items: []schemas.CaptureItem{
+		{SourceID: "s1", Text: "The office wifi is called moonbase", Category: schemas.CategoryFact, Importance: 0.7, Dedup: 0.95}}})
+	if _, err := js.Publish(ctx, schemas.WorkCandidates+".main", body); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		s, err := js.Stream(ctx, schemas.StreamWork)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if calls.Load() < 2 || info.State.Msgs != 0 {
+			return fmt.Errorf("%d log attempts, %d work messages left", calls.Load(), info.State.Msgs)
+		}
+		return nil
+	})
+	ms, err := eng.List(ctx, memory.Admin(), memory.ListOptions{Limit: 10})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("memories: %d %v", len(ms), err)
+	}
+}

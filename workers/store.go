@@ -33,6 +33,11 @@ type StoreWorker struct {
 	st      stage
 	outcome *prometheus.CounterVec
 	log     *slog.Logger
+	// Durable, when set, runs after a batch is committed and before its
+	// messages are acknowledged: the memory log's publish. A message is
+	// acknowledged only once its memory is in the replicated log, so a
+	// writer killed after its commit loses nothing a standby cannot redo.
+	Durable func(context.Context) error
 }
 
 // NewStoreWorker builds the store stage. Batch defaults to 256 messages.
@@ -92,6 +97,11 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 		return errs
 	}
 	results, itemErrs, err := w.eng.StoreBatch(ctx, items)
+	if err == nil && w.Durable != nil {
+		if err = w.Durable(ctx); err != nil {
+			err = fmt.Errorf("memory log: %w", err)
+		}
+	}
 	if err != nil {
 		for _, i := range owner {
 			if errs[i] == nil {

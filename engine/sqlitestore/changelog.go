@@ -200,8 +200,11 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE rev > ?`, logged); err != nil {
 		return err
 	}
+	// The sequence only moves forward: a writer records what it published,
+	// a follower what it applied, and the later of the two stands.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
-		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, logSeqKey, strconv.FormatUint(seq, 10)); err != nil {
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value
+		WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`, logSeqKey, strconv.FormatUint(seq, 10)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

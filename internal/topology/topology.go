@@ -22,6 +22,9 @@ type Config struct {
 	// default 10 minutes (at least 2).
 	DuplicateWindow time.Duration
 	Replicas        int // default 1
+	// LeaseTTL is how long the writer's lease lasts without a heartbeat:
+	// how long a standby waits for a dead writer; default 6 s.
+	LeaseTTL time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -39,6 +42,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 1
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 6 * time.Second
 	}
 	return c
 }
@@ -93,6 +99,8 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 		// them re-emits or re-distils whole files.
 		{Bucket: schemas.BucketWatch, Description: "session-file watcher offsets per file", History: 1},
 		{Bucket: schemas.BucketDistill, Description: "distillation jobs and transcript cursors", History: 1},
+		// A lease not renewed within the TTL expires with its key.
+		{Bucket: schemas.BucketLeases, Description: "the memory writer's lease", History: 1, TTL: c.LeaseTTL},
 	} {
 		kv.Storage, kv.Replicas = jetstream.FileStorage, c.Replicas
 		if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {

@@ -159,6 +159,13 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev); err != nil {
 		return 0, err
 	}
+	// The store remembers how far the log holds its writes, so that at its
+	// next start as the writer it catches up only with what others wrote.
+	if la, ok := p.store.(engine.LogApplier); ok {
+		if err := la.ApplyLog(ctx, p.lastSeq, nil, nil); err != nil {
+			return 0, err
+		}
+	}
 	return len(changes), nil
 }
 
