@@ -160,17 +160,6 @@ func (a *app) showCmd() *cobra.Command {
 	return cmd
 }
 
-// lifeNote marks a memory that no longer holds in CLI listings.
-func lifeNote(v schemas.MemoryView) string {
-	switch {
-	case v.InvalidatedAt == 0:
-		return ""
-	case v.SupersededBy == "":
-		return "  (archived " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
-	}
-	return "  (superseded by " + v.SupersededBy[:min(8, len(v.SupersededBy))] + " " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
-}
-
 func (a *app) forgetCmd() *cobra.Command {
 	var query, scope, agent string
 	cmd := &cobra.Command{

@@ -1,0 +1,55 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/internal/textutil"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// WriteRecall prints a recall reply as the CLI's search does: one line
+// per memory, and with explain where its score came from.
+func WriteRecall(w io.Writer, res schemas.ToolResult, explain bool) error {
+	raw, err := json.Marshal(res.Details)
+	if err != nil {
+		return err
+	}
+	// Sources is typed here; the wire type leaves it open.
+	var d struct {
+		Mode, Rerank string
+		Memories     []struct {
+			schemas.MemoryView
+			Sources *retrieve.Sources `json:"sources"`
+		}
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("unexpected recall reply: %w", err)
+	}
+	if len(d.Memories) == 0 {
+		fmt.Fprintln(w, "No memories found.")
+		return nil
+	}
+	fmt.Fprintf(w, "%d result(s) (mode %s, rerank %s)\n", len(d.Memories), d.Mode, d.Rerank)
+	for i, m := range d.Memories {
+		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s%s\n", i+1, m.ID[:8], m.Score*100, m.Category, m.Scope, textutil.OneLine(m.Text, 200), LifeNote(m.MemoryView))
+		if explain && m.Sources != nil {
+			fmt.Fprintf(w, "      %s  importance %.2f\n", m.Sources, m.Importance)
+		}
+	}
+	return nil
+}
+
+// LifeNote marks a memory that no longer holds in CLI listings.
+func LifeNote(v schemas.MemoryView) string {
+	switch {
+	case v.InvalidatedAt == 0:
+		return ""
+	case v.SupersededBy == "":
+		return "  (archived " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
+	}
+	return "  (superseded by " + v.SupersededBy[:min(8, len(v.SupersededBy))] + " " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
+}
