@@ -29,6 +29,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"gopkg.in/yaml.v3"
 
+	"github.com/clawmem/clawmem/internal/natsconf"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -1533,4 +1534,16 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// deploy/nats/accounts.conf is what `clawmem nats config` generates for its
+// two example agents, so the shipped file and the generator never drift.
+func TestAccountsConfIsGenerated(t *testing.T) {
+	files, err := natsconf.Generate(natsconf.Options{Agents: []string{"main", "discord-bot"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join("nats", "accounts.conf")); got != files[0].Text {
+		t.Error("deploy/nats/accounts.conf differs from `clawmem nats config --agents main,discord-bot`: regenerate it")
+	}
 }

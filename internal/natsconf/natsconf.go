@@ -1,0 +1,107 @@
+// Package natsconf generates clawmem's NATS server configuration: the
+// accounts (the pipeline's account with its service and operator users,
+// and one account per agent that reaches only its own subjects) and, for a
+// cluster, one server file per node. deploy/nats/accounts.conf is its
+// output, and a test keeps it so.
+package natsconf
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+//go:embed accounts.conf.tmpl
+var accountsTmpl string
+
+//go:embed server.conf.tmpl
+var serverTmpl string
+
+// Options say what to generate.
+type Options struct {
+	Agents []string
+	// Partitions is the memory log's partition count, stated in the server
+	// files (the writer computes partitions; the server maps nothing).
+	Partitions int
+	// Cluster is the number of nodes; 0 or 1 generates no server files.
+	Cluster int
+}
+
+// agent is one agent's names in the files.
+type agent struct {
+	ID, Account, PasswordVar string
+}
+
+// File is one generated file.
+type File struct {
+	Name string
+	Text string
+}
+
+// Generate returns accounts.conf and, for a cluster, nats-<n>.conf for
+// each node.
+func Generate(o Options) ([]File, error) {
+	if len(o.Agents) == 0 {
+		return nil, fmt.Errorf("%w: name the agents (--agents main,discord-bot)", schemas.ErrInvalid)
+	}
+	if o.Partitions <= 0 {
+		o.Partitions = schemas.DefaultPartitions
+	}
+	if o.Cluster < 0 || o.Cluster > 9 {
+		return nil, fmt.Errorf("%w: --cluster %d: want 1 to 9 nodes (3 or 5 for a quorum)", schemas.ErrInvalid, o.Cluster)
+	}
+	var agents []agent
+	byAccount := map[string]string{}
+	for _, id := range o.Agents {
+		if err := schemas.ValidateAgentID(id); err != nil {
+			return nil, err
+		}
+		upper := strings.ToUpper(strings.NewReplacer("-", "_").Replace(id))
+		a := agent{ID: id, Account: "AGENT_" + upper, PasswordVar: "CLAWMEM_AGENT_" + upper + "_PASSWORD"}
+		if prev, dup := byAccount[a.Account]; dup {
+			return nil, fmt.Errorf("%w: agents %q and %q would share the account %s", schemas.ErrInvalid, prev, id, a.Account)
+		}
+		byAccount[a.Account] = id
+		agents = append(agents, a)
+	}
+	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions}
+	acc, err := render(accountsTmpl, data)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{{Name: "accounts.conf", Text: acc}}
+	if o.Cluster <= 1 {
+		return files, nil
+	}
+	var routes, urls []string
+	for n := 1; n <= o.Cluster; n++ {
+		routes = append(routes, fmt.Sprintf("nats-route://nats-%d:6222", n))
+		urls = append(urls, fmt.Sprintf("nats://clawmem:<pw>@nats-%d:4222", n))
+	}
+	data["Nodes"], data["Routes"], data["ClientURLs"] = o.Cluster, routes, strings.Join(urls, ",")
+	for n := 1; n <= o.Cluster; n++ {
+		data["Node"] = n
+		text, err := render(serverTmpl, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: fmt.Sprintf("nats-%d.conf", n), Text: text})
+	}
+	return files, nil
+}
+
+func render(tmpl string, data any) (string, error) {
+	t, err := template.New("").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
