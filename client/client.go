@@ -70,7 +70,7 @@ func (c *NATS) Call(ctx context.Context, op, agent string, req any) (schemas.Too
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, subject, body)
+	msg, err := c.request(ctx, subject, op, body)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return schemas.ToolResult{}, fmt.Errorf("%w (%s): is `clawmem up` (or a store worker) running?", ErrDown, c.nc.ConnectedUrl())
@@ -82,6 +82,31 @@ func (c *NATS) Call(ctx context.Context, op, agent string, req any) (schemas.Too
 		return res, fmt.Errorf("bad reply from the query service: %w", err)
 	}
 	return res, nil
+}
+
+// ReadAttempt bounds the first attempt of a read: a query replica that
+// dies with the request in hand never answers, and a read is safe to ask
+// again, of a replica that lives.
+const ReadAttempt = 5 * time.Second
+
+// request sends the request; a read (recall, context, list, stats, show)
+// that gets no answer within its first attempt is sent once more with the
+// time left. Writes are sent once: the caller decides whether to repeat.
+func (c *NATS) request(ctx context.Context, subject, op string, body []byte) (*nats.Msg, error) {
+	switch op {
+	case schemas.OpRecall, schemas.OpContext, schemas.OpList, schemas.OpStats, schemas.OpShow:
+	default:
+		return c.nc.RequestWithContext(ctx, subject, body)
+	}
+	deadline, _ := ctx.Deadline()
+	first := min(ReadAttempt, time.Until(deadline)/2)
+	actx, cancel := context.WithTimeout(ctx, first)
+	msg, err := c.nc.RequestWithContext(actx, subject, body)
+	cancel()
+	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return msg, err
+	}
+	return c.nc.RequestWithContext(ctx, subject, body)
 }
 
 // Close closes the connection.

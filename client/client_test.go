@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/client"
@@ -268,5 +270,66 @@ func TestTargetChoosesWhoAnswers(t *testing.T) {
 	db := client.Target{Config: cfg, NATSURL: srv.ClientURL(), DB: filepath.Join(t.TempDir(), "other")}
 	if db.Remote() || !db.Running() || db.Store().DBPath != db.DB || cfg.DBPath == db.DB {
 		t.Fatalf("--db: remote %v running %v store %s (config %s)", db.Remote(), db.Running(), db.Store().DBPath, cfg.DBPath)
+	}
+}
+
+// A replica that dies with a read in hand never answers it: the client asks
+// once more, and a replica that lives answers within the caller's deadline.
+func TestNATSClientRetriesAReadOnce(t *testing.T) {
+	srv, nc, _ := natsembed.StartTest(t)
+	crasher, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	if _, err := crasher.QueueSubscribe(schemas.ServiceSubject("main", schemas.OpRecall), "clawmem-query", func(*nats.Msg) {
+		crasher.Close() // dies before it answers
+		close(got)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	crasher.Flush()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	type result struct {
+		res schemas.ToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		res, err := client.NewNATS(nc).Call(ctx, schemas.OpRecall, "main", schemas.RecallRequest{Query: "tea"})
+		done <- result{res, err}
+	}()
+	<-got
+	// A replica that lives, started after the first one took the request.
+	eng, _ := testkit.Engine(t, "", testkit.LocalEmbedder(t, 64))
+	svc := query.New(nc, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	r := <-done
+	if r.err != nil || r.res.IsError {
+		t.Fatalf("read after a replica died: %+v %v", r.res, r.err)
+	}
+	if took := time.Since(start); took < 2*time.Second-100*time.Millisecond {
+		t.Fatalf("answered after %v: the first attempt should have waited half the deadline", took)
+	}
+	svc.Stop()
+	// A write is not sent twice: with no one answering it times out.
+	wctx, wcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer wcancel()
+	black, _ := srv.Connect()
+	defer black.Close()
+	var writes atomic.Int32
+	black.QueueSubscribe(schemas.ServiceSubject("w", schemas.OpStore), "clawmem-query", func(*nats.Msg) { writes.Add(1) })
+	black.Flush()
+	if _, err := client.NewNATS(nc).Call(wctx, schemas.OpStore, "w", schemas.StoreRequest{Text: "x"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("unanswered write: %v", err)
+	}
+	black.Flush()
+	if n := writes.Load(); n != 1 {
+		t.Fatalf("the write was sent %d times", n)
 	}
 }
