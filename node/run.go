@@ -137,6 +137,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		}
 		return false
 	}
+	var writerReady chan struct{}
 	if has(RoleStore) {
 		eng, st, err := OpenEngine(ctx, cfg, log)
 		if err != nil {
@@ -155,8 +156,10 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			}
 			return nil
 		})
-		w := &writer{cfg: cfg, nc: nc, js: js, eng: eng, st: st, reg: reg, metrics: stageMetrics, log: log, query: has(RoleQuery)}
+		w := &writer{cfg: cfg, nc: nc, js: js, eng: eng, st: st, reg: reg, metrics: stageMetrics, log: log, query: has(RoleQuery),
+			ready: make(chan struct{})}
 		start(RoleStore, w.run)
+		writerReady = w.ready
 	}
 	if has(RoleReplica) {
 		run, closeStore, err := replica(ctx, cfg, nc, js, reg, log)
@@ -227,6 +230,17 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		log.Info("hook ingest listening", "url", ingestURL)
 	}
 	if srv != nil {
+		// Other commands find this instance by its run file: write it once
+		// the writer answers (a standby of the embedded server's own is
+		// impossible, so this is at once after start-up).
+		if writerReady != nil {
+			select {
+			case <-writerReady:
+			case <-ctx.Done():
+				wg.Wait()
+				return errors.Join(errs...)
+			}
+		}
 		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL,
 			Started: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 			return err

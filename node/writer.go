@@ -48,6 +48,9 @@ type writer struct {
 	metrics *workers.StageMetrics
 	log     *slog.Logger
 	query   bool // also answer the public query subjects
+	// ready is closed once this process is the writer and answers: its
+	// endpoints and the backup requests are registered.
+	ready chan struct{}
 }
 
 func (w *writer) run(ctx context.Context) error {
@@ -193,14 +196,28 @@ func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
 	}
 	start("consolidate", consolidate.Run)
 	start(RoleStore, storeWorker.Run)
+	waits := []<-chan struct{}{backup.Ready()}
 	if w.query {
-		start(RoleQuery, query.New(w.nc, w.eng, qcfg, w.reg, log).Run)
+		svc := query.New(w.nc, w.eng, qcfg, w.reg, log)
+		start(RoleQuery, svc.Run)
+		waits = append(waits, svc.Ready())
 	}
 	if qcfg.Replication != nil {
 		// The writer's own endpoints, where replicas forward writes.
 		wcfg := qcfg
 		wcfg.Prefix, wcfg.AdminPrefix, wcfg.QueueGroup = query.WriterPrefix, query.WriterAdminPrefix, "clawmem-writer"
-		start("writer endpoints", query.New(w.nc, w.eng, wcfg, nil, log).Run)
+		svc := query.New(w.nc, w.eng, wcfg, nil, log)
+		start("writer endpoints", svc.Run)
+		waits = append(waits, svc.Ready())
+	}
+	for _, ready := range waits {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() == nil && w.ready != nil {
+		close(w.ready)
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -97,7 +97,12 @@ type BackupJob struct {
 	// wrap, for tests, stands between the encoder and the temp file; a
 	// writer that fails is a disk that fills or a crash mid-write.
 	wrap func(io.Writer) io.Writer
+	// ready is closed once Run answers backup requests.
+	ready chan struct{}
 }
+
+// Ready is closed once Run answers backup requests (at once without NATS).
+func (b *BackupJob) Ready() <-chan struct{} { return b.ready }
 
 // NewBackupJob checks cfg and builds the job. js may be nil: then there is
 // no Object Store copy and no request endpoint.
@@ -114,7 +119,7 @@ func NewBackupJob(store engine.Store, js jetstream.JetStream, cfg BackupConfig, 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &BackupJob{store: store, js: js, cfg: cfg, log: log.With("job", "backup")}, nil
+	return &BackupJob{store: store, js: js, cfg: cfg, log: log.With("job", "backup"), ready: make(chan struct{})}, nil
 }
 
 // BackupFile describes one backup file, on disk or in the Object Store.
@@ -179,7 +184,12 @@ func (b *BackupJob) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("backup: subscribe: %w", err)
 		}
+		// The server has the subscription before Ready says so.
+		if err := b.js.Conn().Flush(); err != nil {
+			return fmt.Errorf("backup: subscribe: %w", err)
+		}
 	}
+	close(b.ready)
 	run := func(why string) {
 		res, err := b.RunOnce(ctx)
 		switch {

@@ -140,6 +140,7 @@ type Service struct {
 	endpoints map[string]*endpoint
 	done      chan struct{} // closed when micro reports the service done
 	doneOnce  sync.Once
+	ready     chan struct{} // closed once the endpoints are registered
 
 	// exports are the admin exports in progress, by id.
 	exportsMu sync.Mutex
@@ -192,7 +193,7 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 	m.duration = register(reg, m.duration, log)
 	return &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
 		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
-		done: make(chan struct{})}
+		done: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // register registers c, reusing the collector already registered under
@@ -239,6 +240,9 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("query service ended: %w", nats.ErrConnectionClosed)
 	}
 }
+
+// Ready is closed once the endpoints are registered with the server.
+func (s *Service) Ready() <-chan struct{} { return s.ready }
 
 // Start registers the service and returns; Stop ends it.
 func (s *Service) Start() error { return s.start(context.Background()) }
@@ -312,6 +316,7 @@ func (s *Service) start(base context.Context) error {
 		return fmt.Errorf("query service: register endpoints: %w", err)
 	}
 	s.svc = svc
+	close(s.ready)
 	s.log.Info("query service started", "queue", s.cfg.QueueGroup, "admin", s.cfg.EnableAdmin)
 	return nil
 }
