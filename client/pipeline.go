@@ -71,6 +71,10 @@ type Pipeline interface {
 	// an Object Store copy. It also says where it was found.
 	OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error)
 
+	// Status is the deployment's state: the writer, the memory log, the
+	// dead letters and each query service instance with its lag.
+	Status(ctx context.Context) (Status, error)
+
 	// Rebuild builds the store in dir (new, or behind the log) from the
 	// memory log, with vectors of dim dimensions.
 	Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error)

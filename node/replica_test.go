@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -114,6 +116,31 @@ func TestReplicasReadYourWrites(t *testing.T) {
 		if list.Count != 19 {
 			t.Fatalf("after the forget a replica lists %d memories", list.Count)
 		}
+	}
+	// Status: the writer and both replicas, which catch up to the log.
+	p := client.NewNATSPipeline(func() (*nats.Conn, error) { return nats.Connect(srv.ClientURL()) })
+	defer p.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := p.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roles := map[string]int{}
+		lagging := 0
+		for _, in := range st.Instances {
+			roles[in.Role]++
+			if in.Lag > 0 {
+				lagging++
+			}
+		}
+		if st.Writer != "" && st.LogSeq >= gone.LogSeq && roles["writer"] == 1 && roles["replica"] == 2 && lagging == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	// A sequence no write made yet: an explicit stale error, not a wait
 	// without end or an answer from an older state.

@@ -166,7 +166,7 @@ func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
 	if cl, ok := w.st.(engine.ChangeLogger); ok {
 		pub := memlog.NewPublisher(w.js, cl, cfg.NATS.Partitions, log)
 		start("memory log", pub.Run)
-		qcfg.Replication = &query.Replication{Flush: pub.FlushSeq}
+		qcfg.Replication = &query.Replication{Flush: pub.FlushSeq, Position: pub.LastSeq}
 		// A batch is acknowledged once its memories are in the log, and
 		// only while the lease is surely this writer's.
 		storeWorker.Durable = func(ctx context.Context) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -57,6 +58,17 @@ func TestRebuildFromTheMemoryLog(t *testing.T) {
 	if code, _, errOut := runCLI(t, "--data-dir", dir, "rebuild"); code != 1 || !strings.Contains(errOut, "--into DIR") {
 		t.Fatalf("rebuild without --into: %d %s", code, errOut)
 	}
+	// status: this instance writes, and its query services have the log.
+	code, out, errOut := runCLI(t, "--data-dir", dir, "--json", "status")
+	var st client.Status
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Writer == "" || st.LogSeq < rep.LogSeq || len(st.Instances) < 2 {
+		t.Fatalf("status: %d %s %s", code, out, errOut)
+	}
+	for _, in := range st.Instances {
+		if in.Role != "writer" || in.Lag != 0 {
+			t.Errorf("instance %+v: want the writer, with no lag", in)
+		}
+	}
 	stop()
 
 	open := func(d string) map[string]string {
@@ -85,7 +97,7 @@ func TestRebuildFromTheMemoryLog(t *testing.T) {
 	}
 	// With clawmem stopped, rebuild reads the data dir's NATS store.
 	again := filepath.Join(t.TempDir(), "again")
-	code, out, errOut := runCLI(t, "--data-dir", dir, "--json", "rebuild", "--into", again)
+	code, out, errOut = runCLI(t, "--data-dir", dir, "--json", "rebuild", "--into", again)
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Memories != 5 {
 		t.Fatalf("rebuild with clawmem stopped: %d %s %s", code, out, errors.New(errOut))
 	}

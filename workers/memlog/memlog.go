@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,7 +37,7 @@ type Publisher struct {
 	// mu makes batches one at a time, so that a Flush that finds the
 	// change log empty knows every change before it is acknowledged.
 	mu      sync.Mutex
-	lastSeq uint64 // the highest log sequence acknowledged
+	lastSeq atomic.Uint64 // the highest log sequence acknowledged
 }
 
 // NewPublisher publishes store's changes with partitions partitions.
@@ -68,6 +69,11 @@ func (p *Publisher) Bootstrap(ctx context.Context) (int, error) {
 // Run publishes until ctx ends, then publishes what is left (bounded by a
 // few seconds: what remains goes at the next start).
 func (p *Publisher) Run(ctx context.Context) error {
+	if la, ok := p.store.(engine.LogApplier); ok {
+		if seq, err := la.LogSeq(ctx); err == nil {
+			p.lastSeq.Store(seq) // how far the log had this store's writes
+		}
+	}
 	if n, err := p.Bootstrap(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -107,10 +113,12 @@ func (p *Publisher) FlushSeq(ctx context.Context) (uint64, error) {
 	if _, err := p.Flush(ctx); err != nil {
 		return 0, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.lastSeq, nil
+	return p.lastSeq.Load(), nil
 }
+
+// LastSeq is the highest log sequence this publisher has had
+// acknowledged.
+func (p *Publisher) LastSeq() uint64 { return p.lastSeq.Load() }
 
 // Flush publishes every change recorded so far and says how many.
 func (p *Publisher) Flush(ctx context.Context) (int, error) {
@@ -149,7 +157,9 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	for _, f := range futures {
 		select {
 		case ack := <-f.Ok():
-			p.lastSeq = max(p.lastSeq, ack.Sequence)
+			if ack.Sequence > p.lastSeq.Load() {
+				p.lastSeq.Store(ack.Sequence) // batches are one at a time
+			}
 		case err := <-f.Err():
 			return 0, fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
 		case <-ctx.Done():
@@ -162,7 +172,7 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 	// The store remembers how far the log holds its writes, so that at its
 	// next start as the writer it catches up only with what others wrote.
 	if la, ok := p.store.(engine.LogApplier); ok {
-		if err := la.ApplyLog(ctx, p.lastSeq, nil, nil); err != nil {
+		if err := la.ApplyLog(ctx, p.lastSeq.Load(), nil, nil); err != nil {
 			return 0, err
 		}
 	}

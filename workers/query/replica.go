@@ -49,6 +49,9 @@ type Replication struct {
 	WaitFor func(ctx context.Context, seq uint64, timeout time.Duration) error
 	// StaleWait bounds that wait; default 2 s.
 	StaleWait time.Duration
+	// Position, when set, is how far this copy has the log, reported in
+	// $SRV.STATS (and so by `clawmem status`).
+	Position func() uint64
 }
 
 // forwarded reports whether a replica sends op to the writer.

@@ -169,6 +169,11 @@ type endpointStats struct {
 	Handled               uint64        `json:"handled"`
 	ErrorReplies          uint64        `json:"error_replies"`
 	AverageProcessingTime time.Duration `json:"average_processing_time"`
+	// LogSeq is how far this instance's copy has the memory log: a
+	// replica's applied sequence, the writer's published one.
+	LogSeq uint64 `json:"log_seq,omitempty"`
+	// Role is "writer" or "replica" in a replicated deployment.
+	Role string `json:"role,omitempty"`
 }
 
 type serviceMetrics struct {
@@ -280,7 +285,14 @@ func (s *Service) start(base context.Context) error {
 			if !ok {
 				return nil
 			}
-			return ep.stats()
+			st := ep.stats()
+			if r := s.cfg.Replication; r != nil && r.Position != nil {
+				st.LogSeq, st.Role = r.Position(), "writer"
+				if r.Forward {
+					st.Role = "replica"
+				}
+			}
+			return st
 		},
 		DoneHandler: func(micro.Service) { s.doneOnce.Do(func() { close(s.done) }) },
 		ErrorHandler: func(_ micro.Service, err *micro.NATSError) {
