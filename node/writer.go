@@ -50,7 +50,8 @@ type writer struct {
 	query   bool // also answer the public query subjects
 	// ready is closed once this process is the writer and answers: its
 	// endpoints and the backup requests are registered.
-	ready chan struct{}
+	ready     chan struct{}
+	readyOnce sync.Once
 }
 
 func (w *writer) run(ctx context.Context) error {
@@ -61,16 +62,26 @@ func (w *writer) run(ctx context.Context) error {
 	return err
 }
 
+// runLeased writes while it holds the lease. Losing it (a heartbeat that
+// could not reach NATS in time, while a cluster elects new leaders) stops
+// the writing at once and makes this process a standby again, which takes
+// the lease back if no one else did.
 func (w *writer) runLeased(ctx context.Context) error {
-	var lease *memlog.Lease
-	if _, logged := w.st.(engine.ChangeLogger); logged {
-		var err error
-		if lease, err = w.acquire(ctx); err != nil || lease == nil {
+	if _, logged := w.st.(engine.ChangeLogger); !logged {
+		return w.serve(ctx, nil)
+	}
+	for {
+		lease, err := w.acquire(ctx)
+		if err != nil || lease == nil {
 			return err
 		}
-		defer lease.Release(context.WithoutCancel(ctx))
+		err = w.serve(ctx, lease)
+		lease.Release(context.WithoutCancel(ctx))
+		if !errors.Is(err, memlog.ErrLeaseLost) || ctx.Err() != nil {
+			return err
+		}
+		w.log.Warn("writer: the lease is lost; standing by", "err", err)
 	}
-	return w.serve(ctx, lease)
 }
 
 // acquire returns once this process holds the writer's lease (nil when ctx
@@ -171,7 +182,7 @@ func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
 		// only while the lease is surely this writer's.
 		storeWorker.Durable = func(ctx context.Context) error {
 			if lease != nil && !lease.Held() {
-				return memlog.ErrLeaseLost
+				return fmt.Errorf("%w: %w", workers.ErrNotWriter, memlog.ErrLeaseLost)
 			}
 			_, err := pub.Flush(ctx)
 			return err
@@ -217,7 +228,7 @@ func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
 		}
 	}
 	if ctx.Err() == nil && w.ready != nil {
-		close(w.ready)
+		w.readyOnce.Do(func() { close(w.ready) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -448,8 +448,9 @@ func TestCaptureResolvesDatesWhenSaid(t *testing.T) {
 	}
 }
 
-// A batch whose change cannot reach the memory log is not acknowledged:
-// it comes again, and once the log takes it the memory is there once.
+// A batch whose change cannot reach the memory log is not acknowledged
+// until the log takes it (it waits, spending no delivery); then the memory
+// is there once and the work is done.
 func TestStoreAcksOnlyWhatIsDurable(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	if err := topology.Ensure(context.Background(), js, topology.Config{}); err != nil {

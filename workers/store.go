@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
@@ -98,9 +99,7 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 	}
 	results, itemErrs, err := w.eng.StoreBatch(ctx, items)
 	if err == nil && w.Durable != nil {
-		if err = w.Durable(ctx); err != nil {
-			err = fmt.Errorf("memory log: %w", err)
-		}
+		err = w.durable(ctx)
 	}
 	if err != nil {
 		for _, i := range owner {
@@ -128,6 +127,35 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 	}
 	return errs
 }
+
+// durable waits until Durable succeeds. A log that cannot be reached for a
+// while (a cluster electing new leaders) is waited out here, with the
+// messages kept in progress, rather than spending their deliveries and
+// dead-lettering memories that are safely stored. ErrNotWriter-wrapped
+// failures (the writer's lease is lost) end the wait at once.
+func (w *StoreWorker) durable(ctx context.Context) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := w.Durable(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrNotWriter) || ctx.Err() != nil:
+			return fmt.Errorf("memory log: %w", err)
+		}
+		w.log.Warn("memory log unreachable; the batch waits for it", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("memory log: %w", err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// ErrNotWriter, from Durable, says this process may no longer write: the
+// batch is left to the next writer.
+var ErrNotWriter = errors.New("this process is no longer the writer")
 
 // invalidate ends the memory an item names (smart extraction's DELETE), as
 // the item's agent: a memory it cannot write, or one that is gone or ended
