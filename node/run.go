@@ -3,13 +3,11 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -111,24 +109,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	stageMetrics := workers.NewStageMetrics(reg)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	start := func(name string, run func(context.Context) error) {
-		wg.Go(func() {
-			if err := run(ctx); err != nil {
-				log.Error("role failed", "role", name, "err", err)
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				mu.Unlock()
-				cancel()
-			}
-		})
-	}
+	g := newGroup(ctx, log)
+	defer g.cancel()
+	ctx, start := g.ctx, g.start
 	has := func(r string) bool {
 		for _, x := range roles {
 			if x == r {
@@ -237,8 +220,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			select {
 			case <-writerReady:
 			case <-ctx.Done():
-				wg.Wait()
-				return errors.Join(errs...)
+				return g.wait()
 			}
 		}
 		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL,
@@ -250,8 +232,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	log.Info("clawmem running", "roles", roles, "dataDir", cfg.DataDir)
 	<-ctx.Done()
 	log.Info("shutting down: draining in-flight work")
-	wg.Wait()
-	return errors.Join(errs...)
+	return g.wait()
 }
 
 func writeRunInfo(dir string, info RunInfo) error {

@@ -147,25 +147,9 @@ func (w *writer) acquire(ctx context.Context) (*memlog.Lease, error) {
 // the memory log's publisher, the writer's endpoints (and the public ones),
 // backups and consolidation. Losing the lease stops all of it at once.
 func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	start := func(name string, run func(context.Context) error) {
-		wg.Go(func() {
-			// Errors after the end (a shutdown, or another part's failure,
-			// already recorded) are that end's echo.
-			if err := run(ctx); err != nil && ctx.Err() == nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				mu.Unlock()
-				cancel()
-			}
-		})
-	}
+	g := newGroup(ctx, w.log)
+	defer g.cancel()
+	ctx, start := g.ctx, g.start
 	cfg, log := w.cfg, w.log
 	backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(cfg, ""), log)
 	if err != nil {
@@ -230,8 +214,7 @@ func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
 	if ctx.Err() == nil && w.ready != nil {
 		w.readyOnce.Do(func() { close(w.ready) })
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g.wait()
 }
 
 // writerID is the data dir's writer identity, made on first use.

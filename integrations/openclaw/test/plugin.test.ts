@@ -160,7 +160,9 @@ describe("the plugin with a real clawmem", () => {
     assert.match(text(await call("memory_recall", { query: "staging database port" })), /7654/);
 
     const forgotten = await call("memory_forget", { memoryId: d.id });
-    assert.deepEqual(forgotten.details, { action: "deleted", id: d.id });
+    const fd = forgotten.details as { action: string; id: string; logSeq: number };
+    assert.deepEqual({ action: fd.action, id: fd.id }, { action: "deleted", id: d.id });
+    assert.ok(fd.logSeq > 0, "a write's reply carries its memory log sequence");
     const after = await call("memory_recall", { query: "staging database port" });
     assert.ok(!(after.details as { memories: Array<{ id: string }> }).memories.some((m) => m.id === d.id));
 
