@@ -283,8 +283,10 @@ type Change struct {
 type ChangeLogger interface {
 	// Changes returns up to limit changes after rev, oldest first.
 	Changes(ctx context.Context, after int64, limit int) ([]Change, error)
-	// TrimChanges forgets the changes up to rev, once they are published.
-	TrimChanges(ctx context.Context, upTo int64) error
+	// TrimChanges forgets the changes up to rev, once they are published,
+	// and records in the same step that the log holds them up to logSeq
+	// (0: not known), so a restart catches up from there.
+	TrimChanges(ctx context.Context, upTo int64, logSeq uint64) error
 	// LogAll records every memory as changed, for a log that starts empty
 	// beside a store that does not (a store older than the log).
 	LogAll(ctx context.Context) (int, error)

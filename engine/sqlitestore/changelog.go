@@ -105,12 +105,26 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]engine.C
 }
 
 // TrimChanges implements engine.ChangeLogger.
-func (s *Store) TrimChanges(ctx context.Context, upTo int64) error {
+func (s *Store) TrimChanges(ctx context.Context, upTo int64, logSeq uint64) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `DELETE FROM changes WHERE rev <= ?`, upTo)
-	return err
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE rev <= ?`, upTo); err != nil {
+		return err
+	}
+	if logSeq > 0 {
+		if err := setLogSeq(ctx, tx, logSeq); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // LogAll implements engine.ChangeLogger.
@@ -200,11 +214,7 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE rev > ?`, logged); err != nil {
 		return err
 	}
-	// The sequence only moves forward: a writer records what it published,
-	// a follower what it applied, and the later of the two stands.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
-		ON CONFLICT(key) DO UPDATE SET value = excluded.value
-		WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`, logSeqKey, strconv.FormatUint(seq, 10)); err != nil {
+	if err := setLogSeq(ctx, tx, seq); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -217,6 +227,16 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 		_ = s.ix.Upsert(put[i], s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
 	}
 	return nil
+}
+
+// setLogSeq records in tx how far the store has the memory log. The
+// sequence only moves forward: a writer records what it published, a
+// follower what it applied, and the later of the two stands.
+func setLogSeq(ctx context.Context, tx *sql.Tx, seq uint64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value
+		WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`, logSeqKey, strconv.FormatUint(seq, 10))
+	return err
 }
 
 // putTx writes m whole under its id, keeping the row's seq when it exists.

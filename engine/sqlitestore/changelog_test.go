@@ -111,11 +111,14 @@ func TestChangeLogFeedsAReplica(t *testing.T) {
 	if c, _ := replica.Changes(ctx, 0, 10); len(c) != 0 {
 		t.Fatalf("replica change log: %+v", c)
 	}
-	if err := src.TrimChanges(ctx, changes[len(changes)-1].Rev); err != nil {
+	if err := src.TrimChanges(ctx, changes[len(changes)-1].Rev, 7); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := src.Changes(ctx, 0, 10); len(c) != 0 {
 		t.Fatalf("after trim: %+v", c)
+	}
+	if seq, err := src.LogSeq(ctx); err != nil || seq != 7 {
+		t.Fatalf("log seq recorded with the trim: %d %v", seq, err)
 	}
 	// A bad memory in a batch applies nothing of it.
 	bad := mem("wrong size", 1, 2, 3)

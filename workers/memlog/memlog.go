@@ -166,15 +166,11 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 			return 0, ctx.Err()
 		}
 	}
-	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev); err != nil {
+	// The store remembers, with the trim, how far the log holds its writes,
+	// so that at its next start as the writer it catches up only with what
+	// others wrote.
+	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev, p.lastSeq.Load()); err != nil {
 		return 0, err
-	}
-	// The store remembers how far the log holds its writes, so that at its
-	// next start as the writer it catches up only with what others wrote.
-	if la, ok := p.store.(engine.LogApplier); ok {
-		if err := la.ApplyLog(ctx, p.lastSeq.Load(), nil, nil); err != nil {
-			return 0, err
-		}
 	}
 	return len(changes), nil
 }
