@@ -112,7 +112,9 @@ func instances(nc *nats.Conn, logSeq uint64) ([]Instance, error) {
 		in := Instance{ID: reply.ID}
 		for _, e := range reply.Endpoints {
 			in.Handled += e.Data.Handled
-			in.LogSeq, in.Role = max(in.LogSeq, e.Data.LogSeq), max(in.Role, e.Data.Role)
+			// Every endpoint of an instance reports its role, and its position
+			// as the stats were read: the latest is the furthest.
+			in.LogSeq, in.Role = max(in.LogSeq, e.Data.LogSeq), e.Data.Role
 		}
 		if in.Role != "" && in.LogSeq < logSeq {
 			in.Lag = logSeq - in.LogSeq

@@ -125,10 +125,8 @@ func (w withSeq) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	seq := `"logSeq":` + strconv.FormatUint(w.seq, 10)
-	if b = bytes.TrimSpace(b); len(b) < 2 || b[0] != '{' {
-		return []byte(`{` + seq + `}`), nil
-	}
-	if bytes.Equal(b, []byte("{}")) {
+	// Details that are not an object, or an empty one, become just it.
+	if b = bytes.TrimSpace(b); len(b) < 2 || b[0] != '{' || bytes.Equal(b, []byte("{}")) {
 		return []byte(`{` + seq + `}`), nil
 	}
 	return append([]byte(`{`+seq+`,`), b[1:]...), nil
