@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := topology.Ensure(ctx, js, topology.Config{Replicas: cfg.NATS.Replicas}); err != nil {
+	if err := topology.Ensure(ctx, js, topology.Config{Replicas: cfg.NATS.Replicas, Log: log}); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	reg := prometheus.NewRegistry()

@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -92,7 +93,12 @@ func (w *writer) acquire(ctx context.Context) (*memlog.Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	kv, err := w.js.KeyValue(ctx, schemas.BucketLeases)
+	kv, err := jsretry.Do(ctx, w.log, "writer's lease", func(ctx context.Context) (jetstream.KeyValue, error) {
+		return w.js.KeyValue(ctx, schemas.BucketLeases)
+	})
+	if ctx.Err() != nil {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("writer's lease: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -119,7 +120,12 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
-	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
+	cons, err := jsretry.Do(ctx, s.log, s.name+" consumer", func(ctx context.Context) (jetstream.Consumer, error) {
+		return s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("%s: consumer: %w", s.name, err)
 	}

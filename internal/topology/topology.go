@@ -6,10 +6,12 @@ package topology
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -25,6 +27,8 @@ type Config struct {
 	// LeaseTTL is how long the writer's lease lasts without a heartbeat:
 	// how long a standby waits for a dead writer; default 6 s.
 	LeaseTTL time.Duration
+	// Log hears of retries while a cluster is briefly unavailable.
+	Log *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -88,7 +92,9 @@ func Streams(c Config) []jetstream.StreamConfig {
 // Object Store.
 func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 	for _, sc := range Streams(c) {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+		if _, err := jsretry.Do(ctx, c.Log, "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+			return js.CreateOrUpdateStream(ctx, sc)
+		}); err != nil {
 			return fmt.Errorf("stream %s: %w", sc.Name, err)
 		}
 	}
@@ -103,7 +109,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 		{Bucket: schemas.BucketLeases, Description: "the memory writer's lease", History: 1, TTL: c.LeaseTTL},
 	} {
 		kv.Storage, kv.Replicas = jetstream.FileStorage, c.Replicas
-		if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
+		if _, err := jsretry.Do(ctx, c.Log, "kv "+kv.Bucket, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return js.CreateOrUpdateKeyValue(ctx, kv)
+		}); err != nil {
 			return fmt.Errorf("kv %s: %w", kv.Bucket, err)
 		}
 	}
@@ -111,7 +119,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 	// the bucket needs no limits of its own.
 	obs := jetstream.ObjectStoreConfig{Bucket: schemas.BucketBackups, Description: "clawmem backup files (JSONL)",
 		Storage: jetstream.FileStorage, Replicas: c.Replicas}
-	if _, err := js.CreateOrUpdateObjectStore(ctx, obs); err != nil {
+	if _, err := jsretry.Do(ctx, c.Log, "object store "+obs.Bucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return js.CreateOrUpdateObjectStore(ctx, obs)
+	}); err != nil {
 		return fmt.Errorf("object store %s: %w", obs.Bucket, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -50,13 +51,9 @@ func (f *Follower) Applied() uint64 {
 // CatchUp applies everything the log holds now and returns how many
 // entries it applied.
 func (f *Follower) CatchUp(ctx context.Context) (int, error) {
-	s, err := f.js.Stream(ctx, schemas.StreamMemories)
+	info, err := logInfo(ctx, f.js, f.log)
 	if err != nil {
-		return 0, fmt.Errorf("memory log: %w", err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("memory log: %w", err)
+		return 0, err
 	}
 	if info.State.LastSeq == 0 {
 		return 0, nil // an empty log: nothing to catch up with
@@ -89,7 +86,9 @@ func (f *Follower) follow(ctx context.Context, until uint64) (int, error) {
 	if start > 0 {
 		cc = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start + 1}
 	}
-	cons, err := f.js.OrderedConsumer(ctx, schemas.StreamMemories, cc)
+	cons, err := jsretry.Do(ctx, f.log, "memory log consumer", func(ctx context.Context) (jetstream.Consumer, error) {
+		return f.js.OrderedConsumer(ctx, schemas.StreamMemories, cc)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("memory log: %w", err)
 	}

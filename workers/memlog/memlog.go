@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -48,17 +49,29 @@ func NewPublisher(js jetstream.JetStream, store engine.ChangeLogger, partitions 
 	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 5 * time.Millisecond}
 }
 
+// logInfo is the memory log's state, retried while the cluster is briefly
+// unavailable.
+func logInfo(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*jetstream.StreamInfo, error) {
+	info, err := jsretry.Do(ctx, log, "memory log", func(ctx context.Context) (*jetstream.StreamInfo, error) {
+		s, err := js.Stream(ctx, schemas.StreamMemories)
+		if err != nil {
+			return nil, err
+		}
+		return s.Info(ctx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory log: %w", err)
+	}
+	return info, nil
+}
+
 // Bootstrap logs every memory of the store when the log is empty and the
 // store is not: a store from before the log, or a log lost with its
 // cluster. It says how many it logged.
 func (p *Publisher) Bootstrap(ctx context.Context) (int, error) {
-	s, err := p.js.Stream(ctx, schemas.StreamMemories)
+	info, err := logInfo(ctx, p.js, p.log)
 	if err != nil {
-		return 0, fmt.Errorf("memory log: %w", err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("memory log: %w", err)
+		return 0, err
 	}
 	if info.State.Msgs > 0 || info.State.LastSeq > 0 {
 		return 0, nil

@@ -1,0 +1,67 @@
+// Package jsretry carries JetStream API calls through a cluster's brief
+// unavailability: while a node restarts or the meta leader is re-elected,
+// creating a consumer or a stream times out or answers 503 for a few
+// seconds. A worker that gave up then would stop its whole node.
+package jsretry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Transient reports whether err may pass by itself: a request that timed
+// out or found no responder, or a server that says it is unavailable for
+// now. JetStream not being enabled at all is not transient.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrDisconnected) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeDuplicateFilterSubjects, jetstream.JSErrCodeOverlappingFilterSubjects,
+			jetstream.JSErrCodeConsumerEmptyFilter:
+			return false // a 500 that says the request is wrong
+		}
+		return apiErr.Code == 503 || apiErr.Code == 500
+	}
+	return false
+}
+
+// Backoff bounds the wait between attempts.
+var Backoff = struct{ First, Max time.Duration }{100 * time.Millisecond, 5 * time.Second}
+
+// Do calls fn until it succeeds, fails for good (not Transient) or ctx
+// ends, waiting longer after each transient failure. Each failure is
+// logged with what, so an operator sees why a stage has not started.
+func Do[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
+	wait := Backoff.First
+	for attempt := 1; ; attempt++ {
+		v, err := fn(ctx)
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return v, err
+		}
+		if log != nil {
+			log.Warn("JetStream unavailable; retrying", "what", what, "attempt", attempt, "retryIn", wait, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, Backoff.Max)
+	}
+}
