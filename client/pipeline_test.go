@@ -172,7 +172,7 @@ func deadLetterHeaders(stage, subject, reason string, attempts int) nats.Header 
 func TestPipelineConformance(t *testing.T) {
 	ctx := context.Background()
 	agentEnd := schemas.EventSubject(schemas.KindAgentEnd, "main")
-	candidates := schemas.WorkItemSubject(schemas.WorkCandidates, "main")
+	candidates := schemas.WorkItemSubject(schemas.WorkCandidates, "main", schemas.DefaultPartitions)
 	for name, tg := range pipelines(t) {
 		t.Run(name, func(t *testing.T) {
 			p := tg.p

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,16 +19,22 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// Status is a deployment's state as `clawmem status` shows it: who writes,
-// how far the memory log is, and each query service instance with its lag.
+// Status is a deployment's state as `clawmem status` shows it: which
+// writer holds which partitions, how far the memory log is, and each query
+// service instance with its lag.
 type Status struct {
-	Writer      string     `json:"writer,omitempty"` // the lease holder's identity; "" when none holds it
-	WriterSince time.Time  `json:"writerSince,omitzero"`
+	Writers     []Writer   `json:"writers"` // by identity
 	LogSeq      uint64     `json:"logSeq"`
 	LogMessages uint64     `json:"logMessages"`
 	LogBytes    uint64     `json:"logBytes"`
 	DeadLetters int        `json:"deadLetters"`
 	Instances   []Instance `json:"instances"`
+}
+
+// Writer is one writer and the partitions whose leases it holds.
+type Writer struct {
+	ID         string `json:"id"`
+	Partitions []int  `json:"partitions"`
 }
 
 // Instance is one query service instance.
@@ -58,24 +66,56 @@ func (s *jetStream) Status(ctx context.Context) (Status, error) {
 		return st, fmt.Errorf("memory log: %w", err)
 	}
 	st.LogSeq, st.LogMessages, st.LogBytes = info.State.LastSeq, info.State.Msgs, info.State.Bytes
-	if kv, err := js.KeyValue(ctx, schemas.BucketLeases); err == nil {
-		if e, err := kv.Get(ctx, schemas.LeaseWriter); err == nil {
-			var v struct {
-				Holder string    `json:"holder"`
-				Since  time.Time `json:"since"`
-			}
-			if json.Unmarshal(e.Value(), &v) == nil {
-				st.Writer, st.WriterSince = v.Holder, e.Created()
-			}
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return st, fmt.Errorf("writer's lease: %w", err)
-		}
+	if st.Writers, err = writers(ctx, js); err != nil {
+		return st, err
 	}
 	if st.DeadLetters, err = s.CountDeadLetters(ctx, ""); err != nil {
 		return st, err
 	}
 	st.Instances, err = instances(nc, st.LogSeq)
 	return st, err
+}
+
+// writers reads every partition's lease.
+func writers(ctx context.Context, js jetstream.JetStream) ([]Writer, error) {
+	out := []Writer{}
+	kv, err := js.KeyValue(ctx, schemas.BucketLeases)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writers' leases: %w", err)
+	}
+	keys, err := kv.ListKeysFiltered(ctx, schemas.LeasePrefix+".*")
+	if err != nil {
+		return nil, fmt.Errorf("writers' leases: %w", err)
+	}
+	held := map[string][]int{}
+	for key := range keys.Keys() {
+		p, err := strconv.Atoi(strings.TrimPrefix(key, schemas.LeasePrefix+"."))
+		if err != nil {
+			continue
+		}
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lease %s: %w", key, err)
+		}
+		var v struct {
+			Holder string `json:"holder"`
+		}
+		if json.Unmarshal(e.Value(), &v) == nil && v.Holder != "" {
+			held[v.Holder] = append(held[v.Holder], p)
+		}
+	}
+	for id, parts := range held {
+		slices.Sort(parts)
+		out = append(out, Writer{ID: id, Partitions: parts})
+	}
+	slices.SortFunc(out, func(a, b Writer) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // instances collects every clawmem query service's stats reply.
@@ -126,13 +166,36 @@ func instances(nc *nats.Conn, logSeq uint64) ([]Instance, error) {
 	return out, nil
 }
 
+// partitionList says a sorted list of partitions in ranges: "partitions 0-7, 12".
+func partitionList(ps []int) string {
+	var parts []string
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ps[i], ps[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ps[i]))
+		}
+		i = j + 1
+	}
+	word := "partitions"
+	if len(ps) == 1 {
+		word = "partition"
+	}
+	return word + " " + strings.Join(parts, ", ")
+}
+
 // WriteText prints the status for a person.
 func (st Status) WriteText(w io.Writer) error {
-	writer := "none holds the lease"
-	if st.Writer != "" {
-		writer = fmt.Sprintf("%s (lease renewed %s)", st.Writer, st.WriterSince.Local().Format(time.DateTime))
+	if len(st.Writers) == 0 {
+		fmt.Fprintln(w, "writers:      none holds a partition")
 	}
-	fmt.Fprintf(w, "writer:       %s\n", writer)
+	for _, wr := range st.Writers {
+		fmt.Fprintf(w, "writer:       %s holds %s\n", wr.ID, partitionList(wr.Partitions))
+	}
 	fmt.Fprintf(w, "memory log:   sequence %d, %d memories and deletions, %d bytes\n", st.LogSeq, st.LogMessages, st.LogBytes)
 	fmt.Fprintf(w, "dead letters: %d\n", st.DeadLetters)
 	if len(st.Instances) == 0 {

@@ -62,8 +62,10 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	waitFor(t, 30*time.Second, "the streams", func() bool {
-		_, err := js.Stream(ctx, schemas.StreamWork)
+	bulk := client.NewNATSBulk(nc)
+	// Ingest starts once the node answers: its streams and buckets exist.
+	waitFor(t, time.Minute, "the node", func() bool {
+		_, err := bulk.Count(ctx, "")
 		return err == nil
 	})
 	pub := producers.New(js)
@@ -126,7 +128,6 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 	}
 
 	// Every event, once: count the memories by text over the query service.
-	bulk := client.NewNATSBulk(nc)
 	seen := map[string]int{}
 	// An ack lost with the node is redelivered after the stage's AckWait
 	// (30 s), perhaps twice on a loaded machine: the bound is generous.

@@ -44,7 +44,7 @@ func replica(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		log.Info("replica caught up with the memory log", "entries", n, "seq", f.Applied(), "memories", st.Len(), "took", time.Since(start).Round(time.Millisecond))
 		qcfg := query.DefaultConfig()
-		qcfg.Replication = &query.Replication{Forward: true, WaitFor: f.WaitFor, Position: f.Applied}
+		qcfg.Replication = &query.Replication{Forward: true, Partitions: cfg.NATS.Partitions, WaitFor: f.WaitFor, Position: f.Applied, Role: "replica"}
 		svc := query.New(nc, eng, qcfg, reg, log)
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

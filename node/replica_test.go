@@ -134,7 +134,7 @@ func TestReplicasReadYourWrites(t *testing.T) {
 				lagging++
 			}
 		}
-		if st.Writer != "" && st.LogSeq >= gone.LogSeq && roles["writer"] == 1 && roles["replica"] == 2 && lagging == 0 {
+		if len(st.Writers) == 1 && len(st.Writers[0].Partitions) == schemas.DefaultPartitions && st.LogSeq >= gone.LogSeq && roles["replica"] == 2 && lagging == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

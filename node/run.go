@@ -157,7 +157,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		if err != nil {
 			return fmt.Errorf("embedding: %w", err)
 		}
-		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars}
+		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
+			Partitions: cfg.NATS.Partitions}
 		if cfg.SmartExtractionOn() {
 			llm, err := distill.NewLLM(cfg.LLMConfig())
 			if err != nil {
@@ -176,7 +177,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
-			SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount}
+			SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount,
+			Partitions: cfg.NATS.Partitions}
 		start(RoleDistill, workers.NewDistillWorker(js, d, dc, stageMetrics, log).Run)
 		if cfg.Distill.Schedule != "off" {
 			cd, err := workers.NewCursorDistiller(js, d, CursorConfig(cfg), log)

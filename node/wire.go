@@ -121,7 +121,7 @@ func NewDistiller(cfg *config.Config) (*distill.Distiller, error) {
 // CursorConfig is the scheduled cursor distiller's configuration.
 func CursorConfig(cfg *config.Config) workers.CursorConfig {
 	return workers.CursorConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
-		Agents: cfg.Distill.Agents}
+		Agents: cfg.Distill.Agents, Partitions: cfg.NATS.Partitions}
 }
 
 // BackupConfig is the backup job's configuration; dir, when set, replaces

@@ -2,11 +2,11 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,10 +35,10 @@ const writerIDFile = "writer-id"
 // how long a standby waits for a writer that died.
 var LeaseTTL = 6 * time.Second
 
-// writer is the store role: the one process at a time that writes the
-// memories, held by the writer's lease. Until it holds the lease it is a
-// standby that follows the memory log into its own store, so it takes
-// over with every memory in hand.
+// writer is the store role: a process that writes the memories of the
+// partitions it holds (a lease each, shared out among the writers present,
+// memlog.Share) and follows the memory log for the others, so its store
+// has every memory and it takes a partition over with it all in hand.
 type writer struct {
 	cfg     *config.Config
 	nc      *nats.Conn
@@ -49,176 +49,211 @@ type writer struct {
 	metrics *workers.StageMetrics
 	log     *slog.Logger
 	query   bool // also answer the public query subjects
-	// ready is closed once this process is the writer and answers: its
-	// endpoints and the backup requests are registered.
+	// ready is closed once this process is a writer and answers: it has
+	// taken its first share of the partitions, and its endpoints are
+	// registered.
 	ready     chan struct{}
 	readyOnce sync.Once
 }
 
 func (w *writer) run(ctx context.Context) error {
-	err := w.runLeased(ctx)
+	var err error
+	if cl, ok := w.st.(engine.ChangeLogger); ok {
+		err = w.runShared(ctx, cl)
+	} else {
+		err = w.runAlone(ctx)
+	}
 	if ctx.Err() != nil {
 		return nil // shutting down: whatever was cut short resumes at the next start
 	}
 	return err
 }
 
-// runLeased writes while it holds the lease. Losing it (a heartbeat that
-// could not reach NATS in time, while a cluster elects new leaders) stops
-// the writing at once and makes this process a standby again, which takes
-// the lease back if no one else did.
-func (w *writer) runLeased(ctx context.Context) error {
-	if _, logged := w.st.(engine.ChangeLogger); !logged {
-		return w.serve(ctx, nil)
-	}
-	for {
-		lease, err := w.acquire(ctx)
-		if err != nil || lease == nil {
-			return err
-		}
-		err = w.serve(ctx, lease)
-		lease.Release(context.WithoutCancel(ctx))
-		if !errors.Is(err, memlog.ErrLeaseLost) || ctx.Err() != nil {
-			return err
-		}
-		w.log.Warn("writer: the lease is lost; standing by", "err", err)
-	}
-}
-
-// acquire returns once this process holds the writer's lease (nil when ctx
-// ends first), following the log as a standby meanwhile, and caught up
-// with it.
-func (w *writer) acquire(ctx context.Context) (*memlog.Lease, error) {
-	id, err := writerID(w.cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	kv, err := jsretry.Do(ctx, w.log, "writer's lease", func(ctx context.Context) (jetstream.KeyValue, error) {
-		return w.js.KeyValue(ctx, schemas.BucketLeases)
-	})
-	if ctx.Err() != nil {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writer's lease: %w", err)
-	}
-	lease := memlog.NewLease(kv, schemas.LeaseWriter, id, LeaseTTL)
-	la, _ := w.st.(memlog.Store)
-	// The standby's follower runs on fctx from the first failed attempt
-	// until the lease is taken.
-	fctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var followDone chan error
-	stopFollowing := func() error {
-		stop()
-		if followDone == nil {
-			return nil
-		}
-		return <-followDone
-	}
-	for {
-		ok, holder, err := lease.TryAcquire(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return nil, nil
-		case err != nil:
-			w.log.Warn("writer's lease", "err", err)
-		case ok:
-			if err := stopFollowing(); err != nil {
-				return nil, err
-			}
-			f := memlog.NewFollower(w.js, la, w.log)
-			n, err := f.CatchUp(ctx)
-			if err != nil {
-				return nil, err
-			}
-			w.log.Info("writer: holding the lease", "caughtUp", n, "logSeq", f.Applied())
-			return lease, nil
-		case followDone == nil && la != nil:
-			w.log.Info("writer: standby, following the memory log", "holder", holder)
-			followDone = make(chan error, 1)
-			go func() { followDone <- memlog.NewFollower(w.js, la, w.log).Run(fctx) }()
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case err := <-followDone:
-			return nil, err // a log entry this store cannot apply
-		case <-time.After(LeaseTTL / 12):
-		}
-	}
-}
-
-// serve runs the writer's work while the lease holds: the store worker,
-// the memory log's publisher, the writer's endpoints (and the public ones),
-// backups and consolidation. Losing the lease stops all of it at once.
-func (w *writer) serve(ctx context.Context, lease *memlog.Lease) error {
-	g := newGroup(ctx, w.log)
-	defer g.cancel()
-	ctx, start := g.ctx, g.start
-	cfg, log := w.cfg, w.log
-	backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(cfg, ""), log)
-	if err != nil {
-		return err
-	}
-	start("backup", backup.Run)
-	qcfg := query.DefaultConfig()
-	storeWorker := workers.NewStoreWorker(w.js, w.eng, workers.StageConfig{}, w.metrics, w.reg, log)
-	if cl, ok := w.st.(engine.ChangeLogger); ok {
-		pub := memlog.NewPublisher(w.js, cl, cfg.NATS.Partitions, log)
-		start("memory log", pub.Run)
-		qcfg.Replication = &query.Replication{Flush: pub.FlushSeq, Position: pub.LastSeq}
-		// A batch is acknowledged once its memories are in the log, and
-		// only while the lease is surely this writer's.
-		storeWorker.Durable = func(ctx context.Context) error {
-			if lease != nil && !lease.Held() {
-				return fmt.Errorf("%w: %w", workers.ErrNotWriter, memlog.ErrLeaseLost)
-			}
-			_, err := pub.Flush(ctx)
-			return err
-		}
-	} else {
-		log.Warn("memory log off: this store backend records no changes", "backend", cfg.Store.Backend)
-	}
-	if lease != nil {
-		start("writer's lease", lease.Keep)
-	}
-	cj := cfg.Jobs.Consolidate
-	copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor, ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays}
-	if llm, err := distill.NewLLM(cfg.LLMConfig()); err != nil {
-		return fmt.Errorf("consolidation judge: %w", err)
-	} else if llm != nil {
-		copts.Judge = workers.LLMJudge(llm)
-		qcfg.MergeJudge = copts.Judge
-	}
-	consolidate, err := workers.NewConsolidateJob(w.eng, cj.Schedule, copts, log)
-	if err != nil {
-		return err
-	}
-	start("consolidate", consolidate.Run)
-	start(RoleStore, storeWorker.Run)
-	waits := []<-chan struct{}{backup.Ready()}
-	if w.query {
-		svc := query.New(w.nc, w.eng, qcfg, w.reg, log)
-		start(RoleQuery, svc.Run)
-		waits = append(waits, svc.Ready())
-	}
-	if qcfg.Replication != nil {
-		// The writer's own endpoints, where replicas forward writes.
-		wcfg := qcfg
-		wcfg.Prefix, wcfg.AdminPrefix, wcfg.QueueGroup = query.WriterPrefix, query.WriterAdminPrefix, "clawmem-writer"
-		svc := query.New(w.nc, w.eng, wcfg, nil, log)
-		start("writer endpoints", svc.Run)
-		waits = append(waits, svc.Ready())
-	}
+func (w *writer) markReady(ctx context.Context, waits ...<-chan struct{}) {
 	for _, ready := range waits {
 		select {
 		case <-ready:
 		case <-ctx.Done():
+			return
 		}
 	}
-	if ctx.Err() == nil && w.ready != nil {
+	if w.ready != nil {
 		w.readyOnce.Do(func() { close(w.ready) })
+	}
+}
+
+// consolidation is the scheduled consolidation job over the scopes only
+// accepts (nil: all), and the merge judge when an LLM is configured.
+func (w *writer) consolidation(only func(string) bool) (*workers.ConsolidateJob, memory.MergeJudge, error) {
+	cj := w.cfg.Jobs.Consolidate
+	copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor,
+		ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays, Only: only}
+	llm, err := distill.NewLLM(w.cfg.LLMConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("consolidation judge: %w", err)
+	}
+	if llm != nil {
+		copts.Judge = workers.LLMJudge(llm)
+	}
+	job, err := workers.NewConsolidateJob(w.eng, cj.Schedule, copts, w.log)
+	return job, copts.Judge, err
+}
+
+// runAlone writes every partition without a memory log (a store backend
+// that records no changes): the one writer of its store, unreplicated.
+func (w *writer) runAlone(ctx context.Context) error {
+	w.log.Warn("memory log off: this store backend records no changes", "backend", w.cfg.Store.Backend)
+	g := newGroup(ctx, w.log)
+	defer g.cancel()
+	backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(w.cfg, ""), w.log)
+	if err != nil {
+		return err
+	}
+	g.start("backup", backup.Run)
+	consolidate, judge, err := w.consolidation(nil)
+	if err != nil {
+		return err
+	}
+	g.start("consolidate", consolidate.Run)
+	sw := workers.NewStoreWorker(w.js, w.eng, workers.StageConfig{}, w.metrics, w.reg, w.log)
+	sw.Partitions = w.cfg.NATS.Partitions
+	g.start(RoleStore, sw.Run)
+	waits := []<-chan struct{}{backup.Ready()}
+	if w.query {
+		qcfg := query.DefaultConfig()
+		qcfg.MergeJudge = judge
+		svc := query.New(w.nc, w.eng, qcfg, w.reg, w.log)
+		g.start(RoleQuery, svc.Run)
+		waits = append(waits, svc.Ready())
+	}
+	w.markReady(g.ctx, waits...)
+	return g.wait()
+}
+
+// runShared is a writer among writers: it catches up with the memory log,
+// follows it (skipping its own entries), takes its share of the
+// partitions and runs each held partition's work, publishes its changes,
+// and consolidates the scopes it holds.
+func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
+	la, ok := w.st.(memlog.Store)
+	if !ok {
+		return fmt.Errorf("store backend %s records changes but cannot apply the log", w.cfg.Store.Backend)
+	}
+	id, err := writerID(w.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	kv, err := jsretry.Do(ctx, w.log, "writers' leases", func(ctx context.Context) (jetstream.KeyValue, error) {
+		return w.js.KeyValue(ctx, schemas.BucketLeases)
+	})
+	if err != nil {
+		return fmt.Errorf("writers' leases: %w", err)
+	}
+	n := w.cfg.NATS.Partitions
+	follower := memlog.NewFollower(w.js, la, w.log)
+	follower.Self = id
+	caught, err := follower.CatchUp(ctx)
+	if err != nil {
+		return err
+	}
+	w.log.Info("writer: caught up with the memory log", "entries", caught, "logSeq", follower.Applied())
+	pub := memlog.NewPublisher(w.js, cl, n, w.log)
+	share := memlog.NewShare(kv, id, n, LeaseTTL, w.log)
+	pub.Writer, pub.Holds = id, share.HoldsScope
+
+	g := newGroup(ctx, w.log)
+	defer g.cancel()
+	g.start("memory log follower", follower.Run)
+	sw := workers.NewStoreWorker(w.js, w.eng, workers.StageConfig{}, w.metrics, w.reg, w.log)
+	sw.Partitions = n
+	// A batch is acknowledged once its memories are in the log, and only
+	// while the partition's lease is surely this writer's.
+	sw.Durable = func(ctx context.Context, p int) error {
+		if !share.Sure(p) {
+			return fmt.Errorf("%w: %w (partition %d)", workers.ErrNotWriter, memlog.ErrLeaseLost, p)
+		}
+		_, err := pub.Flush(ctx)
+		return err
+	}
+	consolidate, judge, err := w.consolidation(share.HoldsScope)
+	if err != nil {
+		return err
+	}
+	pw := partitionWork{w: w, sw: sw, pub: pub, follower: follower, judge: judge}
+	share.Take = func(ctx context.Context, p int) error {
+		// What the partition's previous writer logged, this store has
+		// before it writes: the log as it stands now, applied.
+		last, err := memlog.LastSeq(ctx, w.js, w.log)
+		if err != nil {
+			return err
+		}
+		return follower.WaitFor(ctx, last, time.Minute)
+	}
+	share.Work = pw.run
+	share.Give = func(ctx context.Context, _ int) error { _, err := pub.Flush(ctx); return err }
+	g.start("partitions", share.Run)
+	// Changes are published once the first share is taken: a change
+	// left from before a crash, to a partition another writer has taken
+	// over since, is dropped rather than published over its writes.
+	first := share.Rounds()
+	g.start("memory log", func(ctx context.Context) error {
+		select {
+		case <-first:
+		case <-ctx.Done():
+			return nil
+		}
+		return pub.Run(ctx)
+	})
+	g.start("consolidate", consolidate.Run)
+	waits := []<-chan struct{}{first}
+	if w.query {
+		qcfg := query.DefaultConfig()
+		qcfg.MergeJudge = judge
+		qcfg.Replication = &query.Replication{Forward: true, Partitions: n, WaitFor: follower.WaitFor,
+			Position: follower.Applied, Role: "writer"}
+		svc := query.New(w.nc, w.eng, qcfg, w.reg, w.log)
+		g.start(RoleQuery, svc.Run)
+		waits = append(waits, svc.Ready())
+	}
+	w.markReady(g.ctx, waits...)
+	if caught > 0 || len(share.Held()) > 0 {
+		w.log.Info("writer: holding partitions", "partitions", share.Held())
+	}
+	return g.wait()
+}
+
+// partitionWork is what a writer runs for a partition it holds: its
+// share of the store worker, its write endpoints, and for partition 0 the
+// backups (one writer makes them, of the whole store).
+type partitionWork struct {
+	w        *writer
+	sw       *workers.StoreWorker
+	pub      *memlog.Publisher
+	follower *memlog.Follower
+	judge    memory.MergeJudge
+}
+
+func (pw partitionWork) run(ctx context.Context, p int, _ *memlog.Lease) error {
+	w := pw.w
+	g := newGroup(ctx, w.log)
+	defer g.cancel()
+	g.start(RoleStore, func(ctx context.Context) error { return pw.sw.RunPartition(ctx, p) })
+	n := w.cfg.NATS.Partitions
+	wcfg := query.DefaultConfig()
+	wcfg.Name, wcfg.QueueGroup, wcfg.MergeJudge = query.WriterServiceName, query.WriterServiceName, pw.judge
+	wcfg.Prefix = query.WriterPrefix + "." + strconv.Itoa(p)
+	wcfg.AdminPrefix = query.WriterAdminPrefix + "." + strconv.Itoa(p)
+	wcfg.Replication = &query.Replication{Flush: pw.pub.FlushSeq, WaitFor: pw.follower.WaitFor, Position: pw.follower.Applied,
+		Role: "writer", Partitions: n, Partition: p,
+		Owns: func(scope string) bool { return schemas.ScopePartition(scope, n) == p }}
+	svc := query.New(w.nc, w.eng, wcfg, nil, w.log)
+	g.start("writer endpoints", svc.Run)
+	if p == 0 {
+		backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(w.cfg, ""), w.log)
+		if err != nil {
+			return err
+		}
+		g.start("backup", backup.Run)
 	}
 	return g.wait()
 }

@@ -53,6 +53,18 @@ func Partition(key string, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
+// ScopePartition is the partition of a scope's memories: one writer
+// writes a scope, so its duplicate checks never race another's.
+func ScopePartition(scope string, n int) int { return Partition(PartitionKey(scope), n) }
+
+// AgentPartition is the partition of an agent's own scope, where its work
+// goes first.
+func AgentPartition(agent string, n int) int { return Partition(agent, n) }
+
+// HeaderLogWriter names the writer that published a log entry: a writer
+// skips its own entries when it follows the log (its store has them).
+const HeaderLogWriter = "Clawmem-Writer"
+
 // MemoryLogSubject is the subject of a memory's log entries.
 func MemoryLogSubject(partition int, scope, id string) string {
 	return MemoriesPrefix + "." + strconv.Itoa(partition) + "." + SubjectToken(scope) + "." + SubjectToken(id)

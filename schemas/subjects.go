@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -21,14 +22,19 @@ const (
 	TranscriptsSubject = TranscriptPrefix + ".>"
 
 	// StreamWork is the work queue between stages:
-	// clawmem.work.candidates.<agent> and clawmem.work.lessons.<agent>.
-	StreamWork        = "CLAWMEM_WORK"
-	WorkPrefix        = "clawmem.work"
-	WorkSubject       = WorkPrefix + ".>"
-	WorkCandidates    = WorkPrefix + ".candidates"
-	WorkLessons       = WorkPrefix + ".lessons"
-	WorkCandidatesAll = WorkCandidates + ".*"
-	WorkLessonsAll    = WorkLessons + ".*"
+	// clawmem.work.candidates.<partition>.<agent> and
+	// clawmem.work.lessons.<partition>.<agent>, the partition being the
+	// agent's (AgentPartition), so each partition's writer consumes its own.
+	StreamWork     = "CLAWMEM_WORK"
+	WorkPrefix     = "clawmem.work"
+	WorkSubject    = WorkPrefix + ".>"
+	WorkCandidates = WorkPrefix + ".candidates"
+	WorkLessons    = WorkPrefix + ".lessons"
+	// LegacyWorkCandidates and LegacyWorkLessons match the subjects of
+	// work published before partitions (clawmem.work.candidates.<agent>),
+	// which a writer moves to their partitions after an upgrade.
+	LegacyWorkCandidates = WorkCandidates + ".*"
+	LegacyWorkLessons    = WorkLessons + ".*"
 
 	// StreamDLQ keeps messages that exhausted their deliveries:
 	// clawmem.dlq.<stage>.<original subject>.
@@ -57,10 +63,13 @@ const (
 	// the cursor job's per-session transcript cursors.
 	BucketDistill = "clawmem_distill"
 
-	// BucketLeases holds the writer's lease (key LeaseWriter): one active
-	// writer at a time, a standby taking over when the lease expires.
-	BucketLeases = "clawmem_leases"
-	LeaseWriter  = "writer"
+	// BucketLeases holds the writers' leases, one per partition
+	// (LeaseKey): one active writer per partition at a time, another
+	// taking over when the lease expires. Each writer also keeps a
+	// presence key (PresenceKey), so writers share the partitions out.
+	BucketLeases   = "clawmem_leases"
+	LeasePrefix    = "writer"
+	PresencePrefix = "writers"
 
 	// BucketBackups is the Object Store bucket holding a copy of each
 	// backup file, under the file's name.
@@ -128,8 +137,26 @@ func ParseTranscriptSubject(subject string) (agent, sessionToken string, err err
 	return agent, sessionToken, nil
 }
 
-// WorkSubject is a work item's subject: prefix is WorkCandidates or WorkLessons.
-func WorkItemSubject(prefix, agent string) string { return prefix + "." + agent }
+// WorkItemSubject is a work item's subject: prefix is WorkCandidates or
+// WorkLessons, partition the agent's among partitions.
+func WorkItemSubject(prefix, agent string, partitions int) string {
+	return prefix + "." + strconv.Itoa(AgentPartition(agent, partitions)) + "." + agent
+}
+
+// WorkFilters are the work subjects of one partition.
+func WorkFilters(partition int) []string {
+	p := strconv.Itoa(partition)
+	return []string{WorkCandidates + "." + p + ".*", WorkLessons + "." + p + ".*"}
+}
+
+// ConsumerStoreFor is the durable consumer of one partition's work.
+func ConsumerStoreFor(partition int) string { return ConsumerStore + "-" + strconv.Itoa(partition) }
+
+// LeaseKey is the key of a partition's writer lease.
+func LeaseKey(partition int) string { return LeasePrefix + "." + strconv.Itoa(partition) }
+
+// PresenceKey is a writer's presence key.
+func PresenceKey(writer string) string { return PresencePrefix + "." + SubjectToken(writer) }
 
 // AgentFromSubject returns the last token of a per-agent subject, checked.
 func AgentFromSubject(subject string) (string, error) {

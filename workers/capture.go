@@ -35,6 +35,9 @@ type CaptureConfig struct {
 	// Extract, with an LLM set, runs smart extraction on every turn
 	// (nil: the capture rules alone).
 	Extract *ExtractConfig
+	// Partitions is how many partitions the work stream has (nats.partitions);
+	// default schemas.DefaultPartitions.
+	Partitions int
 }
 
 func (c CaptureConfig) withDefaults() CaptureConfig {
@@ -49,6 +52,9 @@ func (c CaptureConfig) withDefaults() CaptureConfig {
 	}
 	if c.Dedup <= 0 {
 		c.Dedup = 0.95
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = schemas.DefaultPartitions
 	}
 	return c
 }
@@ -354,7 +360,7 @@ func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) erro
 		if err != nil {
 			return err
 		}
-		msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkCandidates, t.agent), Data: body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions), Data: body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, "capture-"+strconv.FormatUint(t.seq, 10))
 		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
 			return fmt.Errorf("publish candidates: %w", err)

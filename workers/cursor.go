@@ -32,6 +32,9 @@ type CursorConfig struct {
 	Agents []string
 	// Dedup is the store's duplicate threshold for lessons. Default 0.95.
 	Dedup float64
+	// Partitions is how many partitions the work stream has; default
+	// schemas.DefaultPartitions.
+	Partitions int
 }
 
 func (c CursorConfig) withDefaults() CursorConfig {
@@ -43,6 +46,9 @@ func (c CursorConfig) withDefaults() CursorConfig {
 	}
 	if c.Dedup <= 0 {
 		c.Dedup = 0.95
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = schemas.DefaultPartitions
 	}
 	return c
 }
@@ -233,7 +239,7 @@ func (c *CursorDistiller) distillRange(ctx context.Context, d rangeDue) (msgCoun
 	}
 	items := lessonItems(d.agent, session, res, msgs, c.cfg.Dedup)
 	msgID := "distill-range-" + d.agent + "-" + d.token + "-" + strconv.FormatUint(d.cursor+1, 10) + "-" + strconv.FormatUint(last, 10)
-	if err := publishWork(ctx, c.js, d.agent, "distill", msgID, items); err != nil {
+	if err := publishWork(ctx, c.js, c.cfg.Partitions, d.agent, "distill", msgID, items); err != nil {
 		c.saveRange(ctx, kv, d, job, err)
 		return 0, 0, err
 	}

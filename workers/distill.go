@@ -62,6 +62,9 @@ type DistillConfig struct {
 	StateDir string
 	// Dedup is the store's duplicate threshold for lessons. Default 0.95.
 	Dedup float64
+	// Partitions is how many partitions the work stream has; default
+	// schemas.DefaultPartitions.
+	Partitions int
 	// SessionMemory stores a summary of the session's last
 	// SessionMemoryMessages messages (default 15) as a fact in global with
 	// importance 0.5 on command:new (the seed's sessionMemory option).
@@ -80,6 +83,9 @@ type DistillConfig struct {
 func (c DistillConfig) withDefaults() DistillConfig {
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = schemas.DefaultPartitions
 	}
 	if c.Dedup <= 0 {
 		c.Dedup = 0.95
@@ -270,7 +276,7 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 		}
 	}
 	msgID := "distill-" + agent + "-" + schemas.SubjectToken(session) + "-" + rangeID
-	if err := publishWork(ctx, w.js, agent, "distill", msgID, items); err != nil {
+	if err := publishWork(ctx, w.js, w.cfg.Partitions, agent, "distill", msgID, items); err != nil {
 		return job, err
 	}
 	return job, nil

@@ -319,7 +319,7 @@ func TestPoisonMessageGoesStraightToDLQ(t *testing.T) {
 	if _, err := p.js.Publish(context.Background(), schemas.EventSubject(schemas.KindAgentEnd, "main"), []byte(`{not json`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.js.Publish(context.Background(), schemas.WorkItemSubject(schemas.WorkCandidates, "main"), []byte(`{"v":99}`)); err != nil {
+	if _, err := p.js.Publish(context.Background(), schemas.WorkItemSubject(schemas.WorkCandidates, "main", schemas.DefaultPartitions), []byte(`{"v":99}`)); err != nil {
 		t.Fatal(err)
 	}
 	p.waitDLQ(t, 2)
@@ -346,7 +346,7 @@ func TestStoreWorkerDropsRejectedItems(t *testing.T) {
 		{SourceID: "b", Text: "The deploy key lives in the ops vault", Importance: 0.7, Dedup: 0.95, Scope: "agent:other"},
 		{SourceID: "c", Text: "The deploy key lives in the ops vault", Importance: 0.7, Dedup: 0.95},
 	}})
-	if _, err := p.js.Publish(context.Background(), schemas.WorkItemSubject(schemas.WorkCandidates, "main"), b); err != nil {
+	if _, err := p.js.Publish(context.Background(), schemas.WorkItemSubject(schemas.WorkCandidates, "main", schemas.DefaultPartitions), b); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, func() error {
@@ -459,7 +459,7 @@ func TestStoreAcksOnlyWhatIsDurable(t *testing.T) {
 	eng := newEngine(t, nil)
 	store := NewStoreWorker(js, eng, StageConfig{Backoff: []time.Duration{20 * time.Millisecond}}, NewStageMetrics(nil), nil, slog.New(slog.DiscardHandler))
 	var calls atomic.Int32
-	store.Durable = func(context.Context) error {
+	store.Durable = func(context.Context, int) error {
 		if calls.Add(1) == 1 {
 			return errors.New("log unreachable")
 		}

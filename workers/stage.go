@@ -73,7 +73,10 @@ type batchHandler func(ctx context.Context, msgs []jetstream.Msg) []error
 // alive with InProgress while they are handled, acks what succeeded, naks
 // with backoff what failed, and dead-letters what failed for good.
 type stage struct {
-	name     string
+	name string // the durable consumer's
+	// kind names the stage in dead letters and metrics when several
+	// consumers do one stage's work (the store's partitions); default name.
+	kind     string
 	js       jetstream.JetStream
 	stream   string
 	subjects []string
@@ -101,6 +104,13 @@ func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 		reg.MustRegister(m.Messages, m.Duration)
 	}
 	return m
+}
+
+func (s *stage) label() string {
+	if s.kind != "" {
+		return s.kind
+	}
+	return s.name
 }
 
 func (s *stage) consumerConfig() jetstream.ConsumerConfig {
@@ -195,9 +205,9 @@ func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) {
 		forEach(len(live), func(j int) { results[liveIdx[j]] = s.settle(ctx, live[j], errs[j]) })
 	}
 	for _, r := range results {
-		s.metrics.Messages.WithLabelValues(s.name, r).Inc()
+		s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 	}
-	s.metrics.Duration.WithLabelValues(s.name).Observe(time.Since(start).Seconds())
+	s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(start).Seconds())
 }
 
 // safeHandle turns a handler panic into a retryable failure of the batch.
@@ -282,13 +292,13 @@ func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) 
 		reason = reason[:1024]
 	}
 	host, _ := os.Hostname()
-	h.Set(schemas.HeaderDLQStage, s.name)
+	h.Set(schemas.HeaderDLQStage, s.label())
 	h.Set(schemas.HeaderDLQReason, reason)
 	h.Set(schemas.HeaderDLQAttempts, attempts)
 	h.Set(schemas.HeaderDLQSubject, m.Subject())
 	h.Set(schemas.HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
 	h.Set(schemas.HeaderDLQWorker, fmt.Sprintf("%s/%d", host, os.Getpid()))
-	dlq := &nats.Msg{Subject: schemas.DLQSubjectFor(s.name, m.Subject()), Data: m.Data(), Header: h}
+	dlq := &nats.Msg{Subject: schemas.DLQSubjectFor(s.label(), m.Subject()), Data: m.Data(), Header: h}
 	if _, err := s.js.PublishMsg(ctx, dlq); err != nil {
 		s.log.Error("dead-letter failed; keeping the message", "stage", s.name, "err", err)
 		_ = m.NakWithDelay(s.cfg.Backoff[len(s.cfg.Backoff)-1])

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,41 +29,87 @@ func MemoryID(agent, sourceID string) string {
 	return uuid.NewSHA1(idNamespace, []byte(agent+"\x00"+sourceID)).String()
 }
 
-// StoreWorker is the single writer: it takes candidate batches from the
-// WORK stream, deduplicates them against the store and each other, and
-// writes each batch of messages in one transaction.
+// StoreWorker writes memories: it takes candidate batches from the WORK
+// stream, deduplicates them against the store and each other, and writes
+// each batch of messages in one transaction. Work is partitioned: one
+// stage per partition (RunPartition), so partitions can be shared out
+// among writers, each partition having one writer at a time.
 type StoreWorker struct {
+	js      jetstream.JetStream
 	eng     *memory.Engine
-	st      stage
+	cfg     StageConfig
+	metrics *StageMetrics
 	outcome *prometheus.CounterVec
 	log     *slog.Logger
-	// Durable, when set, runs after a batch is committed and before its
-	// messages are acknowledged: the memory log's publish. A message is
-	// acknowledged only once its memory is in the replicated log, so a
-	// writer killed after its commit loses nothing a standby cannot redo.
-	Durable func(context.Context) error
+	// Partitions is how many partitions there are; default
+	// schemas.DefaultPartitions.
+	Partitions int
+	// Durable, when set, runs after a batch of a partition is committed
+	// and before its messages are acknowledged: the memory log's publish.
+	// A message is acknowledged only once its memory is in the replicated
+	// log, so a writer killed after its commit loses nothing another
+	// writer cannot redo.
+	Durable func(ctx context.Context, partition int) error
 }
 
-// NewStoreWorker builds the store stage. Batch defaults to 256 messages.
+// NewStoreWorker builds the store stages. Batch defaults to 256 messages.
 func NewStoreWorker(js jetstream.JetStream, eng *memory.Engine, cfg StageConfig, m *StageMetrics, reg prometheus.Registerer, log *slog.Logger) *StoreWorker {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 256
 	}
-	w := &StoreWorker{eng: eng, log: log,
+	w := &StoreWorker{js: js, eng: eng, cfg: cfg, metrics: m, log: log,
 		outcome: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "store_items_total",
 			Help: "Memory candidates handled by the store worker, by outcome."}, []string{"outcome"})}
 	if reg != nil {
 		reg.MustRegister(w.outcome)
 	}
-	w.st = stage{name: schemas.ConsumerStore, js: js, stream: schemas.StreamWork,
-		subjects: []string{schemas.WorkCandidatesAll, schemas.WorkLessonsAll}, cfg: cfg, handle: w.handle, metrics: m, log: log}
 	return w
 }
 
-// Run consumes until ctx ends.
-func (w *StoreWorker) Run(ctx context.Context) error { return w.st.run(ctx) }
+func (w *StoreWorker) partitions() int { return max(w.Partitions, 1) }
 
-func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error {
+// Run writes every partition, and moves work from before partitions,
+// until ctx ends: the one writer of a deployment.
+func (w *StoreWorker) Run(ctx context.Context) error {
+	if w.Partitions <= 0 {
+		w.Partitions = schemas.DefaultPartitions
+	}
+	g := make(chan error, w.Partitions+1)
+	for p := range w.Partitions {
+		go func() { g <- w.RunPartition(ctx, p) }()
+	}
+	go func() { g <- w.RunLegacy(ctx) }()
+	var first error
+	for range w.Partitions + 1 {
+		if err := <-g; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// RunPartition writes one partition's work until ctx ends.
+func (w *StoreWorker) RunPartition(ctx context.Context, partition int) error {
+	st := stage{name: schemas.ConsumerStoreFor(partition), kind: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
+		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log,
+		handle: func(ctx context.Context, msgs []jetstream.Msg) []error { return w.handle(ctx, partition, msgs) }}
+	return st.run(ctx)
+}
+
+// RunLegacy moves work published before partitions (subjects without a
+// partition) to its partitions, until ctx ends.
+func (w *StoreWorker) RunLegacy(ctx context.Context) error {
+	st := stage{name: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
+		subjects: []string{schemas.LegacyWorkCandidates, schemas.LegacyWorkLessons}, cfg: w.cfg, metrics: w.metrics, log: w.log,
+		handle: func(ctx context.Context, msgs []jetstream.Msg) []error { return w.handle(ctx, -1, msgs) }}
+	return st.run(ctx)
+}
+
+// handle writes the items of a batch of partition's messages (-1: none,
+// every item moves). An item whose scope belongs to another partition (a
+// lesson for global, an invalidation of a shared memory) moves to that
+// partition's work before its message is acknowledged.
+func (w *StoreWorker) handle(ctx context.Context, partition int, msgs []jetstream.Msg) []error {
 	errs := make([]error, len(msgs))
 	var items []memory.BatchItem
 	owner := make([]int, 0, len(msgs)) // item index → message index
@@ -79,7 +128,12 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 			errs[i] = Permanent(fmt.Errorf("work batch version %d, this worker reads %d", b.V, schemas.Version))
 			continue
 		}
-		for _, it := range b.Items {
+		mine, err := w.moveOthers(ctx, partition, m, agent, b)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		for _, it := range mine {
 			if it.Invalidates != "" {
 				errs[i] = errors.Join(errs[i], w.invalidate(ctx, agent, it))
 				continue
@@ -99,7 +153,7 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 	}
 	results, itemErrs, err := w.eng.StoreBatch(ctx, items)
 	if err == nil && w.Durable != nil {
-		err = w.durable(ctx)
+		err = w.durable(ctx, partition)
 	}
 	if err != nil {
 		for _, i := range owner {
@@ -128,15 +182,75 @@ func (w *StoreWorker) handle(ctx context.Context, msgs []jetstream.Msg) []error 
 	return errs
 }
 
+// itemPartition is the partition whose writer writes it: its scope's (for
+// an invalidation, the named memory's), or partition itself when that
+// cannot be told here (an inaccessible scope, an unknown memory: the
+// write refuses it with the reason).
+func (w *StoreWorker) itemPartition(ctx context.Context, partition int, agent string, it schemas.CaptureItem) int {
+	who := memory.Agent(agent)
+	if it.Invalidates != "" {
+		_, scope, err := w.eng.Locate(ctx, who, it.Invalidates, "")
+		if err != nil {
+			return max(partition, schemas.AgentPartition(agent, w.partitions()))
+		}
+		return schemas.ScopePartition(scope, w.partitions())
+	}
+	scope, err := w.eng.TargetScope(who, it.Scope)
+	if err != nil {
+		return max(partition, schemas.AgentPartition(agent, w.partitions()))
+	}
+	return schemas.ScopePartition(scope, w.partitions())
+}
+
+// moveOthers publishes the items of b that another partition writes to
+// that partition's work, and returns the rest. The moved copies' Msg-Ids
+// derive from m's stream position, so a redelivered m moves them once.
+func (w *StoreWorker) moveOthers(ctx context.Context, partition int, m jetstream.Msg, agent string, b schemas.WorkBatch) ([]schemas.CaptureItem, error) {
+	var mine []schemas.CaptureItem
+	others := map[int][]schemas.CaptureItem{}
+	for _, it := range b.Items {
+		if p := w.itemPartition(ctx, partition, agent, it); p == partition {
+			mine = append(mine, it)
+		} else {
+			others[p] = append(others[p], it)
+		}
+	}
+	if len(others) == 0 {
+		return mine, nil
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return nil, err
+	}
+	prefix := schemas.WorkCandidates
+	if strings.HasPrefix(m.Subject(), schemas.WorkLessons+".") {
+		prefix = schemas.WorkLessons
+	}
+	for p, its := range others {
+		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: agent, Source: b.Source, Items: its})
+		if err != nil {
+			return nil, err
+		}
+		msg := nats.NewMsg(prefix + "." + strconv.Itoa(p) + "." + agent)
+		msg.Data = body
+		msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p))
+		if _, err := w.js.PublishMsg(ctx, msg); err != nil {
+			return nil, fmt.Errorf("move work to partition %d: %w", p, err)
+		}
+		w.outcome.WithLabelValues("moved").Add(float64(len(its)))
+	}
+	return mine, nil
+}
+
 // durable waits until Durable succeeds. A log that cannot be reached for a
 // while (a cluster electing new leaders) is waited out here, with the
 // messages kept in progress, rather than spending their deliveries and
 // dead-lettering memories that are safely stored. ErrNotWriter-wrapped
 // failures (the writer's lease is lost) end the wait at once.
-func (w *StoreWorker) durable(ctx context.Context) error {
+func (w *StoreWorker) durable(ctx context.Context, partition int) error {
 	wait := 50 * time.Millisecond
 	for {
-		err := w.Durable(ctx)
+		err := w.Durable(ctx, partition)
 		switch {
 		case err == nil:
 			return nil

@@ -127,7 +127,7 @@ func lessonItems(agent, session string, res distill.Result, msgs []distill.Messa
 // publishWork hands items to the store worker in one message; msgID makes
 // a repeated publish (a retry, a crash before the cursor moved) a no-op
 // within the stream's duplicate window, and the items' source ids beyond it.
-func publishWork(ctx context.Context, js jetstream.JetStream, agent, source, msgID string, items []schemas.CaptureItem) error {
+func publishWork(ctx context.Context, js jetstream.JetStream, partitions int, agent, source, msgID string, items []schemas.CaptureItem) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -135,7 +135,7 @@ func publishWork(ctx context.Context, js jetstream.JetStream, agent, source, msg
 	if err != nil {
 		return err
 	}
-	msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkLessons, agent), Data: body, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkLessons, agent, partitions), Data: body, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	if _, err := js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("publish lessons: %w", err)

@@ -141,11 +141,20 @@ memories of DIM dimensions in a writer's store and measures:
   - publishing them to the memory log, and the log's bytes per memory
   - a new replica catching up from the log, and whether it answers the writer's exact top-10
   - freshness: a write on the writer until it is on a following replica, p50/p99
-  - recall throughput over NATS with one query replica, then two`,
+  - recall throughput over NATS with one query replica, then two
+  - capture: --captured candidates queued for 64 agents, stored into the log by one, then two,
+    'clawmem worker store' processes sharing the partitions`,
 		Example: "  clawmem bench cluster\n  clawmem bench cluster --n 20000 --dim 384 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			if o.Captured > 0 {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				o.Binary = exe
+			}
 			rep, err := bench.Cluster(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -159,5 +168,6 @@ memories of DIM dimensions in a writer's store and measures:
 	f.IntVar(&o.Nodes, "nodes", 3, "JetStream cluster nodes")
 	f.IntVar(&o.Queries, "queries", 200, "top-10 searches compared between writer and replica")
 	f.Float64Var(&o.LoadSeconds, "load-seconds", 5, "length of each recall throughput run")
+	f.IntVar(&o.Captured, "captured", 20_000, "memory candidates stored by 1, then 2, writer processes (0: skip)")
 	return cmd
 }

@@ -94,7 +94,7 @@ func TestDLQCommands(t *testing.T) {
 	if _, err := js.Publish(ctx, schemas.EventSubject(schemas.KindAgentEnd, "main"), []byte(`{not json`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.Publish(ctx, schemas.WorkItemSubject(schemas.WorkCandidates, "main"), []byte(`{"v":99}`)); err != nil {
+	if _, err := js.Publish(ctx, schemas.WorkItemSubject(schemas.WorkCandidates, "main", schemas.DefaultPartitions), []byte(`{"v":99}`)); err != nil {
 		t.Fatal(err)
 	}
 	// And one as a stage writes it, of a good event that failed for a
@@ -122,7 +122,7 @@ func TestDLQCommands(t *testing.T) {
 		byStage[e.Stage] = append(byStage[e.Stage], e)
 	}
 	store := byStage["store"]
-	if len(store) != 1 || store[0].Subject != schemas.WorkItemSubject(schemas.WorkCandidates, "main") || store[0].Attempts != 1 ||
+	if len(store) != 1 || store[0].Subject != schemas.WorkItemSubject(schemas.WorkCandidates, "main", schemas.DefaultPartitions) || store[0].Attempts != 1 ||
 		!strings.Contains(store[0].Reason, "version 99") || store[0].Stream != schemas.StreamWork || store[0].Time.IsZero() {
 		t.Fatalf("store dead letter: %+v", store)
 	}

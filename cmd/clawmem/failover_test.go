@@ -46,10 +46,11 @@ func startWriter(t *testing.T, url string) (*exec.Cmd, string, *lockedBuffer) {
 	return cmd, dir, logs
 }
 
-// TestWriterFailover SIGKILLs the writer holding the lease in the middle of
-// ingest: the standby takes the lease within the TTL, every acknowledged
-// event becomes exactly one memory in the log, and a near-duplicate sent
-// during the failover is stored once.
+// TestWriterFailover runs two writers, which share the partitions out, and
+// SIGKILLs one in the middle of ingest: the other takes its partitions
+// over within the lease's TTL, every acknowledged event becomes exactly
+// one memory in the log, and a near-duplicate sent during the failover is
+// stored once.
 func TestWriterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real clawmem processes")
@@ -59,33 +60,39 @@ func TestWriterFailover(t *testing.T) {
 	url := srv.ClientURL()
 	a, aDir, aLogs := startWriter(t, url)
 	ctx := context.Background()
-	holder := func() string {
+	// held counts the partitions each writer (by data dir) holds.
+	held := func() map[string]int {
+		out := map[string]int{}
 		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
 		if err != nil {
-			return ""
+			return out
 		}
-		e, err := kv.Get(ctx, schemas.LeaseWriter)
-		if err != nil {
-			return ""
+		for p := range schemas.DefaultPartitions {
+			e, err := kv.Get(ctx, schemas.LeaseKey(p))
+			if err != nil {
+				continue
+			}
+			var v struct{ Holder string }
+			json.Unmarshal(e.Value(), &v)
+			out[v.Holder]++
 		}
-		var v struct{ Holder string }
-		json.Unmarshal(e.Value(), &v)
-		return v.Holder
+		return out
 	}
 	idOf := func(dir string) string {
 		b, _ := os.ReadFile(filepath.Join(dir, "writer-id"))
 		return strings.TrimSpace(string(b))
 	}
 	waitUntil(t, 30*time.Second, func() error {
-		if h := holder(); h == "" || h != idOf(aDir) {
-			return fmt.Errorf("lease holder %q, want the first writer\n%s", h, aLogs.String())
+		if h := held(); h[idOf(aDir)] != schemas.DefaultPartitions {
+			return fmt.Errorf("partitions held %v, want all by the first writer\n%s", h, aLogs.String())
 		}
 		return nil
 	})
+	// A second writer: the two share the partitions out.
 	_, bDir, bLogs := startWriter(t, url)
 	waitUntil(t, 30*time.Second, func() error {
-		if !strings.Contains(bLogs.String(), "standby") {
-			return fmt.Errorf("second writer not on standby yet:\n%s", bLogs.String())
+		if h := held(); h[idOf(aDir)] != schemas.DefaultPartitions/2 || h[idOf(bDir)] != schemas.DefaultPartitions/2 {
+			return fmt.Errorf("partitions held %v, want half each\n%s\n%s", h, aLogs.String(), bLogs.String())
 		}
 		return nil
 	})
@@ -109,11 +116,13 @@ func TestWriterFailover(t *testing.T) {
 		texts[i] = "Remember that " + bench.Sentence(rng, i)
 	}
 	pub := producers.New(js)
+	// Eight agents, so both writers have work.
+	agentOf := func(i int) string { return fmt.Sprintf("agent%d", i%8) }
 	send := func(i int, session, text string) {
 		ev, _ := json.Marshal(schemas.AgentEndEvent{Success: true, Messages: []schemas.Message{{Role: "user", Content: jsonString(text)}}})
 		meta := producers.Meta{SessionKey: session, Timestamp: int64(1_700_000_000_000 + i)}
 		for attempt := 0; ; attempt++ {
-			if _, err := pub.Publish(ctx, schemas.KindAgentEnd, "main", ev, meta); err == nil {
+			if _, err := pub.Publish(ctx, schemas.KindAgentEnd, agentOf(i), ev, meta); err == nil {
 				return
 			} else if attempt == 50 {
 				t.Errorf("event %d not acknowledged: %v", i, err)
@@ -129,7 +138,7 @@ func TestWriterFailover(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				send(i, fmt.Sprintf("agent:main:s%d", i), texts[i])
+				send(i, fmt.Sprintf("agent:%s:s%d", agentOf(i), i), texts[i])
 				sent.Add(1)
 			}
 		})
@@ -139,9 +148,10 @@ func TestWriterFailover(t *testing.T) {
 			a.Process.Signal(syscall.SIGKILL)
 			a.Wait()
 			killedAt = time.Now()
-			// A near-duplicate of an event already sent, in another
-			// session, while no writer holds the lease.
-			send(total, "agent:main:dup", texts[0])
+			// A near-duplicate of an event already sent, by the same
+			// agent in another session, while half the partitions have
+			// no writer.
+			send(total*8, "agent:agent0:dup", texts[0])
 		}
 		work <- i
 	}
@@ -149,12 +159,12 @@ func TestWriterFailover(t *testing.T) {
 	wg.Wait()
 
 	waitUntil(t, 10*time.Second, func() error {
-		if h := holder(); h != idOf(bDir) {
-			return fmt.Errorf("lease holder %q %v after the kill, want the standby\n%s", h, time.Since(killedAt), bLogs.String())
+		if h := held(); h[idOf(bDir)] != schemas.DefaultPartitions {
+			return fmt.Errorf("partitions held %v %v after the kill, want all by the survivor\n%s", h, time.Since(killedAt), bLogs.String())
 		}
 		return nil
 	})
-	t.Logf("the standby holds the lease %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+	t.Logf("the surviving writer holds every partition %v after the kill", time.Since(killedAt).Round(time.Millisecond))
 
 	// The log is the truth: rebuild from it until every event is in.
 	dim, err := node.Dimensions(cfg)

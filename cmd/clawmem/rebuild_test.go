@@ -13,6 +13,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
 )
 
@@ -58,10 +59,12 @@ func TestRebuildFromTheMemoryLog(t *testing.T) {
 	if code, _, errOut := runCLI(t, "--data-dir", dir, "rebuild"); code != 1 || !strings.Contains(errOut, "--into DIR") {
 		t.Fatalf("rebuild without --into: %d %s", code, errOut)
 	}
-	// status: this instance writes, and its query services have the log.
+	// status: this instance writes every partition, and its query service
+	// has the log.
 	code, out, errOut := runCLI(t, "--data-dir", dir, "--json", "status")
 	var st client.Status
-	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Writer == "" || st.LogSeq < rep.LogSeq || len(st.Instances) < 2 {
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Writers) != 1 || len(st.Writers[0].Partitions) != schemas.DefaultPartitions ||
+		st.LogSeq < rep.LogSeq || len(st.Instances) != 1 {
 		t.Fatalf("status: %d %s %s", code, out, errOut)
 	}
 	for _, in := range st.Instances {

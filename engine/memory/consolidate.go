@@ -34,6 +34,9 @@ type ConsolidateOptions struct {
 	// what scores MergeMin or more, as without a judge.
 	Judge    MergeJudge
 	JudgeMin float64 // default 0.85
+	// Only, when set, leaves out the memories of scopes it refuses (a
+	// partitioned writer consolidates the scopes it writes).
+	Only func(scope string) bool
 }
 
 // MergeJudge reads memories that look alike and says whether they state
@@ -93,7 +96,7 @@ func (e *Engine) Consolidate(ctx context.Context, o ConsolidateOptions) (Consoli
 	}
 	var mems []schemas.Memory
 	err := e.store.Iterate(ctx, engine.IterateOptions{Scopes: f, WithVectors: true}, func(m schemas.Memory) error {
-		if m.Current() {
+		if m.Current() && (o.Only == nil || o.Only(m.Scope)) {
 			mems = append(mems, m)
 		}
 		return nil

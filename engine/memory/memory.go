@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -136,6 +137,50 @@ func (e *Engine) writeScope(who Who, requested string) (string, error) {
 		return "", ErrNoIdentity
 	}
 	return e.scopes.Resolve(who.agent, requested)
+}
+
+// TargetScope is where who's new memory asked for requested goes: a
+// partitioned deployment routes the write to that scope's writer.
+func (e *Engine) TargetScope(who Who, requested string) (string, error) {
+	return e.writeScope(who, requested)
+}
+
+// Locate finds the memory who names by id or prefix (within scope, when
+// set) and says its full id and scope, as a write to it would.
+func (e *Engine) Locate(ctx context.Context, who Who, idOrPrefix, scope string) (id, memScope string, err error) {
+	f, err := e.readFilter(who, scope)
+	if err != nil {
+		return "", "", err
+	}
+	m, err := e.store.Get(ctx, idOrPrefix, f)
+	if err != nil {
+		return "", "", err
+	}
+	return m.ID, m.Scope, nil
+}
+
+// StoredScopes lists the scopes that hold memories, history included.
+func (e *Engine) StoredScopes(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	err := e.store.Iterate(ctx, engine.IterateOptions{Scopes: engine.AllScopes()}, func(m schemas.Memory) error {
+		seen[m.Scope] = true
+		return nil
+	})
+	return slices.Sorted(maps.Keys(seen)), err
+}
+
+// Match is the memory a query-form forget or update acts on: the
+// confident match among who's memories (within scope, when set), or nil
+// when there is none.
+func (e *Engine) Match(ctx context.Context, who Who, query, scope string) (*schemas.Memory, error) {
+	res, err := e.Recall(ctx, who, query, RecallOptions{Limit: 5, Scope: scope})
+	if err != nil {
+		return nil, err
+	}
+	if sure := ConfidentMatch(res.Candidates); sure != nil {
+		return &sure.Memory, nil
+	}
+	return nil, nil
 }
 
 // RecallOptions tunes Recall.

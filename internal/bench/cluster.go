@@ -37,7 +37,12 @@ type ClusterOptions struct {
 	Queries int
 	// LoadSeconds is how long each recall throughput run lasts.
 	LoadSeconds float64
-	Logf        func(format string, args ...any)
+	// Binary is the clawmem executable whose `worker store` processes
+	// capture is measured with, one then two (empty: not measured).
+	Binary string
+	// Captured is how many memory candidates each capture run stores.
+	Captured int
+	Logf     func(format string, args ...any)
 }
 
 // ClusterReport is what `clawmem bench cluster` reports.
@@ -52,6 +57,8 @@ type ClusterReport struct {
 	FreshP99ms              float64 `json:"replicaFreshnessP99ms"`
 	Recall1PerSec           float64 `json:"recallPerSecond1Replica"`
 	Recall2PerSec           float64 `json:"recallPerSecond2Replicas"`
+	Capture1PerSec          float64 `json:"capturePerSecond1Writer,omitempty"`
+	Capture2PerSec          float64 `json:"capturePerSecond2Writers,omitempty"`
 }
 
 // Cluster measures the memory log on a JetStream cluster in process: the
@@ -138,6 +145,13 @@ func Cluster(ctx context.Context, o ClusterOptions) (ClusterReport, error) {
 	}
 	if rep.Recall2PerSec, err = recallLoad(ctx, nc, replicas, o); err != nil {
 		return rep, err
+	}
+	if o.Binary != "" && o.Captured > 0 {
+		for k, into := range []*float64{&rep.Capture1PerSec, &rep.Capture2PerSec} {
+			if *into, err = captureRun(ctx, js, c.URLs(), o.Binary, dir, k+1, o.Captured, rep.Replicas, logf); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }
@@ -248,5 +262,9 @@ func (r ClusterReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "  replica freshness      p50 %.1f ms  p99 %.1f ms (writer commit -> on the replica)\n", r.FreshP50ms, r.FreshP99ms)
 	fmt.Fprintf(w, "  recall, 1 replica      %8.0f /s\n", r.Recall1PerSec)
 	fmt.Fprintf(w, "  recall, 2 replicas     %8.0f /s (x%.2f; both in this process, on the same cores)\n", r.Recall2PerSec, r.Recall2PerSec/max(r.Recall1PerSec, 1))
+	if r.Capture1PerSec > 0 {
+		fmt.Fprintf(w, "  capture, 1 writer      %8.0f memories/s (candidates queued -> in the log)\n", r.Capture1PerSec)
+		fmt.Fprintf(w, "  capture, 2 writers     %8.0f memories/s (x%.2f; separate processes, on the same cores)\n", r.Capture2PerSec, r.Capture2PerSec/max(r.Capture1PerSec, 1))
+	}
 	return nil
 }

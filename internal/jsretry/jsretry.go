@@ -32,6 +32,8 @@ func Transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
+		case jsErrNoSuitablePeers:
+			return true // a replica's node is offline: it comes back
 		case jetstream.JSErrCodeDuplicateFilterSubjects, jetstream.JSErrCodeOverlappingFilterSubjects,
 			jetstream.JSErrCodeConsumerEmptyFilter:
 			return false // a 500 that says the request is wrong
@@ -40,6 +42,10 @@ func Transient(err error) bool {
 	}
 	return false
 }
+
+// jsErrNoSuitablePeers is JetStream's "no suitable peers for placement":
+// too few nodes are up to place every replica of a new stream or bucket.
+const jsErrNoSuitablePeers jetstream.ErrorCode = 10005
 
 // Backoff bounds the wait between attempts.
 var Backoff = struct{ First, Max time.Duration }{100 * time.Millisecond, 5 * time.Second}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,9 @@ type Follower struct {
 	js    jetstream.JetStream
 	store Store
 	log   *slog.Logger
+	// Self, on a writer, is its name (Publisher.Writer): its own entries
+	// are skipped, its store having them already (and perhaps newer).
+	Self string
 
 	mu      sync.Mutex
 	applied uint64
@@ -135,21 +139,34 @@ func (f *Follower) apply(ctx context.Context, msgs []jetstream.Msg) (uint64, err
 	entries := make([]schemas.LogEntry, len(msgs))
 	mems := make([]schemas.Memory, len(msgs))
 	var seq uint64
+	own := make([]bool, len(msgs))
+	keys := make([]string, len(msgs))
 	for i, m := range msgs {
 		md, err := m.Metadata()
 		if err != nil {
 			return 0, err
 		}
 		seq = md.Sequence.Stream
+		// The subject ends with the memory's id: entries are told apart by
+		// it before they are decoded, this writer's own among them.
+		keys[i] = m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
+		last[keys[i]] = i
+		if own[i] = f.Self != "" && m.Headers().Get(schemas.HeaderLogWriter) == f.Self; own[i] {
+			continue
+		}
 		if entries[i], mems[i], err = schemas.DecodeLogEntry(m.Data(), f.store.Dimensions()); err != nil {
 			return 0, fmt.Errorf("memory log sequence %d (%s): %w", seq, m.Subject(), err)
 		}
-		last[entries[i].ID] = i
+		if schemas.SubjectToken(entries[i].ID) != keys[i] {
+			return 0, fmt.Errorf("memory log sequence %d (%s): the entry is memory %s", seq, m.Subject(), entries[i].ID)
+		}
 	}
 	var puts []schemas.Memory
 	var dels []string
 	for i, e := range entries {
-		if last[e.ID] != i {
+		// A memory's last entry in the batch is its state; this writer's
+		// own is in its store already.
+		if last[keys[i]] != i || own[i] {
 			continue
 		}
 		if e.Op == schemas.LogDelete {

@@ -34,6 +34,16 @@ type Publisher struct {
 	log        *slog.Logger
 	// Poll is how often the change log is read when it was empty.
 	Poll time.Duration
+	// Writer, when set, names this writer in each entry (its Msg-Id and
+	// schemas.HeaderLogWriter), so that its own follower skips what its
+	// store has, and another writer's revisions never collide with its
+	// Msg-Ids.
+	Writer string
+	// Holds, when set, says whether this writer holds the partition of a
+	// scope now. A change to a scope it does not hold (made before a crash,
+	// in a partition another writer has since taken over) is dropped, not
+	// published over that writer's: it was never acknowledged to anyone.
+	Holds func(scope string) bool
 
 	// mu makes batches one at a time, so that a Flush that finds the
 	// change log empty knows every change before it is acknowledged.
@@ -63,6 +73,15 @@ func logInfo(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*je
 		return nil, fmt.Errorf("memory log: %w", err)
 	}
 	return info, nil
+}
+
+// LastSeq is the memory log's last sequence now.
+func LastSeq(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (uint64, error) {
+	info, err := logInfo(ctx, js, log)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.LastSeq, nil
 }
 
 // Bootstrap logs every memory of the store when the log is empty and the
@@ -156,8 +175,13 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(changes))
+	dropped := 0
 	for _, c := range changes {
-		msg, err := Message(c, p.partitions)
+		if p.Holds != nil && !p.Holds(c.Scope) {
+			dropped++
+			continue
+		}
+		msg, err := Message(c, p.partitions, p.Writer)
 		if err != nil {
 			return 0, err
 		}
@@ -179,17 +203,19 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 			return 0, ctx.Err()
 		}
 	}
-	// The store remembers, with the trim, how far the log holds its writes,
-	// so that at its next start as the writer it catches up only with what
-	// others wrote.
-	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev, p.lastSeq.Load()); err != nil {
+	if dropped > 0 {
+		p.log.Warn("memory log: changes to partitions another writer holds are dropped", "changes", dropped)
+	}
+	// How far the store has the log is its follower's to say (what this
+	// writer published is not all there is), so the trim leaves it be.
+	if err := p.store.TrimChanges(ctx, changes[len(changes)-1].Rev, 0); err != nil {
 		return 0, err
 	}
 	return len(changes), nil
 }
 
-// Message is the log message of change c.
-func Message(c engine.Change, partitions int) (*nats.Msg, error) {
+// Message is the log message of change c, by writer (optional).
+func Message(c engine.Change, partitions int, writer string) (*nats.Msg, error) {
 	e := schemas.LogEntry{V: schemas.LogVersion, Op: schemas.LogDelete, ID: c.ID, Rev: c.Rev}
 	if !c.Deleted {
 		m := c.Memory
@@ -205,7 +231,12 @@ func Message(c engine.Change, partitions int) (*nats.Msg, error) {
 	// replaces there: the stream keeps one message per subject.
 	msg := nats.NewMsg(schemas.MemoryLogSubject(schemas.Partition(schemas.PartitionKey(c.Scope), partitions), c.Scope, c.ID))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s@%d", c.ID, c.Rev))
+	msgID := fmt.Sprintf("%s@%d", c.ID, c.Rev)
+	if writer != "" {
+		msgID = writer + ":" + msgID
+		msg.Header.Set(schemas.HeaderLogWriter, writer)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	return msg, nil
 }
 

@@ -299,12 +299,16 @@ func (s *Service) opImport(ctx context.Context, who memory.Who, data []byte) (ok
 	if d.Results == nil {
 		d.Results = []portable.Result{}
 	}
+	return importReply(d, len(recs)), nil
+}
+
+func importReply(d ImportDetails, n int) okReply {
 	verb := "Imported"
-	if r.DryRun {
+	if d.DryRun {
 		verb = "Would import"
 	}
 	return okReply{text: fmt.Sprintf("%s %d of %d memories: %d skipped (%d exist, %d duplicates), %d failed.",
-		verb, d.Imported, len(recs), d.Skipped, d.Exists, d.Duplicates, d.Failed), details: d}, nil
+		verb, d.Imported, n, d.Skipped, d.Exists, d.Duplicates, d.Failed), details: d}
 }
 
 // DeleteBulkDetails is delete-bulk's outcome: Count memories deleted,
@@ -334,22 +338,31 @@ func (s *Service) opDeleteBulk(ctx context.Context, who memory.Who, data []byte)
 	if err != nil {
 		return okReply{}, err
 	}
-	bf := engine.BulkFilter{Scopes: f, Before: r.Before}
-	d := DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
-	what := "in " + orDefault(r.Scope, "every scope")
-	if r.Before > 0 {
-		what += " created before " + time.UnixMilli(r.Before).UTC().Format(time.RFC3339)
-	}
-	if r.DryRun {
-		if d.Count, err = s.eng.Backend().CountBulk(ctx, bf); err != nil {
-			return okReply{}, err
-		}
-		return okReply{text: fmt.Sprintf("Would delete %d %s %s (dry run).", d.Count, plural(d.Count, "memory", "memories"), what), details: d}, nil
-	}
-	if d.Count, err = s.eng.Backend().BulkDelete(ctx, bf); err != nil {
+	if f, err = s.ownedOnly(ctx, r.Scope, f); err != nil {
 		return okReply{}, err
 	}
-	return okReply{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, plural(d.Count, "memory", "memories"), what), details: d}, nil
+	bf := engine.BulkFilter{Scopes: f, Before: r.Before}
+	d := DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
+	if r.DryRun {
+		d.Count, err = s.eng.Backend().CountBulk(ctx, bf)
+	} else {
+		d.Count, err = s.eng.Backend().BulkDelete(ctx, bf)
+	}
+	if err != nil {
+		return okReply{}, err
+	}
+	return deleteBulkReply(d), nil
+}
+
+func deleteBulkReply(d DeleteBulkDetails) okReply {
+	what := "in " + orDefault(d.Scope, "every scope")
+	if d.Before > 0 {
+		what += " created before " + time.UnixMilli(d.Before).UTC().Format(time.RFC3339)
+	}
+	if d.DryRun {
+		return okReply{text: fmt.Sprintf("Would delete %d %s %s (dry run).", d.Count, plural(d.Count, "memory", "memories"), what), details: d}
+	}
+	return okReply{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, plural(d.Count, "memory", "memories"), what), details: d}
 }
 
 func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
@@ -363,11 +376,19 @@ func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte
 	if r.MergeMin < 0 || r.MergeMin > 1 || r.ArchiveFloor < 0 || r.ArchiveFloor > 1 || r.HalfLifeDays < 0 {
 		return okReply{}, fmt.Errorf("%w: mergeMin and archiveFloor are 0..1, archiveHalfLifeDays not negative", schemas.ErrInvalid)
 	}
-	rep, err := s.eng.Consolidate(ctx, memory.ConsolidateOptions{Scope: r.Scope, DryRun: r.DryRun, MergeMin: r.MergeMin,
-		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays, Judge: s.cfg.MergeJudge})
+	o := memory.ConsolidateOptions{Scope: r.Scope, DryRun: r.DryRun, MergeMin: r.MergeMin,
+		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays, Judge: s.cfg.MergeJudge}
+	if repl := s.cfg.Replication; repl != nil && repl.Owns != nil {
+		o.Only = repl.Owns
+	}
+	rep, err := s.eng.Consolidate(ctx, o)
 	if err != nil {
 		return okReply{}, err
 	}
+	return consolidateReply(rep), nil
+}
+
+func consolidateReply(rep memory.ConsolidateReport) okReply {
 	verb := map[bool]string{true: "would merge", false: "merged"}[rep.DryRun]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Consolidation over %d memories: %s %d group(s), archived %d.", rep.Scanned, verb, len(rep.Merges), len(rep.Archived))
@@ -384,5 +405,5 @@ func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte
 	for _, id := range rep.Archived {
 		fmt.Fprintf(&b, "\n- archived %s", shortID(id))
 	}
-	return okReply{text: b.String(), details: rep}, nil
+	return okReply{text: b.String(), details: rep}
 }

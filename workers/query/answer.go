@@ -17,6 +17,6 @@ func (s *Service) Answer(ctx context.Context, who memory.Who, op string, data []
 	if !who.IsAdmin() {
 		subject = schemas.ServiceSubject(who.AgentID(), op)
 	}
-	res, _ := s.safeHandle(ctx, ep, subject, data, time.Now())
+	res, _ := s.safeHandle(ctx, ep, subject, data, time.Now(), false)
 	return res
 }

@@ -951,7 +951,7 @@ func BenchmarkRecallNATS(b *testing.B) {
 		}
 		direct, viaNATS, overhead = append(direct, d), append(viaNATS, v), append(overhead, v-d)
 		start = time.Now()
-		res, _ := svc.safeHandle(ctx, svc.endpoints[schemas.OpRecall], subject, bodies[q], start)
+		res, _ := svc.safeHandle(ctx, svc.endpoints[schemas.OpRecall], subject, bodies[q], start, false)
 		if _, fits := svc.encode(res); res.IsError || !fits {
 			b.Fatalf("in-process recall failed: %+v", res)
 		}

@@ -10,22 +10,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// Writer endpoints: the writer's service also answers here, and replicas
-// forward writes here, so a write never lands on another replica.
+// Writer endpoints: each partition's writer answers writes at
+// WriterPrefix.<partition>.<agent>.<op> and WriterAdminPrefix.<partition>.<op>
+// (WriterSubject), and query services forward writes there, so a write
+// never lands on a replica.
 const (
 	WriterPrefix      = "clawmem.writer.v1"
 	WriterAdminPrefix = "clawmem.writer.admin.v1"
+	WriterServiceName = "clawmem-writer"
 )
 
 // CodeStale and CodeUnavailable are the replication error codes: the
@@ -50,8 +48,16 @@ type Replication struct {
 	// StaleWait bounds that wait; default 2 s.
 	StaleWait time.Duration
 	// Position, when set, is how far this copy has the log, reported in
-	// $SRV.STATS (and so by `clawmem status`).
+	// $SRV.STATS (and so by `clawmem status`) with Role.
 	Position func() uint64
+	Role     string
+	// Partitions is how many partitions writers share (nats.partitions).
+	Partitions int
+	// Owns, on one partition's writer endpoints, says whether a scope is
+	// theirs (its partition is Partition): a write of another partition's
+	// is passed on to its writer, an admin write narrowed to these scopes.
+	Owns      func(scope string) bool
+	Partition int
 }
 
 // forwarded reports whether a replica sends op to the writer.
@@ -66,33 +72,6 @@ func forwarded(op string) bool {
 
 // writes reports whether op changes memories.
 func writes(op string) bool { return forwarded(op) && op != schemas.OpExport }
-
-// forward sends the request to the writer and answers with its reply.
-func (s *Service) forward(ctx context.Context, ep *endpoint, who memory.Who, subject string, data []byte) (schemas.ToolResult, string) {
-	target := WriterAdminPrefix + "." + ep.op
-	if !who.IsAdmin() {
-		target = WriterPrefix + "." + who.AgentID() + "." + ep.op
-	}
-	msg, err := s.nc.RequestWithContext(ctx, target, data)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return Failure(CodeUnavailable, "no memory writer answers right now (a failover takes up to a few seconds); retry", nil), CodeUnavailable
-	}
-	if err != nil {
-		return s.failure(ep, subject, fmt.Errorf("forward %s to the writer: %w", ep.op, err))
-	}
-	var res schemas.ToolResult
-	if err := json.Unmarshal(msg.Data, &res); err != nil {
-		return s.failure(ep, subject, fmt.Errorf("the writer's reply to %s: %w", ep.op, err))
-	}
-	if res.IsError {
-		var d schemas.ErrorDetails
-		if raw, err := json.Marshal(res.Details); err == nil && json.Unmarshal(raw, &d) == nil && d.Code != "" {
-			return res, d.Code
-		}
-		return res, CodeInternal
-	}
-	return res, ""
-}
 
 // awaitSeq waits, on a replica, for the sequence the request asks for.
 func (s *Service) awaitSeq(ctx context.Context, data []byte) error {

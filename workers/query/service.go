@@ -76,6 +76,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MergeJudge, when set, judges consolidation's look-alike groups.
 	MergeJudge memory.MergeJudge
+	// Name is the micro service's name; default schemas.ServiceName (a
+	// writer's endpoints are WriterServiceName, which `clawmem status`
+	// does not list as query instances).
+	Name string
 	// Prefix and AdminPrefix are the endpoints' subjects; default
 	// schemas.ServicePrefix and schemas.AdminPrefix (a writer's second
 	// service uses WriterPrefix and WriterAdminPrefix).
@@ -93,6 +97,9 @@ func DefaultConfig() Config {
 func (c Config) withDefaults() Config {
 	if c.QueueGroup == "" {
 		c.QueueGroup = "clawmem-query"
+	}
+	if c.Name == "" {
+		c.Name = schemas.ServiceName
 	}
 	if c.Prefix == "" {
 		c.Prefix = schemas.ServicePrefix
@@ -276,7 +283,7 @@ func (s *Service) start(base context.Context) error {
 		}
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
-		Name:        schemas.ServiceName,
+		Name:        s.cfg.Name,
 		Version:     schemas.ServiceVersion,
 		Description: "clawmem long-term memory: recall, context, store, forget, update, list, stats; admin export, import, delete-bulk",
 		QueueGroup:  s.cfg.QueueGroup,
@@ -287,10 +294,7 @@ func (s *Service) start(base context.Context) error {
 			}
 			st := ep.stats()
 			if r := s.cfg.Replication; r != nil && r.Position != nil {
-				st.LogSeq, st.Role = r.Position(), "writer"
-				if r.Forward {
-					st.Role = "replica"
-				}
+				st.LogSeq, st.Role = r.Position(), r.Role
 			}
 			return st
 		},
@@ -401,7 +405,7 @@ func (s *Service) dispatch(ep *endpoint) micro.HandlerFunc {
 func (s *Service) serve(base context.Context, ep *endpoint, req micro.Request, received time.Time) {
 	ep.active.Add(1)
 	defer ep.active.Add(-1)
-	res, result := s.safeHandle(base, ep, req.Subject(), req.Data(), received)
+	res, result := s.safeHandle(base, ep, req.Subject(), req.Data(), received, req.Headers().Get(headerHop) != "")
 	data, fits := s.encode(res)
 	if !fits {
 		result, res.IsError = CodeInvalid, true
@@ -455,7 +459,7 @@ func (s *Service) publish(reply string, data []byte) {
 
 // safeHandle turns a panic into an internal error reply: one bad request
 // must never take the service down.
-func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string, data []byte, received time.Time) (res schemas.ToolResult, result string) {
+func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string, data []byte, received time.Time, hop bool) (res schemas.ToolResult, result string) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("query handler panic", "op", ep.op, "subject", subject, "panic", r)
@@ -476,10 +480,19 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 	if repl != nil && repl.Forward && forwarded(ep.op) {
 		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
 		defer cancel()
-		return s.forward(ctx, ep, who, subject, data)
+		return s.forwardWrite(ctx, ep, who, subject, data)
 	}
 	if err := s.awaitSeq(base, data); err != nil {
 		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale
+	}
+	if repl != nil && repl.Owns != nil {
+		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
+		defer cancel()
+		out, res, code := s.checkRoute(ctx, ep, who, subject, hop, data)
+		if res != nil {
+			return *res, code
+		}
+		data = out
 	}
 	if ep.op == schemas.OpContext {
 		// The context endpoint keeps its own deadline, measured from receipt.
@@ -591,6 +604,8 @@ func ErrorCode(err error) string {
 		return CodeInvalid
 	case errors.Is(err, context.DeadlineExceeded):
 		return CodeTimeout
+	case errors.Is(err, ErrMisrouted):
+		return CodeUnavailable
 	}
 	return CodeInternal
 }

@@ -1,0 +1,318 @@
+package memlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Share is one writer's share of the partitions. Every partition has a
+// lease (schemas.LeaseKey); each writer also renews a presence key, and
+// from the writers present each aims at an even share, ceil(partitions /
+// writers): it takes free partitions while it holds fewer, and gives the
+// ones beyond it up while it holds more. A writer that dies stops renewing
+// both, so after the TTL the others count one writer less and take its
+// partitions over.
+type Share struct {
+	kv         jetstream.KeyValue
+	id         string
+	partitions int
+	ttl        time.Duration
+	log        *slog.Logger
+	// Take prepares a partition just taken (its lease held), before its
+	// work starts: a writer catches up with the log here, so that it writes
+	// on top of everything the partition's previous writer logged.
+	Take func(ctx context.Context, partition int) error
+	// Work runs a held partition's work until ctx ends (the partition is
+	// given up, or its lease lost); an error gives the partition up.
+	Work func(ctx context.Context, partition int, lease *Lease) error
+	// Give, after a partition's work stopped and before its lease is
+	// released, makes what it wrote durable (the log's publish), so the
+	// next writer takes it over with every change in the log.
+	Give func(ctx context.Context, partition int) error
+
+	mu      sync.Mutex
+	held    map[int]*heldPartition
+	writers map[string]time.Time // presence keys seen, when last renewed
+	round   chan struct{}        // closed and replaced after each round
+}
+
+type heldPartition struct {
+	lease  *Lease
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// NewShare is writer id's share of partitions leases in kv, whose TTL is
+// ttl.
+func NewShare(kv jetstream.KeyValue, id string, partitions int, ttl time.Duration, log *slog.Logger) *Share {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Share{kv: kv, id: id, partitions: max(partitions, 1), ttl: ttl, log: log,
+		held: map[int]*heldPartition{}, writers: map[string]time.Time{}, round: make(chan struct{})}
+}
+
+// Holds reports whether this writer holds partition now.
+func (s *Share) Holds(partition int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.held[partition]
+	return ok
+}
+
+// Sure reports whether this writer surely still holds partition: its
+// lease renewed recently enough that no one else can have it.
+func (s *Share) Sure(partition int) bool {
+	s.mu.Lock()
+	h, ok := s.held[partition]
+	s.mu.Unlock()
+	return ok && h.lease.Held()
+}
+
+// HoldsScope reports whether this writer holds the partition of scope.
+func (s *Share) HoldsScope(scope string) bool {
+	return s.Holds(schemas.ScopePartition(scope, s.partitions))
+}
+
+// Held lists the partitions held, in order.
+func (s *Share) Held() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for p := range s.held {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Rounds is closed after the next round of taking and giving up.
+func (s *Share) Rounds() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.round
+}
+
+// Run shares the partitions out until ctx ends, then stops every held
+// partition's work and releases its lease, so another writer takes over
+// at once rather than after the TTL.
+func (s *Share) Run(ctx context.Context) error {
+	watch, err := s.kv.Watch(ctx, schemas.PresencePrefix+".*")
+	if err != nil {
+		return fmt.Errorf("writers' presence: %w", err)
+	}
+	defer func() { _ = watch.Stop() }()
+	defer s.giveAll(context.WithoutCancel(ctx))
+	_ = s.kv.Delete(ctx, schemas.PresenceKey(s.id)) // a presence left by an earlier life
+	every := s.ttl / 6
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s.balance(ctx)
+		s.mu.Lock()
+		close(s.round)
+		s.round = make(chan struct{})
+		s.mu.Unlock()
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case e, ok := <-watch.Updates():
+				if !ok {
+					return errors.New("writers' presence: the watch ended")
+				}
+				s.seen(e)
+			case <-t.C:
+				waiting = false
+			}
+		}
+	}
+}
+
+// seen records a presence key's update (nil: the initial values are in).
+func (s *Share) seen(e jetstream.KeyValueEntry) {
+	if e == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Operation() == jetstream.KeyValuePut {
+		s.writers[e.Key()] = time.Now()
+	} else {
+		delete(s.writers, e.Key())
+	}
+}
+
+// present counts the writers whose presence was renewed within the TTL,
+// this one included.
+func (s *Share) present() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 1
+	for k, at := range s.writers {
+		if k != schemas.PresenceKey(s.id) && time.Since(at) < s.ttl {
+			n++
+		}
+	}
+	return n
+}
+
+// balance renews this writer's presence, reaps partitions whose work
+// ended, then takes or gives partitions up towards an even share.
+func (s *Share) balance(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, s.ttl/3)
+	_, err := s.kv.PutString(rctx, schemas.PresenceKey(s.id), time.Now().UTC().Format(time.RFC3339Nano))
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("writers' presence not renewed", "err", err)
+		}
+		return
+	}
+	for p, h := range s.snapshot() {
+		select {
+		case err := <-h.done:
+			s.forget(p)
+			h.lease.Release(context.WithoutCancel(ctx))
+			if ctx.Err() == nil {
+				s.log.Warn("writer: partition given up", "partition", p, "err", err)
+			}
+		default:
+		}
+	}
+	target := (s.partitions + s.present() - 1) / s.present()
+	held := s.Held()
+	for len(held) > target {
+		// Give up the partitions farthest from where this writer starts.
+		p := held[len(held)-1]
+		held = held[:len(held)-1]
+		s.give(ctx, p)
+	}
+	for _, p := range s.order() {
+		if len(held) >= target || ctx.Err() != nil {
+			return
+		}
+		if s.Holds(p) {
+			continue
+		}
+		if s.take(ctx, p) {
+			held = append(held, p)
+		}
+	}
+}
+
+// order is the partitions from this writer's own starting point, so that
+// writers starting together reach for different ones.
+func (s *Share) order() []int {
+	h := fnv.New32a()
+	h.Write([]byte(s.id))
+	first := int(h.Sum32() % uint32(s.partitions))
+	out := make([]int, s.partitions)
+	for i := range out {
+		out[i] = (first + i) % s.partitions
+	}
+	return out
+}
+
+// take acquires partition's lease if free, prepares it and starts its
+// work.
+func (s *Share) take(ctx context.Context, p int) bool {
+	lease := NewLease(s.kv, schemas.LeaseKey(p), s.id, s.ttl)
+	ok, _, err := lease.TryAcquire(ctx)
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("writer: partition lease", "partition", p, "err", err)
+	}
+	if !ok {
+		return false
+	}
+	if s.Take != nil {
+		if err := s.Take(ctx, p); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("writer: partition not taken", "partition", p, "err", err)
+			}
+			lease.Release(context.WithoutCancel(ctx))
+			return false
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	h := &heldPartition{lease: lease, cancel: cancel, done: make(chan error, 1)}
+	s.mu.Lock()
+	s.held[p] = h
+	s.mu.Unlock()
+	go func() {
+		errs := make(chan error, 2)
+		go func() { errs <- lease.Keep(wctx) }()
+		go func() {
+			if s.Work == nil {
+				<-wctx.Done()
+				errs <- nil
+				return
+			}
+			errs <- s.Work(wctx, p, lease)
+		}()
+		err := <-errs // the first to end ends the other
+		cancel()
+		err = errors.Join(err, <-errs)
+		h.done <- err
+	}()
+	s.log.Info("writer: partition taken", "partition", p)
+	return true
+}
+
+// give stops partition's work, makes its writes durable and releases its
+// lease.
+func (s *Share) give(ctx context.Context, p int) {
+	s.mu.Lock()
+	h, ok := s.held[p]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	h.cancel()
+	<-h.done
+	if s.Give != nil {
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ttl)
+		if err := s.Give(gctx, p); err != nil {
+			s.log.Warn("writer: a given-up partition's last writes are not all in the log", "partition", p, "err", err)
+		}
+		cancel()
+	}
+	s.forget(p)
+	h.lease.Release(context.WithoutCancel(ctx))
+	s.log.Info("writer: partition given up", "partition", p)
+}
+
+func (s *Share) giveAll(ctx context.Context) {
+	for _, p := range s.Held() {
+		s.give(ctx, p)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.ttl/3)
+	defer cancel()
+	_ = s.kv.Delete(rctx, schemas.PresenceKey(s.id))
+}
+
+func (s *Share) snapshot() map[int]*heldPartition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int]*heldPartition, len(s.held))
+	for p, h := range s.held {
+		out[p] = h
+	}
+	return out
+}
+
+func (s *Share) forget(p int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held, p)
+}

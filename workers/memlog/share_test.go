@@ -1,0 +1,174 @@
+package memlog_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/memlog"
+)
+
+// Two writers' stores over one log: each publishes only the scopes whose
+// partitions it holds, names itself in its entries, and its follower
+// applies the other's entries and skips its own, so a change it made
+// after publishing is never rolled back by its own older entry.
+func TestWritersSkipTheirOwnEntriesAndDropOthersPartitions(t *testing.T) {
+	ctx := context.Background()
+	js := setup(t)
+	a := open(t, t.TempDir(), false)
+	defer a.Close()
+	b := open(t, t.TempDir(), false)
+	defer b.Close()
+	pubA := memlog.NewPublisher(js, a, 16, nil)
+	pubA.Writer, pubA.Holds = "writer-a", func(scope string) bool { return scope == "agent:x" }
+	pubB := memlog.NewPublisher(js, b, 16, nil)
+	pubB.Writer = "writer-b"
+
+	mine, err := a.Add(ctx, mem("x's first fact", "agent:x", 1, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change to a partition writer A does not hold (left from before
+	// a crash, say): dropped, not published.
+	if _, err := a.Add(ctx, mem("y's fact written by the wrong writer", "agent:y", 0, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pubA.Flush(ctx); err != nil || n != 2 {
+		t.Fatalf("flush A: %d %v", n, err)
+	}
+	if left, _ := a.Changes(ctx, 0, 10); len(left) != 0 {
+		t.Fatalf("%d changes left after the flush", len(left))
+	}
+	theirs, err := b.Add(ctx, mem("y's fact", "agent:y", 0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pubB.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A changes its memory again before its follower reads the log.
+	newer := "x's first fact, corrected"
+	if _, err := a.Update(ctx, mine[0].ID, engine.Patch{Text: &newer, Vector: []float32{1, 0.1, 0}}, engine.AllScopes()); err != nil {
+		t.Fatal(err)
+	}
+	f := memlog.NewFollower(js, a, nil)
+	f.Self = "writer-a"
+	if _, err := f.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Get(ctx, mine[0].ID, engine.AllScopes())
+	if err != nil || got.Text != newer {
+		t.Fatalf("A's own memory after following: %q %v, want its newer text", got.Text, err)
+	}
+	if ok, _ := a.Has(ctx, theirs[0].ID); !ok {
+		t.Fatal("A did not apply B's memory")
+	}
+	// The log: A's first entry and B's; nothing of agent:y from A.
+	replica := open(t, t.TempDir(), true)
+	defer replica.Close()
+	if rep, err := memlog.Rebuild(ctx, js, replica, nil); err != nil || rep.Memories != 2 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+	s, _ := js.Stream(ctx, schemas.StreamMemories)
+	m, err := s.GetLastMsgForSubject(ctx, schemas.MemoryLogSubject(schemas.ScopePartition("agent:x", 16), "agent:x", mine[0].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get(schemas.HeaderLogWriter) != "writer-a" || m.Header.Get(jetstream.MsgIDHeader) != fmt.Sprintf("writer-a:%s@1", mine[0].ID) {
+		t.Fatalf("A's entry headers: %v", m.Header)
+	}
+}
+
+// Writers share the partitions evenly, one writer per partition at any
+// time: a second writer gets half, a writer that stops gives its half
+// back at once, and one that vanishes (its connection gone, its leases
+// left to expire) is taken over within the TTL.
+func TestShareSplitsAndTakesOver(t *testing.T) {
+	const n, ttl = 8, 1500 * time.Millisecond
+	srv, _, js := natsembed.StartTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	working := map[int]string{} // partition → the writer working it
+	var overlaps []string
+	start := func(ctx context.Context, id string) (*memlog.Share, *nats.Conn) {
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := jetstream.New(nc)
+		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := memlog.NewShare(kv, id, n, ttl, nil)
+		s.Work = func(ctx context.Context, p int, _ *memlog.Lease) error {
+			mu.Lock()
+			if other, ok := working[p]; ok {
+				overlaps = append(overlaps, fmt.Sprintf("partition %d: %s and %s", p, other, id))
+			}
+			working[p] = id
+			mu.Unlock()
+			<-ctx.Done()
+			mu.Lock()
+			delete(working, p)
+			mu.Unlock()
+			return nil
+		}
+		go s.Run(ctx)
+		return s, nc
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(overlaps) > 0 {
+			t.Errorf("two writers at once: %v", overlaps)
+		}
+	})
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	a, _ := start(ctx, "a")
+	wait("a holding every partition", func() bool { return len(a.Held()) == n })
+	bctx, stopB := context.WithCancel(ctx)
+	b, _ := start(bctx, "b")
+	wait("half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
+	stopB()
+	began := time.Now()
+	wait("a holding every partition after b stopped", func() bool { return len(a.Held()) == n })
+	if took := time.Since(began); took > ttl {
+		t.Errorf("a stopped writer's partitions came back after %v, not at once", took)
+	}
+
+	// c vanishes: its connection closes, nothing is released.
+	cctx, stopC := context.WithCancel(ctx)
+	defer stopC()
+	c, ncC := start(cctx, "c")
+	wait("half each with c", func() bool { return len(a.Held()) == n/2 && len(c.Held()) == n/2 })
+	ncC.Close()
+	began = time.Now()
+	wait("a holding every partition after c vanished", func() bool { return len(a.Held()) == n })
+	if took := time.Since(began); took > 2*ttl {
+		t.Errorf("a vanished writer's partitions were taken over after %v (TTL %v)", took, ttl)
+	}
+	t.Logf("takeover after a writer vanished: %v (TTL %v)", time.Since(began).Round(time.Millisecond), ttl)
+}
