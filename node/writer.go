@@ -224,7 +224,8 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 
 // partitionWork is what a writer runs for a partition it holds: its
 // share of the store worker, its write endpoints, and for partition 0 the
-// backups (one writer makes them, of the whole store).
+// backups (one writer makes them, of the whole store) and the move of work
+// from before partitions.
 type partitionWork struct {
 	w        *writer
 	sw       *workers.StoreWorker
@@ -254,6 +255,8 @@ func (pw partitionWork) run(ctx context.Context, p int, _ *memlog.Lease) error {
 			return err
 		}
 		g.start("backup", backup.Run)
+		// Work queued before partitions existed goes to its partitions.
+		g.start("legacy work", pw.sw.RunLegacy)
 	}
 	return g.wait()
 }

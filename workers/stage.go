@@ -258,6 +258,13 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 		}
 		return "ok"
 	}
+	if errors.Is(err, ErrNotWriter) {
+		// Not this message's failure: the partition changed hands. Its
+		// next writer takes it at once, and the attempt is not counted
+		// towards the DLQ.
+		_ = m.Nak()
+		return "retry"
+	}
 	md, merr := m.Metadata()
 	attempts := 1
 	if merr == nil {

@@ -86,7 +86,7 @@ func captureRun(ctx context.Context, js jetstream.JetStream, urls, binary, dir s
 			break
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d writers did not share the partitions out within a minute: %v (logs in %s)", writers, held, dir)
+			return 0, fmt.Errorf("%d writers did not share the partitions out within a minute: %v; the first one's log:\n%s", writers, held, tail(filepath.Join(dir, fmt.Sprintf("writers%d-0", writers), "log.txt")))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -134,9 +134,15 @@ func captureRun(ctx context.Context, js jetstream.JetStream, urls, binary, dir s
 			break
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d memories in the log after 5 minutes (logs in %s)", info.State.Msgs, items, dir)
+			return 0, fmt.Errorf("%d of %d memories in the log after 5 minutes; the first writer's log:\n%s", info.State.Msgs, items, tail(filepath.Join(dir, fmt.Sprintf("writers%d-0", writers), "log.txt")))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return float64(items) / time.Since(start).Seconds(), nil
+}
+
+// tail is the end of a log file, for an error.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b[max(0, len(b)-4000):])
 }

@@ -55,14 +55,11 @@ func (f *Follower) Applied() uint64 {
 // CatchUp applies everything the log holds now and returns how many
 // entries it applied.
 func (f *Follower) CatchUp(ctx context.Context) (int, error) {
-	info, err := logInfo(ctx, f.js, f.log)
-	if err != nil {
-		return 0, err
+	last, err := LastSeq(ctx, f.js, f.log)
+	if err != nil || last == 0 {
+		return 0, err // 0: an empty log, nothing to catch up with
 	}
-	if info.State.LastSeq == 0 {
-		return 0, nil // an empty log: nothing to catch up with
-	}
-	return f.follow(ctx, info.State.LastSeq)
+	return f.follow(ctx, last)
 }
 
 // Run applies the log as it grows, until ctx ends. An entry that does not
@@ -81,6 +78,17 @@ func (f *Follower) follow(ctx context.Context, until uint64) (int, error) {
 	start, err := f.store.LogSeq(ctx)
 	if err != nil {
 		return 0, err
+	}
+	info, err := logInfo(ctx, f.js, f.log)
+	if err != nil {
+		return 0, err
+	}
+	if start > info.State.LastSeq {
+		// The log is younger than this store's position in it: it was
+		// lost with its cluster and logged anew. Every entry is applied
+		// again (a put replaces a memory whole, so that is safe).
+		f.log.Warn("memory log: the log is behind this store's position; applying it from the start", "storeSeq", start, "logSeq", info.State.LastSeq)
+		start = 0
 	}
 	f.setApplied(start)
 	if until > 0 && start >= until {

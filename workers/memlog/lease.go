@@ -83,10 +83,12 @@ func (l *Lease) Held() bool {
 	return !l.renewed.IsZero() && time.Since(l.renewed) < l.ttl*2/3
 }
 
-// Keep renews the lease every third of the TTL until ctx ends (nil) or the
-// lease is lost (ErrLeaseLost).
+// Keep renews the lease every sixth of the TTL until ctx ends (nil) or the
+// lease is lost (ErrLeaseLost). A renewal that fails (a busy cluster)
+// is tried again at the next tick: the lease is given up only when it may
+// have expired, or someone else holds it.
 func (l *Lease) Keep(ctx context.Context) error {
-	t := time.NewTicker(l.ttl / 3)
+	t := time.NewTicker(l.ttl / 6)
 	defer t.Stop()
 	for {
 		select {
@@ -99,7 +101,7 @@ func (l *Lease) Keep(ctx context.Context) error {
 		l.mu.Unlock()
 		val, _ := json.Marshal(leaseValue{V: leaseVersion, Holder: l.holder, Since: time.Now().UTC()})
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
 		next, err := l.kv.Update(rctx, l.key, val, rev)
 		cancel()
 		switch {

@@ -75,11 +75,11 @@ func logInfo(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*je
 	return info, nil
 }
 
-// LastSeq is the memory log's last sequence now.
+// LastSeq is the sequence of the memory log's last entry now (0: none).
 func LastSeq(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (uint64, error) {
 	info, err := logInfo(ctx, js, log)
-	if err != nil {
-		return 0, err
+	if err != nil || info.State.Msgs == 0 {
+		return 0, err // a log with no entry (new, or purged): nothing to wait for
 	}
 	return info.State.LastSeq, nil
 }
