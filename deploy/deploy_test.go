@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -57,6 +58,8 @@ var roles = []string{"store", "capture", "ingest", "query"}
 var knownConfigKeys = map[string]string{
 	"nats.url":              "string",
 	"nats.credentials":      "string",
+	"nats.replicas":         "number",
+	"nats.partitions":       "number",
 	"ingest.addr":           "string",
 	"ingest.token":          "string",
 	"dbPath":                "string",
@@ -90,6 +93,7 @@ type composeFile struct {
 }
 
 type composeService struct {
+	Profiles    []string          `yaml:"profiles"`
 	Image       string            `yaml:"image"`
 	Build       any               `yaml:"build"`
 	Command     []string          `yaml:"command"`
@@ -315,6 +319,115 @@ func TestComposeServices(t *testing.T) {
 				checkComposeIngest(t, s, cfg)
 			}
 		})
+	}
+}
+
+// clusterNodes are the compose cluster profile's NATS nodes.
+var clusterNodes = []string{"nats-1", "nats-2", "nats-3"}
+
+// TestComposeClusterProfile checks the "cluster" profile: three NATS nodes
+// running `clawmem nats config --cluster 3 --open`'s files, two writers and
+// two query replicas each on a volume of its own, capture, and ingest
+// depending on all of it; every clawmem service reaches all three nodes
+// and keeps three copies of every stream.
+func TestComposeClusterProfile(t *testing.T) {
+	c := loadCompose(t)
+	gen, err := natsconf.Generate(natsconf.Options{Cluster: 3, Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProfile := map[string]bool{}
+	for name, s := range c.Services {
+		if slices.Contains(s.Profiles, "cluster") {
+			inProfile[name] = true
+		} else if strings.HasPrefix(name, "cluster-") || slices.Contains(clusterNodes, name) {
+			t.Errorf("%s is not in the cluster profile", name)
+		}
+	}
+	for i, name := range clusterNodes {
+		s, ok := c.Services[name]
+		if !ok || !inProfile[name] {
+			t.Fatalf("no service %s in the cluster profile", name)
+		}
+		conf, _ := flagValue(s.Command, "--config")
+		if want := fmt.Sprintf("/etc/nats/nats-%d.conf", i+1); conf != want {
+			t.Errorf("%s: --config %q, want %s", name, conf, want)
+		}
+		if len(s.Ports) > 0 {
+			t.Errorf("%s publishes %v: the open nodes must stay on the compose network", name, s.Ports)
+		}
+		var confDir, data string
+		for _, v := range s.Volumes {
+			m := parseMount(v)
+			switch {
+			case m.target == "/etc/nats" && m.mode == "ro":
+				confDir = m.source
+			case m.target == dataDir && m.named():
+				data = m.source
+			}
+		}
+		if confDir != "./deploy/nats/cluster" || data != name+"-data" {
+			t.Errorf("%s: volumes %v: want ./deploy/nats/cluster read-only at /etc/nats and %s-data at %s", name, s.Volumes, name, dataDir)
+		}
+		if got := readFile(t, filepath.Join("nats", "cluster", gen[i].Name)); got != gen[i].Text {
+			t.Errorf("deploy/nats/cluster/%s differs from `clawmem nats config --cluster 3 --open`: regenerate it", gen[i].Name)
+		}
+	}
+	wantRoles := map[string]string{"cluster-writer-1": "store", "cluster-writer-2": "store", "cluster-query-1": "query",
+		"cluster-query-2": "query", "cluster-capture": "capture", "cluster-ingest": "ingest"}
+	dataVolumes := map[string]string{}
+	for name, role := range wantRoles {
+		s, ok := c.Services[name]
+		if !ok || !inProfile[name] {
+			t.Errorf("no service %s in the cluster profile", name)
+			continue
+		}
+		if len(s.Command) < 2 || s.Command[0] != "worker" || s.Command[1] != role {
+			t.Errorf("%s: command %v, want `worker %s`", name, s.Command, role)
+		}
+		urls, _ := flagValue(s.Command, "--nats-url")
+		cfg := composeConfig(t, name, s)
+		cfgURLs, _ := cfg.str("nats.url")
+		for _, u := range []string{urls, cfgURLs} {
+			var hosts []string
+			for _, one := range strings.Split(u, ",") {
+				if pu, err := parseNATSURL(one); err == nil {
+					hosts = append(hosts, pu.Hostname())
+				}
+			}
+			slices.Sort(hosts)
+			if !slices.Equal(hosts, clusterNodes) {
+				t.Errorf("%s: NATS URL %q: want all of %v", name, u, clusterNodes)
+			}
+		}
+		if r, _ := cfg["nats.replicas"].(float64); r != 3 {
+			t.Errorf("%s: nats.replicas %v, want 3 on a 3-node cluster", name, cfg["nats.replicas"])
+		}
+		for _, node := range clusterNodes {
+			if d, ok := s.DependsOn[node]; !ok || d.Condition != "service_healthy" {
+				t.Errorf("%s: want depends_on %s healthy", name, node)
+			}
+		}
+		for _, v := range s.Volumes {
+			if m := parseMount(v); m.target == dataDir && m.named() {
+				if other, dup := dataVolumes[m.source]; dup {
+					t.Errorf("%s and %s share the volume %s: every writer and replica needs a store of its own", name, other, m.source)
+				}
+				dataVolumes[m.source] = name
+			}
+		}
+		if (role == "store" || role == "query") && !slices.Contains(slices.Collect(maps.Values(dataVolumes)), name) {
+			t.Errorf("%s: no named volume at %s for its store", name, dataDir)
+		}
+	}
+	ingest := c.Services["cluster-ingest"]
+	for name := range wantRoles {
+		if _, ok := ingest.DependsOn[name]; name != "cluster-ingest" && !ok {
+			t.Errorf("cluster-ingest does not depend on %s: `up cluster-ingest` would not start it", name)
+		}
+	}
+	if !slices.Contains(ingest.Ports, "7434:7433") {
+		t.Errorf("cluster-ingest ports %v: want 7434:7433 (7433 is the single-node stack's)", ingest.Ports)
 	}
 }
 
@@ -1389,8 +1502,8 @@ func TestK8sManifests(t *testing.T) {
 
 	store := need("StatefulSet/clawmem-store")
 	workload(store, "store")
-	if store.Spec.Replicas == nil || *store.Spec.Replicas != 1 {
-		t.Error("StatefulSet clawmem-store: want replicas 1 (one writer per store)")
+	if store.Spec.Replicas == nil || *store.Spec.Replicas < 2 {
+		t.Error("StatefulSet clawmem-store: want 2 or more writers (they share the partitions; one takes over a dead one's)")
 	}
 	if len(store.Spec.VolumeClaimTemplates) == 0 {
 		t.Error("StatefulSet clawmem-store: no volumeClaimTemplates")
@@ -1404,6 +1517,17 @@ func TestK8sManifests(t *testing.T) {
 	}
 
 	workload(need("Deployment/clawmem-capture"), "capture")
+	if q := need("Deployment/clawmem-query"); q.Spec.Replicas == nil || *q.Spec.Replicas < 2 {
+		t.Error("Deployment clawmem-query: want 2 or more query replicas")
+	} else {
+		workload(q, "query")
+	}
+	for key, cfg := range cfgs {
+		if r, _ := cfg["nats.replicas"].(float64); r != 3 {
+			t.Errorf("ConfigMap clawmem-config %s: nats.replicas %v, want 3 (the NATS StatefulSet's nodes)", key, cfg["nats.replicas"])
+		}
+	}
+	checkK8sNATS(t, need)
 
 	ingest := need("Deployment/clawmem-ingest")
 	c := workload(ingest, "ingest")
@@ -1442,6 +1566,62 @@ func TestK8sManifests(t *testing.T) {
 	}
 	if len(svc.Spec.Ports) == 0 || fmt.Sprint(svc.Spec.Ports[0].Port) != ingestPort {
 		t.Errorf("Service clawmem-ingest: want port %s", ingestPort)
+	}
+}
+
+// checkK8sNATS checks the NATS StatefulSet: three nodes started together,
+// routes to each pod through the headless Service, the client Service
+// clawmem's configs name, and a server config like `clawmem nats config
+// --cluster 3 --open`'s but for the pods' names.
+func checkK8sNATS(t *testing.T, need func(string) k8sDoc) {
+	t.Helper()
+	sts := need("StatefulSet/nats")
+	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 3 {
+		t.Error("StatefulSet nats: want 3 nodes")
+	}
+	if hs := need("Service/" + sts.Spec.ServiceName); hs.Spec.ClusterIP != "None" {
+		t.Errorf("Service %s: want headless for the routes", sts.Spec.ServiceName)
+	}
+	if svc := need("Service/" + natsService); len(svc.Spec.Ports) == 0 || fmt.Sprint(svc.Spec.Ports[0].Port) != natsPort {
+		t.Errorf("Service %s: want port %s", natsService, natsPort)
+	}
+	if len(sts.Spec.VolumeClaimTemplates) == 0 {
+		t.Error("StatefulSet nats: no volumeClaimTemplates for JetStream")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(conf, []byte(need("ConfigMap/nats-config").Data["nats.conf"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POD_NAME", "nats-1")
+	got, err := server.ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatalf("nats.conf: %v", err)
+	}
+	gen, err := natsconf.Generate(natsconf.Options{Cluster: 3, Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := server.ProcessConfigFile(filepath.Join("nats", "cluster", gen[0].Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ServerName != "nats-1" {
+		t.Errorf("nats.conf server_name %q: want the pod's name", got.ServerName)
+	}
+	if got.JetStream != want.JetStream || got.StoreDir != want.StoreDir || got.JetStreamMaxStore != want.JetStreamMaxStore ||
+		got.JetStreamMaxMemory != want.JetStreamMaxMemory || got.MaxPayload != want.MaxPayload || got.LameDuckDuration != want.LameDuckDuration ||
+		got.Cluster.Name != want.Cluster.Name || got.Cluster.Port != want.Cluster.Port || got.Port != want.Port {
+		t.Errorf("nats.conf differs from `clawmem nats config --cluster 3 --open`'s node file in more than names")
+	}
+	var routes []string
+	for _, r := range got.Routes {
+		routes = append(routes, r.Host)
+	}
+	for i := range 3 {
+		if host := fmt.Sprintf("nats-%d.%s:6222", i, sts.Spec.ServiceName); !slices.Contains(routes, host) {
+			t.Errorf("nats.conf routes %v: none to %s", routes, host)
+		}
 	}
 }
 

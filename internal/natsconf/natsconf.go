@@ -29,6 +29,9 @@ type Options struct {
 	Partitions int
 	// Cluster is the number of nodes; 0 or 1 generates no server files.
 	Cluster int
+	// Open generates server files without accounts (and no accounts.conf),
+	// for a private network only.
+	Open bool
 }
 
 // agent is one agent's names in the files.
@@ -45,7 +48,10 @@ type File struct {
 // Generate returns accounts.conf and, for a cluster, nats-<n>.conf for
 // each node.
 func Generate(o Options) ([]File, error) {
-	if len(o.Agents) == 0 {
+	if o.Open && o.Cluster <= 1 {
+		return nil, fmt.Errorf("%w: --open generates cluster node files only: give --cluster 3", schemas.ErrInvalid)
+	}
+	if len(o.Agents) == 0 && !o.Open {
 		return nil, fmt.Errorf("%w: name the agents (--agents main,discord-bot)", schemas.ErrInvalid)
 	}
 	if o.Partitions <= 0 {
@@ -68,19 +74,26 @@ func Generate(o Options) ([]File, error) {
 		byAccount[a.Account] = id
 		agents = append(agents, a)
 	}
-	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions}
-	acc, err := render(accountsTmpl, data)
-	if err != nil {
-		return nil, err
+	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions, "Open": o.Open}
+	var files []File
+	if !o.Open {
+		acc, err := render(accountsTmpl, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: "accounts.conf", Text: acc})
 	}
-	files := []File{{Name: "accounts.conf", Text: acc}}
 	if o.Cluster <= 1 {
 		return files, nil
 	}
 	var routes, urls []string
 	for n := 1; n <= o.Cluster; n++ {
 		routes = append(routes, fmt.Sprintf("nats-route://nats-%d:6222", n))
-		urls = append(urls, fmt.Sprintf("nats://clawmem:<pw>@nats-%d:4222", n))
+		if o.Open {
+			urls = append(urls, fmt.Sprintf("nats://nats-%d:4222", n))
+		} else {
+			urls = append(urls, fmt.Sprintf("nats://clawmem:<pw>@nats-%d:4222", n))
+		}
 	}
 	data["Nodes"], data["Routes"], data["ClientURLs"] = o.Cluster, routes, strings.Join(urls, ",")
 	for n := 1; n <= o.Cluster; n++ {
