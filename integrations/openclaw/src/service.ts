@@ -42,10 +42,22 @@ export interface RequestOptions {
   connectWaitMs?: number;
 }
 
+/** Reads: safe to ask twice. */
+const READS: ReadonlySet<Op> = new Set<Op>(["recall", "context", "list", "stats"]);
+
+/**
+ * The longest first attempt of a read: a query replica that dies with the
+ * request in hand never answers, and another answers the same read asked
+ * again (as the Go client does).
+ */
+export const READ_ATTEMPT_MS = 5000;
+
 /**
  * Sends one request and returns the service's reply. Without a connection
  * (or with no service answering: NATS "no responders") it throws
  * UnavailableError at once; a connected clawmem gets timeoutMs to answer.
+ * A read that gets no answer within half that (at most READ_ATTEMPT_MS) is
+ * sent once more with the time left; a write is sent once.
  */
 export async function request(link: Link, agent: string, op: Op, body: object, opts: RequestOptions): Promise<ToolResult> {
   const started = Date.now();
@@ -59,10 +71,22 @@ export async function request(link: Link, agent: string, op: Op, body: object, o
   const left = opts.timeoutMs - (Date.now() - started);
   if (left <= 0) throw new UnavailableError(`no answer to ${op} within ${opts.timeoutMs} ms`, "timeout");
   const subject = serviceSubject(agent, op);
+  const payload = JSON.stringify(body);
   let data: Uint8Array;
   try {
-    const msg = await conn.nc.request(subject, JSON.stringify(body), { timeout: left });
-    data = msg.data;
+    if (READS.has(op) && left >= 2) {
+      const first = Math.min(Math.floor(left / 2), READ_ATTEMPT_MS);
+      try {
+        data = (await conn.nc.request(subject, payload, { timeout: first })).data;
+      } catch (err) {
+        if (!(err instanceof errors.TimeoutError)) throw err;
+        const rest = opts.timeoutMs - (Date.now() - started);
+        if (rest <= 0) throw err;
+        data = (await conn.nc.request(subject, payload, { timeout: rest })).data;
+      }
+    } else {
+      data = (await conn.nc.request(subject, payload, { timeout: left })).data;
+    }
   } catch (err) {
     if (isNoResponders(err)) {
       link.noteService(false, subject);

@@ -59,7 +59,10 @@ describe("the plugin with a real clawmem", () => {
     let state = "";
     await waitFor("the pipeline to be idle", async () => {
       state = "";
-      for (const [stream, consumer] of [["CLAWMEM_EVENTS", "capture"], ["CLAWMEM_EVENTS", "distill"], ["CLAWMEM_WORK", "store"]]) {
+      // The store's work is one consumer per partition (store-<p>).
+      const pairs: Array<[string, string]> = [["CLAWMEM_EVENTS", "capture"], ["CLAWMEM_EVENTS", "distill"]];
+      for await (const ci of jsm.consumers.list("CLAWMEM_WORK")) pairs.push(["CLAWMEM_WORK", ci.name]);
+      for (const [stream, consumer] of pairs) {
         const ci = await jsm.consumers.info(stream, consumer);
         state += ` ${consumer}: pending ${ci.num_pending}, ack pending ${ci.num_ack_pending};`;
       }

@@ -1,5 +1,6 @@
 // Unit tests: config, identity, message reduction, event envelopes, Msg-Ids,
-// the recall block bound, registration per mode. No clawmem needed.
+// the recall block bound, registration per mode, the read retry. No clawmem
+// needed.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -13,6 +14,9 @@ import { agentEndBody, buildEvent, MAX_EVENT_BYTES, sessionBody, slimMessage } f
 import { canonicalHash, deriveMsgId } from "../src/msgid.js";
 import { fitBlock } from "../src/recall.js";
 import { TOOL_SPECS, requestBody, toolNames } from "../src/tools.js";
+import { errors as natsErrors } from "@nats-io/transport-node";
+import type { Link } from "../src/link.js";
+import { READ_ATTEMPT_MS, request, UnavailableError } from "../src/service.js";
 import { FakeApi, fixture, pluginDir, schemaErrors, wireSchema } from "./helpers.js";
 
 describe("config", () => {
@@ -238,5 +242,55 @@ describe("registration", () => {
     const res = await api.tools({}).get("memory_store")!.execute("t1", { text: "x" });
     assert.equal(res.isError, true);
     assert.equal((res.details as { code: string }).code, "no_identity");
+  });
+});
+
+describe("read retry", () => {
+  // A connection whose first answers never come (a query replica that died
+  // with the request in hand) and whose later ones do.
+  function scripted(lost: number) {
+    const asked: Array<{ subject: string; timeout: number }> = [];
+    const nc = {
+      async request(subject: string, _body: string, o: { timeout: number }) {
+        asked.push({ subject, timeout: o.timeout });
+        if (asked.length <= lost) {
+          await new Promise((r) => setTimeout(r, o.timeout));
+          throw new natsErrors.TimeoutError();
+        }
+        return { data: new TextEncoder().encode(JSON.stringify({ content: [{ type: "text", text: "ok" }], details: {} })) };
+      },
+    };
+    const link = { settled: async () => ({ nc, js: {} }), phase: "up", servers: "nats://test", noteService() {} };
+    return { link: link as unknown as Link, asked };
+  }
+
+  it("asks a read once more when the first attempt gets no answer in half the time", async () => {
+    const { link, asked } = scripted(1);
+    const res = await request(link, "main", "recall", { query: "x" }, { timeoutMs: 400 });
+    assert.equal(res.content[0].text, "ok");
+    assert.equal(asked.length, 2);
+    assert.equal(asked[0].timeout, 200);
+    assert.ok(asked[1].timeout > 0 && asked[1].timeout <= 200, `second attempt ${asked[1].timeout} ms`);
+  });
+
+  it("bounds the first attempt at READ_ATTEMPT_MS", async () => {
+    const { link, asked } = scripted(0);
+    await request(link, "main", "context", { prompt: "x" }, { timeoutMs: 60_000 });
+    assert.equal(asked[0].timeout, READ_ATTEMPT_MS);
+  });
+
+  it("sends a write once", async () => {
+    const { link, asked } = scripted(1);
+    await assert.rejects(request(link, "main", "store", { text: "x" }, { timeoutMs: 200 }), (err: unknown) =>
+      err instanceof UnavailableError && err.reason === "timeout");
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].timeout, 200);
+  });
+
+  it("gives up when both attempts go unanswered", async () => {
+    const { link, asked } = scripted(2);
+    await assert.rejects(request(link, "main", "list", {}, { timeoutMs: 200 }), (err: unknown) =>
+      err instanceof UnavailableError && err.reason === "timeout");
+    assert.equal(asked.length, 2);
   });
 });
