@@ -190,7 +190,8 @@ func (s *Share) balance(ctx context.Context) {
 		default:
 		}
 	}
-	target := (s.partitions + s.present() - 1) / s.present()
+	writers := s.present()
+	target := (s.partitions + writers - 1) / writers
 	held := s.Held()
 	for len(held) > target {
 		// Give up the partitions farthest from where this writer starts.
