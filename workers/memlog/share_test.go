@@ -172,3 +172,38 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 	}
 	t.Logf("takeover after a writer vanished: %v (TTL %v)", time.Since(began).Round(time.Millisecond), ttl)
 }
+
+// A lease this clawmem cannot read (another version's) is never taken
+// over while it lasts: the writer takes every other partition, and that
+// one once it expires.
+func TestShareLeavesAnotherVersionsLeaseToExpire(t *testing.T) {
+	const n, ttl = 4, 2 * time.Second
+	_, _, js := natsembed.StartTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, schemas.LeaseKey(2), []byte(`{"v":9,"holder":"a-newer-clawmem"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s := memlog.NewShare(kv, "me", n, ttl, nil)
+	go s.Run(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.Held()) < n-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("held %v, want every partition but 2", s.Held())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s.Holds(2) {
+		t.Fatal("took over a lease of another version while it lasted")
+	}
+	for !s.Holds(2) {
+		if time.Now().After(deadline) {
+			t.Fatalf("held %v: the expired lease was never taken", s.Held())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
