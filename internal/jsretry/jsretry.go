@@ -50,13 +50,19 @@ const jsErrNoSuitablePeers jetstream.ErrorCode = 10005
 // Backoff bounds the wait between attempts.
 var Backoff = struct{ First, Max time.Duration }{100 * time.Millisecond, 5 * time.Second}
 
+// Attempt bounds each call, whatever ctx's deadline: a request sent while
+// the connection is down can otherwise wait for all of it.
+var Attempt = 5 * time.Second
+
 // Do calls fn until it succeeds, fails for good (not Transient) or ctx
 // ends, waiting longer after each transient failure. Each failure is
 // logged with what, so an operator sees why a stage has not started.
 func Do[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
 	wait := Backoff.First
 	for attempt := 1; ; attempt++ {
-		v, err := fn(ctx)
+		actx, cancel := context.WithTimeout(ctx, Attempt)
+		v, err := fn(actx)
+		cancel()
 		if err == nil || !Transient(err) || ctx.Err() != nil {
 			return v, err
 		}
