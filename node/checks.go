@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/producers/watcher"
 )
 
@@ -129,7 +130,22 @@ func StoreChecks(ctx context.Context, cfg *config.Config) []Check {
 		fts = "full-text search UNAVAILABLE (vector-only retrieval)"
 	}
 	store := Check{Name: "store", OK: true, Detail: fmt.Sprintf("%s: %d memories, %d dimensions, %s", dir, st.Total, s.Dimensions(), fts)}
-	return []Check{store, RetrievalCheck(ctx, eng, CheckTimeout)}
+	checks := []Check{store}
+	if ss, ok := s.(*sqlitestore.Store); ok {
+		checks = append(checks, VectorsCheck(ss.Vectors()))
+	}
+	return append(checks, RetrievalCheck(ctx, eng, CheckTimeout))
+}
+
+// VectorsCheck says where an open loaded the vectors from: the segment a
+// clean close wrote, or the database, and why (a damaged segment is
+// reported, and costs only time: the database is the truth).
+func VectorsCheck(v sqlitestore.VectorSource) Check {
+	c := Check{Name: "vectors", OK: true, Detail: fmt.Sprintf("loaded from the %s in %d ms", v.From, v.Took.Milliseconds())}
+	if v.Why != "" {
+		c.Detail += " (" + v.Why + ")"
+	}
+	return c
 }
 
 // RunningChecks are the startup self-tests of the clawmem running on

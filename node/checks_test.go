@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
@@ -76,5 +79,39 @@ func TestStartupChecksTimeOutOnAStuckEmbedder(t *testing.T) {
 		if !c.OK {
 			t.Errorf("%+v", c)
 		}
+	}
+}
+
+// doctor's store checks say where the vectors came from: the segment after
+// a clean close, the database with the reason when the segment is damaged.
+func TestStoreChecksReportTheVectorSource(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := config.Load("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vectors := func() string {
+		t.Helper()
+		for _, c := range StoreChecks(ctx, cfg) {
+			if c.Name == "vectors" {
+				return c.Detail
+			}
+		}
+		t.Fatal("no vectors check")
+		return ""
+	}
+	if got := vectors(); !strings.Contains(got, "from the database") || !strings.Contains(got, "no segment") {
+		t.Fatalf("a new store: %q", got)
+	}
+	// That check's open closed cleanly: the next reads the segment.
+	if got := vectors(); !strings.Contains(got, "from the segment") {
+		t.Fatalf("after a clean close: %q", got)
+	}
+	path := filepath.Join(cfg.DBPath, sqlitestore.SegmentFile)
+	if err := os.WriteFile(path, []byte("not a segment at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := vectors(); !strings.Contains(got, "from the database") || !strings.Contains(got, "bad segment") {
+		t.Fatalf("a damaged segment: %q", got)
 	}
 }

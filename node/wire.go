@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/clawmem/clawmem/config"
@@ -63,6 +64,14 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, repli
 	st, err := openStore(ctx, cfg, emb.Dimensions(), replica)
 	if err != nil {
 		return nil, nil, err
+	}
+	if ss, ok := st.(*sqlitestore.Store); ok {
+		v := ss.Vectors()
+		if v.Why != "" && v.From == "database" && !strings.HasPrefix(v.Why, "no segment") {
+			log.Warn("vector segment not used; vectors loaded from the database", "memories", ss.Len(), "took", v.Took.Round(time.Millisecond), "why", v.Why)
+		} else {
+			log.Info("vectors loaded", "from", v.From, "memories", ss.Len(), "took", v.Took.Round(time.Millisecond))
+		}
 	}
 	opts := []retrieve.Option{retrieve.WithLogger(log)}
 	if rr != nil {

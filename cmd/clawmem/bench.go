@@ -67,7 +67,10 @@ func (a *app) progress() io.Writer {
 }
 
 func (a *app) benchStoreOpenCmd() *cobra.Command {
-	var dir string
+	var (
+		dir       string
+		noSegment bool
+	)
 	var dim int
 	cmd := &cobra.Command{
 		Use:    "store-open",
@@ -75,7 +78,7 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := bench.OpenOnce(cmd.Context(), dir, dim)
+			rep, err := bench.OpenOnce(cmd.Context(), dir, dim, noSegment)
 			if err != nil {
 				return err
 			}
@@ -84,6 +87,7 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "store directory")
 	cmd.Flags().IntVar(&dim, "dim", 1024, "vector dimensions")
+	cmd.Flags().BoolVar(&noSegment, "no-segment", false, "load the vectors from the database, not the segment")
 	return cmd
 }
 

@@ -42,6 +42,9 @@ type Options struct {
 	// nothing publishes from, a replica's or a throwaway one. A store whose
 	// changes feed the memory log must keep it on.
 	NoChangeLog bool
+	// NoSegment neither reads nor writes the vector segment: every open
+	// loads the vectors from the database.
+	NoSegment bool
 }
 
 // FileName is the database file inside the store's directory.
@@ -51,10 +54,14 @@ const FileName = "memories.db"
 type Store struct {
 	db   *sql.DB
 	lock *os.File
+	dir  string
+	opts Options
 	dim  int
-	ix   *vecindex.Index
-	now  func() time.Time
-	fts  bool
+	// vectors says where the open loaded the vectors from, and why.
+	vectors VectorSource
+	ix      *vecindex.Index
+	now     func() time.Time
+	fts     bool
 
 	// wmu serialises writers so the database and the index change together
 	// and dedup decisions made under it see every earlier write.
@@ -137,7 +144,7 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &Store{db: db, lock: lock, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}}
+	s := &Store{db: db, lock: lock, dir: dir, opts: o, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -169,8 +176,30 @@ func (s *Store) init(ctx context.Context, o Options) error {
 		return err
 	}
 	s.dim = dim
+	if !o.NoSegment {
+		start := time.Now()
+		ok, why, err := s.loadSegment(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.vectors = VectorSource{From: "segment", Took: time.Since(start)}
+			if o.Index.Mode == vecindex.IVF && !s.ix.Trained() {
+				s.bg.Go(func() { _ = s.ix.Build() })
+			}
+			return nil
+		}
+		s.vectors.Why = why
+	} else if _, err := s.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, segmentKey); err != nil {
+		// This open will change the database without the segment: no later
+		// open may take the segment for it.
+		return err
+	}
+	start := time.Now()
 	s.ix = vecindex.New(dim, o.Index)
-	return s.load(ctx)
+	err = s.load(ctx)
+	s.vectors.From, s.vectors.Took = "database", time.Since(start)
+	return err
 }
 
 // migrate adds the history columns to a store made before them.
@@ -297,7 +326,12 @@ func (s *Store) Close() error {
 	s.bg.Wait()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Close()
+	var err error
+	if !s.opts.NoSegment {
+		// A failed segment costs the next open time, never correctness.
+		_ = s.saveSegment(context.Background())
+	}
+	err = s.db.Close()
 	if uerr := unlockDir(s.lock); err == nil {
 		err = uerr
 	}

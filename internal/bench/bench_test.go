@@ -14,12 +14,19 @@ func TestStoreWritesThenAColdOpen(t *testing.T) {
 	if rep.Inserted != 1100 || rep.LoadRate <= 0 || rep.InsertRate <= 0 {
 		t.Fatalf("writes: %+v", rep)
 	}
-	open, err := OpenOnce(context.Background(), dir, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if open.Memories != 1100 || open.SearchP50ms <= 0 || open.OpenSeconds <= 0 {
-		t.Fatalf("open: %+v", open)
+	// The writes closed cleanly: the first open reads the segment; an open
+	// without it reads the database, and so does the open after that one.
+	for _, c := range []struct {
+		noSegment bool
+		from      string
+	}{{false, "segment"}, {true, "database"}, {false, "database"}} {
+		open, err := OpenOnce(context.Background(), dir, 32, c.noSegment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if open.Memories != 1100 || open.SearchP50ms <= 0 || open.OpenSeconds <= 0 || open.From != c.from {
+			t.Fatalf("open (noSegment %v): %+v, want from the %s", c.noSegment, open, c.from)
+		}
 	}
 }
 

@@ -48,6 +48,9 @@ type StoreReport struct {
 	LoadRate    float64              `json:"loadPerSecond"`
 	InsertRate  float64              `json:"insertPerSecondAtN"`
 	Open        OpenReport           `json:"open"`
+	// OpenDatabase is the cold open without the segment: every vector
+	// decoded from the database (what a crash leaves the next open).
+	OpenDatabase OpenReport `json:"openFromDatabase"`
 	RawVectorMB float64              `json:"rawVectorMB"`
 	RSSLimitMB  float64              `json:"rssLimitMB"`
 }
@@ -55,6 +58,7 @@ type StoreReport struct {
 // OpenReport is what the child process measuring a cold open reports.
 type OpenReport struct {
 	OpenSeconds float64 `json:"openSeconds"`
+	From        string  `json:"from"` // where the vectors came from: segment or database
 	Memories    int     `json:"memories"`
 	RSSMB       float64 `json:"RSSMB"`
 	PeakRSSMB   float64 `json:"peakRssMB"`
@@ -86,12 +90,16 @@ func Store(ctx context.Context, o StoreOptions) (StoreReport, error) {
 	if err := storeWrites(ctx, dir, o.N, o.Dim, o.Extra, &rep, logf); err != nil {
 		return rep, err
 	}
-	logf("store: cold open in a fresh process...")
+	logf("store: cold open in a fresh process, from the vector segment...")
 	open, err := coldOpen(ctx, o.OpenCommand, dir, o.Dim)
 	if err != nil {
 		return rep, err
 	}
 	rep.Open = open
+	logf("store: cold open in a fresh process, from the database...")
+	if rep.OpenDatabase, err = coldOpen(ctx, append(slices.Clone(o.OpenCommand), "--no-segment"), dir, o.Dim); err != nil {
+		return rep, err
+	}
 	rep.RawVectorMB = float64(rep.Inserted) * float64(o.Dim) * 4 / (1 << 20)
 	rep.RSSLimitMB = 1.5*rep.RawVectorMB + 150
 	return rep, nil
@@ -196,15 +204,17 @@ func coldOpen(ctx context.Context, command []string, dir string, dim int) (OpenR
 
 // OpenOnce opens the store in dir, as a fresh process does, and measures
 // the open, the RSS after it and exact searches.
-func OpenOnce(ctx context.Context, dir string, dim int) (OpenReport, error) {
+func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool) (OpenReport, error) {
 	var rep OpenReport
 	start := time.Now()
-	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim})
+	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim, NoSegment: noSegment})
 	if err != nil {
 		return rep, err
 	}
+	// Closed without writing a segment when opened without one: the next
+	// open then loads from the database too.
 	defer s.Close()
-	rep = OpenReport{OpenSeconds: time.Since(start).Seconds(), Memories: s.Len()}
+	rep = OpenReport{OpenSeconds: time.Since(start).Seconds(), Memories: s.Len(), From: s.Vectors().From}
 	runtime.GC()
 	rep.RSSMB, rep.PeakRSSMB = RSSMB()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -262,7 +272,8 @@ func (r StoreReport) WriteText(w io.Writer, skipIndex bool) error {
 	fmt.Fprintf(w, "store (sqlite), %d memories\n", r.Inserted)
 	fmt.Fprintf(w, "  bulk load                          %8.0f memories/s\n", r.LoadRate)
 	fmt.Fprintf(w, "  insert at N (batched writer)       %8.0f memories/s\n", r.InsertRate)
-	fmt.Fprintf(w, "  cold open (load all vectors)       %8.2f s\n", r.Open.OpenSeconds)
+	fmt.Fprintf(w, "  cold open (load all vectors)       %8.2f s from the %s; %.2f s from the %s\n",
+		r.Open.OpenSeconds, r.Open.From, r.OpenDatabase.OpenSeconds, r.OpenDatabase.From)
 	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; limit 1.5 x %.0f MB raw + 150 = %.0f MB)\n",
 		r.Open.RSSMB, r.Open.PeakRSSMB, r.RawVectorMB, r.RSSLimitMB)
 	fmt.Fprintf(w, "  store vector search (exact)        p50 %8.2f ms\n", r.Open.SearchP50ms)

@@ -1,0 +1,179 @@
+package sqlitestore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clawmem/clawmem/engine/vecindex"
+)
+
+// The vector segment: at a clean close the index (vectors, groups and its
+// trained clustering) is written beside the database, and the database
+// records the segment's epoch, rows and last row id. The next open reads
+// the segment in one pass when all of it matches, instead of decoding every
+// row and training again, and at once forgets the record: from then on the
+// database is written and the file no longer matches it until the next
+// clean close. A crash, a damaged or foreign file, or any mismatch means a
+// load from the database, as without a segment: the database stays the
+// truth and the segment is never trusted blindly.
+
+// SegmentFile is the segment's name in the store's directory.
+const SegmentFile = "vectors.seg"
+
+// segmentKey is the meta key recording the segment written at close.
+const segmentKey = "vector_segment"
+
+// VectorSource says where an open loaded the vectors from: "segment" or
+// "database", how long it took, and why not from the segment.
+type VectorSource struct {
+	From string        `json:"from"`
+	Took time.Duration `json:"took"`
+	Why  string        `json:"why,omitempty"`
+}
+
+// Vectors is where this store's vectors were loaded from at open.
+func (s *Store) Vectors() VectorSource { return s.vectors }
+
+// segmentRecord is what the database says of the segment.
+type segmentRecord struct {
+	epoch, rows uint64
+	maxSeq      int64
+}
+
+func (r segmentRecord) String() string {
+	return fmt.Sprintf("%d:%d:%d", r.epoch, r.rows, r.maxSeq)
+}
+
+func parseSegmentRecord(v string) (segmentRecord, bool) {
+	parts := strings.Split(v, ":")
+	if len(parts) != 3 {
+		return segmentRecord{}, false
+	}
+	e, err1 := strconv.ParseUint(parts[0], 10, 64)
+	n, err2 := strconv.ParseUint(parts[1], 10, 64)
+	m, err3 := strconv.ParseInt(parts[2], 10, 64)
+	return segmentRecord{e, n, m}, err1 == nil && err2 == nil && err3 == nil
+}
+
+// tableState is the memories table's row count and last row id.
+func (s *Store) tableState(ctx context.Context) (uint64, int64, error) {
+	var n uint64
+	var maxSeq sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), max(seq) FROM memories`).Scan(&n, &maxSeq)
+	return n, maxSeq.Int64, err
+}
+
+// loadSegment loads the index and the groups from the segment when it is
+// the one the database recorded at its last clean close and matches the
+// table. ok false says why not; err is a database failure.
+func (s *Store) loadSegment(ctx context.Context) (ok bool, why string, err error) {
+	var v string
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, segmentKey).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, "no segment recorded (a first open, or the last one did not close cleanly)", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	// Whatever happens next, the record is spent: the database is about
+	// to change.
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, segmentKey); err != nil {
+		return false, "", err
+	}
+	rec, valid := parseSegmentRecord(v)
+	if !valid {
+		return false, fmt.Sprintf("the segment record %q is damaged", v), nil
+	}
+	rows, maxSeq, err := s.tableState(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	if rows != rec.rows || maxSeq != rec.maxSeq {
+		return false, fmt.Sprintf("the database changed since the segment was written (%d rows up to %d, the segment has %d up to %d)", rows, maxSeq, rec.rows, rec.maxSeq), nil
+	}
+	f, err := os.Open(filepath.Join(s.dir, SegmentFile))
+	if err != nil {
+		return false, fmt.Sprintf("segment: %v", err), nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, fmt.Sprintf("segment: %v", err), nil
+	}
+	ix, epoch, extra, err := vecindex.ReadSegment(f, st.Size(), s.dim, s.opts.Index)
+	if err != nil {
+		return false, err.Error(), nil
+	}
+	if epoch != rec.epoch {
+		return false, fmt.Sprintf("the segment is another close's (epoch %d, the database recorded %d)", epoch, rec.epoch), nil
+	}
+	if uint64(ix.Len()) != rows {
+		return false, fmt.Sprintf("the segment has %d rows, the database %d", ix.Len(), rows), nil
+	}
+	groups := map[string]uint32{}
+	if err := json.Unmarshal(extra, &groups); err != nil {
+		return false, fmt.Sprintf("the segment's groups: %v", err), nil
+	}
+	s.ix, s.groups = ix, groups
+	return true, "", nil
+}
+
+// saveSegment writes the index to the segment (a temporary file, synced,
+// then renamed over the old one) and records it in the database. Writers
+// are held by the caller.
+func (s *Store) saveSegment(ctx context.Context) error {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	rows, maxSeq, err := s.tableState(ctx)
+	if err != nil {
+		return err
+	}
+	if uint64(s.ix.Len()) != rows {
+		return fmt.Errorf("the index has %d rows, the table %d", s.ix.Len(), rows)
+	}
+	s.gmu.RLock()
+	extra, err := json.Marshal(s.groups)
+	s.gmu.RUnlock()
+	if err != nil {
+		return err
+	}
+	rec := segmentRecord{epoch: binary.LittleEndian.Uint64(b[:]), rows: rows, maxSeq: maxSeq}
+	path := filepath.Join(s.dir, SegmentFile)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	err = s.ix.WriteSegment(f, rec.epoch, extra)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(s.dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, segmentKey, rec.String())
+	return err
+}
