@@ -42,17 +42,17 @@ type StoreOptions struct {
 
 // StoreReport is what `clawmem bench store` reports.
 type StoreReport struct {
-	Index       vecindex.BenchReport `json:"index"`
-	ExactRatio  [2]float64           `json:"exactRatioToFloorP50P99"`
-	Inserted    int                  `json:"inserted"`
-	LoadRate    float64              `json:"loadPerSecond"`
-	InsertRate  float64              `json:"insertPerSecondAtN"`
-	Open        OpenReport           `json:"open"`
+	Index      vecindex.BenchReport `json:"index"`
+	ExactRatio [2]float64           `json:"exactRatioToFloorP50P99"`
+	Inserted   int                  `json:"inserted"`
+	LoadRate   float64              `json:"loadPerSecond"`
+	InsertRate float64              `json:"insertPerSecondAtN"`
+	Open       OpenReport           `json:"open"`
 	// OpenDatabase is the cold open without the segment: every vector
 	// decoded from the database (what a crash leaves the next open).
 	OpenDatabase OpenReport `json:"openFromDatabase"`
-	RawVectorMB float64              `json:"rawVectorMB"`
-	RSSLimitMB  float64              `json:"rssLimitMB"`
+	RawVectorMB  float64    `json:"rawVectorMB"`
+	RSSLimitMB   float64    `json:"rssLimitMB"`
 }
 
 // OpenReport is what the child process measuring a cold open reports.
