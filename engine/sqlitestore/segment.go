@@ -128,8 +128,8 @@ func (s *Store) loadSegment(ctx context.Context) (ok bool, why string, err error
 	return true, "", nil
 }
 
-// saveSegment writes the index to the segment (a temporary file, synced,
-// then renamed over the old one) and records it in the database. Writers
+// saveSegment writes the index to the segment (a temporary file renamed
+// over the old one) and records it in the database. Writers
 // are held by the caller.
 func (s *Store) saveSegment(ctx context.Context) error {
 	var b [8]byte
@@ -156,10 +156,10 @@ func (s *Store) saveSegment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Not synced: the database is, and the record is written after the
+	// rename. A segment that power loss leaves torn or empty fails its
+	// checksum, and the open loads from the database.
 	err = s.ix.WriteSegment(f, rec.epoch, extra)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -199,9 +199,18 @@ func (s *segReader) full(b []byte) bool {
 	if int64(len(b)) > s.left {
 		return false
 	}
-	n, err := io.ReadFull(s.r, b)
-	s.left -= int64(n)
-	return err == nil
+	// In pieces: one read of hundreds of megabytes is slower than many of
+	// a few.
+	for len(b) > 0 {
+		chunk := b[:min(len(b), 4<<20)]
+		n, err := io.ReadFull(s.r, chunk)
+		s.left -= int64(n)
+		if err != nil {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
 }
 
 func (s *segReader) num(v any) bool {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +91,9 @@ func Store(ctx context.Context, o StoreOptions) (StoreReport, error) {
 	if err := storeWrites(ctx, dir, o.N, o.Dim, o.Extra, &rep, logf); err != nil {
 		return rep, err
 	}
+	// The writes' heap goes back to the OS now, not while the child opens:
+	// the returning would compete with the child's page faults.
+	debug.FreeOSMemory()
 	logf("store: cold open in a fresh process, from the vector segment...")
 	open, err := coldOpen(ctx, o.OpenCommand, dir, o.Dim)
 	if err != nil {
