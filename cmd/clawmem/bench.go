@@ -22,6 +22,7 @@ func (a *app) benchCmd() *cobra.Command {
 
 func (a *app) benchStoreCmd() *cobra.Command {
 	o := bench.StoreOptions{}
+	var baseline string
 	cmd := &cobra.Command{
 		Use:   "store",
 		Short: "Benchmark the vector index and the default store",
@@ -29,8 +30,9 @@ func (a *app) benchStoreCmd() *cobra.Command {
   - the memory floor: streaming the whole vector matrix once (every search figure is also given as a ratio to it)
   - exact and approximate (IVF) top-10 search latency, IVF recall@10 and build time
   - insert throughput of a single batching writer with N memories already stored
-  - a cold open of the store (loading every vector) and the process RSS afterwards`,
-		Example: "  clawmem bench store\n  clawmem bench store --n 20000 --dim 384 --json",
+  - a cold open of the store from its vector segment, and one from the database, and the process RSS
+With --baseline FILE (an earlier run's --json output) each figure is also given as a ratio to that run's.`,
+		Example: "  clawmem bench store\n  clawmem bench store --n 20000 --dim 384 --json > before.json\n  clawmem bench store --n 20000 --dim 384 --baseline before.json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -40,9 +42,18 @@ func (a *app) benchStoreCmd() *cobra.Command {
 			o.OpenCommand = []string{exe, "bench", "store-open"}
 			o.Progress = a.progress()
 			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			var base bench.StoreReport
+			if baseline != "" {
+				if base, err = bench.LoadStoreBaseline(baseline); err != nil {
+					return err
+				}
+			}
 			rep, err := bench.Store(cmd.Context(), o)
 			if err != nil {
 				return err
+			}
+			if baseline != "" {
+				rep.Compare(base)
 			}
 			return a.emit(rep, func(w io.Writer) error { return rep.WriteText(w, o.SkipIndex) })
 		},
@@ -54,6 +65,7 @@ func (a *app) benchStoreCmd() *cobra.Command {
 	f.IntVar(&o.Extra, "extra", 10_000, "memories inserted after N to measure insert throughput")
 	f.StringVar(&o.Dir, "dir", "", "store directory to use (default: a temporary one, removed afterwards)")
 	f.BoolVar(&o.SkipIndex, "skip-index", false, "skip the in-memory index benchmark")
+	f.StringVar(&baseline, "baseline", "", "an earlier run's --json output: print each figure's ratio to it")
 	return cmd
 }
 

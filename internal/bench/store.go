@@ -54,6 +54,8 @@ type StoreReport struct {
 	OpenDatabase OpenReport `json:"openFromDatabase"`
 	RawVectorMB  float64    `json:"rawVectorMB"`
 	RSSLimitMB   float64    `json:"rssLimitMB"`
+	// Changes compares with a baseline run (--baseline), when given.
+	Changes []Change `json:"baseline,omitempty"`
 }
 
 // OpenReport is what the child process measuring a cold open reports.
@@ -281,5 +283,6 @@ func (r StoreReport) WriteText(w io.Writer, skipIndex bool) error {
 	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; limit 1.5 x %.0f MB raw + 150 = %.0f MB)\n",
 		r.Open.RSSMB, r.Open.PeakRSSMB, r.RawVectorMB, r.RSSLimitMB)
 	fmt.Fprintf(w, "  store vector search (exact)        p50 %8.2f ms\n", r.Open.SearchP50ms)
+	writeChanges(w, r.Changes)
 	return nil
 }
