@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +18,7 @@ func (a *app) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd())
+	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd(), a.benchBurnCmd())
 	return cmd
 }
 
@@ -129,6 +131,13 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 				defer pprof.StopCPUProfile()
 			}
 			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			if o.Contend > 0 {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				o.ContendCommand = []string{exe, "bench", "burn"}
+			}
 			rep, err := bench.Pipeline(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -144,6 +153,24 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	f.StringVar(&o.Index, "index", "auto", "vector index: auto, exact or approximate")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.IntVar(&o.Rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
+	f.IntVar(&o.Contend, "contend", 0, "other processes that keep a core busy each during the run (each ends by itself within 15 minutes)")
+	return cmd
+}
+
+func (a *app) benchBurnCmd() *cobra.Command {
+	var seconds int
+	cmd := &cobra.Command{
+		Use:    "burn",
+		Short:  "Keep one core busy for --seconds (bench pipeline --contend runs it)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			runtime.GOMAXPROCS(1)
+			bench.Burn(time.Duration(seconds) * time.Second)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&seconds, "seconds", 60, "how long")
 	return cmd
 }
 

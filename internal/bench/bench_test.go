@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestStoreWritesThenAColdOpen(t *testing.T) {
@@ -61,5 +62,29 @@ func TestClusterReplicaAgreesWithTheWriter(t *testing.T) {
 	}
 	if rep.SameTop10 != 1 || rep.CatchUpPerSec <= 0 || rep.FreshP99ms <= 0 || rep.Recall1PerSec <= 0 || rep.Recall2PerSec <= 0 || rep.LogBytesPerMemory <= 0 {
 		t.Fatalf("report: %+v", rep)
+	}
+}
+
+// --contend's processes run until stopped, and are stopped; a burner ends
+// by itself after its bound.
+func TestContend(t *testing.T) {
+	stop, err := contend(context.Background(), []string{"sh", "-c", "sleep 30"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the contending processes were not stopped")
+	}
+	if _, err := contend(context.Background(), nil, 1); err == nil {
+		t.Error("contend without a command")
+	}
+	start := time.Now()
+	Burn(50 * time.Millisecond)
+	if el := time.Since(start); el < 50*time.Millisecond || el > 5*time.Second {
+		t.Errorf("Burn(50ms) took %v", el)
 	}
 }

@@ -3,13 +3,16 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +45,7 @@ type PipelineReport struct {
 	FreshP99ms    float64               `json:"freshnessP99ms"`
 	RecallEngine  [2]float64            `json:"recallEngineP50P99ms"`
 	RecallNATS    [2]float64            `json:"recallNatsP50P99ms"`
+	Contended     int                   `json:"contendedCores,omitempty"`
 }
 
 // PipelineOptions are `clawmem bench pipeline`'s settings.
@@ -51,15 +55,28 @@ type PipelineOptions struct {
 	Rate int
 	// Index is the vector index: auto, exact or approximate.
 	Index string
-	Logf  func(format string, args ...any)
+	// Contend is how many other processes keep a core busy during the
+	// run, each running ContendCommand (clawmem's hidden `bench burn`),
+	// which ends by itself after its bound.
+	Contend        int
+	ContendCommand []string
+	Logf           func(format string, args ...any)
 }
 
 // Pipeline runs the whole pipeline in process on a temporary data dir with
 // the local embedder and measures ingest, capture and recall.
 func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	preload, events, ingestEvents, queries, rate, index := o.Preload, o.Events, o.IngestEvents, o.Queries, o.Rate, o.Index
-	rep := PipelineReport{Index: index}
+	rep := PipelineReport{Index: index, Contended: o.Contend}
 	logf := o.Logf
+	if o.Contend > 0 {
+		stop, err := contend(ctx, o.ContendCommand, o.Contend)
+		if err != nil {
+			return rep, err
+		}
+		defer stop()
+		logf("contention: %d other process(es) keep a core busy each", o.Contend)
+	}
 	dir, err := os.MkdirTemp("", "clawmem-bench-pipeline-")
 	if err != nil {
 		return rep, err
@@ -294,6 +311,9 @@ func Sentence(rng *rand.Rand, i int) string {
 // WriteText prints the figures for a person.
 func (rep PipelineReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
+	if rep.Contended > 0 {
+		fmt.Fprintf(w, "  while %d other process(es) kept a core busy each (--contend)\n", rep.Contended)
+	}
 	fmt.Fprintf(w, "  ingest HTTP      %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestHTTP.EventsPerSec, rep.IngestHTTP.P50Ms, rep.IngestHTTP.P99Ms, rep.IngestHTTP.Events)
 	fmt.Fprintf(w, "  ingest direct    %8.0f events/s  (p50 %.2f ms, p99 %.2f ms, %d events)\n", rep.IngestDirect.EventsPerSec, rep.IngestDirect.P50Ms, rep.IngestDirect.P99Ms, rep.IngestDirect.Events)
 	fmt.Fprintf(w, "  end to end       %8.0f captured memories/s (%d memories, offered at %.0f/s)\n", rep.CapturePerSec, rep.Captured, rep.OfferedPerSec)
@@ -301,4 +321,45 @@ func (rep PipelineReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "  recall, engine   p50 %.2f ms  p99 %.2f ms\n", rep.RecallEngine[0], rep.RecallEngine[1])
 	fmt.Fprintf(w, "  recall, NATS     p50 %.2f ms  p99 %.2f ms  (p99 overhead %+.2f ms)\n", rep.RecallNATS[0], rep.RecallNATS[1], rep.RecallNATS[1]-rep.RecallEngine[1])
 	return nil
+}
+
+// contendBound is how long a burner runs at most: it ends by itself even
+// if the benchmark that started it dies.
+const contendBound = 15 * time.Minute
+
+// contend starts n processes (command) that each keep a core busy, and
+// returns the function that stops them.
+func contend(ctx context.Context, command []string, n int) (func(), error) {
+	if len(command) == 0 {
+		return nil, errors.New("contend: no command to run")
+	}
+	var procs []*exec.Cmd
+	stop := func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	}
+	for range n {
+		args := append(slices.Clone(command[1:]), "--seconds", strconv.Itoa(int(contendBound.Seconds())))
+		p := exec.CommandContext(ctx, command[0], args...)
+		if err := p.Start(); err != nil {
+			stop()
+			return nil, fmt.Errorf("contend: %w", err)
+		}
+		procs = append(procs, p)
+	}
+	return stop, nil
+}
+
+// Burn keeps one core busy for d (clawmem's hidden `bench burn`, which
+// runs it with GOMAXPROCS 1).
+func Burn(d time.Duration) float64 {
+	x, end := 1.0, time.Now().Add(d)
+	for time.Now().Before(end) {
+		for range 1 << 20 {
+			x = x*1.0000001 + 1e-9
+		}
+	}
+	return x
 }
