@@ -124,7 +124,7 @@ func (s *Store) loadSegment(ctx context.Context) (ok bool, why string, err error
 	if err := json.Unmarshal(extra, &groups); err != nil {
 		return false, fmt.Sprintf("the segment's groups: %v", err), nil
 	}
-	s.ix, s.groups = ix, groups
+	s.ix, s.groups, s.segment = ix, groups, rec
 	return true, "", nil
 }
 
@@ -132,6 +132,15 @@ func (s *Store) loadSegment(ctx context.Context) (ok bool, why string, err error
 // over the old one) and records it in the database. Writers
 // are held by the caller.
 func (s *Store) saveSegment(ctx context.Context) error {
+	if s.segment.epoch != 0 && s.ix.Version() == s.segVersion {
+		// Unchanged since it was read (a command that only looked): the
+		// file is still this index's.
+		if rows, maxSeq, err := s.tableState(ctx); err == nil && rows == s.segment.rows && maxSeq == s.segment.maxSeq {
+			if _, err := os.Stat(filepath.Join(s.dir, SegmentFile)); err == nil {
+				return s.record(ctx, s.segment)
+			}
+		}
+	}
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
@@ -174,6 +183,11 @@ func (s *Store) saveSegment(ctx context.Context) error {
 		_ = d.Sync()
 		d.Close()
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, segmentKey, rec.String())
+	return s.record(ctx, rec)
+}
+
+// record notes the segment rec in the database.
+func (s *Store) record(ctx context.Context, rec segmentRecord) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, segmentKey, rec.String())
 	return err
 }

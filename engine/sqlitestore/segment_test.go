@@ -107,6 +107,21 @@ func TestSegmentOpen(t *testing.T) {
 				}
 				return s
 			}
+			// An open that only reads leaves the file as it was, and the
+			// next open reads it again.
+			before, err := os.Stat(filepath.Join(dir, SegmentFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = reopen("segment", "")
+			if _, err := s.Update(ctx, added[5].ID, engine.Patch{Importance: new(0.9)}, engine.AllScopes()); err != nil {
+				t.Fatal(err) // not a vector or group: the segment still holds
+			}
+			s.Close()
+			after, err := os.Stat(filepath.Join(dir, SegmentFile))
+			if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+				t.Fatalf("a close with the index unchanged rewrote the segment (%v)", err)
+			}
 			s = reopen("segment", "")
 			if mode == vecindex.IVF && !s.ix.Trained() {
 				t.Fatal("the clustering was not loaded with the segment")

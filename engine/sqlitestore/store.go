@@ -59,6 +59,11 @@ type Store struct {
 	dim  int
 	// vectors says where the open loaded the vectors from, and why.
 	vectors VectorSource
+	// segment and segVersion: the record of the segment the open read and
+	// the index's version then; a close at the same version records the
+	// same file again instead of rewriting it.
+	segment    segmentRecord
+	segVersion uint64
 	ix      *vecindex.Index
 	now     func() time.Time
 	fts     bool
@@ -184,6 +189,7 @@ func (s *Store) init(ctx context.Context, o Options) error {
 		}
 		if ok {
 			s.vectors = VectorSource{From: "segment", Took: time.Since(start)}
+			s.segVersion = s.ix.Version()
 			if o.Index.Mode == vecindex.IVF && !s.ix.Trained() {
 				s.bg.Go(func() { _ = s.ix.Build() })
 			}
@@ -776,7 +782,11 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	if err := tx.Commit(); err != nil {
 		return old, fmt.Errorf("commit: %w", err)
 	}
-	_ = s.ix.Upsert(seq, s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
+	// The index holds vectors and groups: a change of neither (importance,
+	// category, text without a new vector) leaves it, and its segment, be.
+	if p.Vector != nil || groupKey(m.Scope, m.InvalidatedAt) != groupKey(old.Scope, old.InvalidatedAt) {
+		_ = s.ix.Upsert(seq, s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
+	}
 	return m, nil
 }
 

@@ -91,6 +91,11 @@ type Index struct {
 	retrains bool               // a background retraining is queued or running, so start no other
 
 	buildMu sync.Mutex // serialises trainings
+
+	// version counts changes of rows, groups and vectors (not of the
+	// clustering): a segment written at one version is still this index's
+	// at the same version.
+	version uint64
 }
 
 // New returns an empty index of dim-dimensional vectors. It panics if dim < 1.
@@ -106,6 +111,13 @@ func New(dim int, o Options) *Index {
 		dim: dim, mode: o.Mode, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w, exactRows: o.ExactBelow,
 		rowOf: map[int64]int32{}, groupN: map[uint32]int{},
 	}
+}
+
+// Version changes whenever a row, its group or its vector does.
+func (ix *Index) Version() uint64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.version
 }
 
 // Dim is the vector dimension.
@@ -212,6 +224,7 @@ func (ix *Index) regroup(r int32, group uint32) {
 	ix.groups[r] = group
 	ix.groupN[group]++
 	ix.uncount(old)
+	ix.version++
 }
 
 func (ix *Index) uncount(g uint32) {
@@ -284,6 +297,7 @@ func (ix *Index) touch(key int64) {
 // in the background when due.
 func (ix *Index) wrote() {
 	ix.writes++
+	ix.version++
 	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < ix.exactBelow() {
 		return
 	}
