@@ -64,9 +64,9 @@ type Store struct {
 	// same file again instead of rewriting it.
 	segment    segmentRecord
 	segVersion uint64
-	ix      *vecindex.Index
-	now     func() time.Time
-	fts     bool
+	ix         *vecindex.Index
+	now        func() time.Time
+	fts        bool
 
 	// wmu serialises writers so the database and the index change together
 	// and dedup decisions made under it see every earlier write.
