@@ -22,6 +22,26 @@ type ivf struct {
 	clusters  []cluster
 	where     []loc // per matrix row: its cluster and position in it
 	trainedOn int   // rows at training; as many writes trigger a retraining
+	// limit is a cluster's size past which the clustering no longer fits
+	// the rows (writes piled into one region); skewed says one passed it,
+	// which brings the retraining forward.
+	limit  int
+	skewed bool
+}
+
+// skewFactor: a cluster grown past twice the largest at training, and past
+// this many times the fair share, skews the clustering.
+const skewFactor = 8
+
+// setLimit sets the skew limit from the clusters as they are now.
+func (iv *ivf) setLimit() {
+	largest, rows := 0, 0
+	for c := range iv.clusters {
+		largest = max(largest, len(iv.clusters[c].rows))
+		rows += len(iv.clusters[c].rows)
+	}
+	iv.limit = max(2*largest, skewFactor*rows/max(iv.nlist, 1), 64)
+	iv.skewed = false
 }
 
 // cluster holds its members' rows and int8 codes, vector ≈ scale·code.
@@ -75,6 +95,9 @@ func (iv *ivf) insert(r, c int32, v []float32) {
 	cl.codes = slices.Grow(cl.codes, iv.dim)[:len(cl.codes)+iv.dim]
 	cl.scales = append(cl.scales, quantize(cl.code(pos, iv.dim), v))
 	iv.where[r] = loc{c, pos}
+	if iv.limit > 0 && len(cl.rows) > iv.limit {
+		iv.skewed = true
+	}
 }
 
 // unlink takes row r out of its cluster, moving the cluster's last member

@@ -174,6 +174,7 @@ func ReadSegment(r io.Reader, size int64, dim int, o Options) (*Index, uint64, [
 				cl.scales[pos] = quantize(cl.code(int32(pos), dim), ix.row(row))
 			}
 		}
+		iv.setLimit()
 		ix.ivf, ix.trained = iv, true
 	}
 	return ix, epoch, extra, nil

@@ -328,6 +328,7 @@ func (ix *Index) finishTraining(iv *ivf, seen []int64) {
 	for i, r := range redo {
 		iv.insert(r, to[i], ix.row(r))
 	}
+	iv.setLimit()
 	ix.ivf = iv
 	ix.touched = nil
 }

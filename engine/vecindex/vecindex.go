@@ -17,7 +17,8 @@
 // the clusters correct incrementally (a new or changed vector joins its
 // nearest cluster), and the index retrains itself in the background once it
 // has seen as many writes as it had rows at the last training, e.g. when it
-// has doubled. Training does its heavy work without the lock or under the
+// has doubled, or sooner when writes pile into one cluster (past twice the
+// largest at training and eight times the fair share). Training does its heavy work without the lock or under the
 // read lock in short batches, so searches and writes carry on; the write lock
 // is held only to start it and to swap the result in.
 package vecindex
@@ -301,7 +302,9 @@ func (ix *Index) wrote() {
 	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < ix.exactBelow() {
 		return
 	}
-	if ix.ivf != nil && ix.writes < ix.ivf.trainedOn {
+	// Due after as many writes as rows at training, or sooner (but not
+	// before an eighth of that) when writes have piled into one cluster.
+	if iv := ix.ivf; iv != nil && ix.writes < iv.trainedOn && !(iv.skewed && ix.writes >= iv.trainedOn/8) {
 		return
 	}
 	ix.retrains = true

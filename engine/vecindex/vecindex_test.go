@@ -697,3 +697,45 @@ func TestExactBelow(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Writes piled into one region skew the clustering: the index retrains
+// long before it has doubled.
+func TestRetrainsWhenSkewed(t *testing.T) {
+	ix := New(8, Options{Mode: IVF})
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 8000 {
+		ix.Upsert(int64(i), 0, randVec(rng, 8))
+	}
+	ix.Build()
+	ix.buildMu.Lock() // trained
+	ix.buildMu.Unlock()
+	ix.mu.RLock()
+	limit, trainedOn := ix.ivf.limit, ix.ivf.trainedOn
+	ix.mu.RUnlock()
+	if trainedOn != 8000 || limit <= 0 || limit+trainedOn/8 >= trainedOn/2 {
+		t.Fatalf("trained on %d, limit %d: the test needs a skew well before the rows double", trainedOn, limit)
+	}
+	// One point, said again and again with a little noise.
+	at := randVec(rng, 8)
+	for i := range limit + trainedOn/8 {
+		v := slices.Clone(at)
+		v[i%8] += float32(rng.NormFloat64()) * 1e-3
+		ix.Upsert(int64(100_000+i), 0, v)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ix.buildMu.Lock()
+		ix.buildMu.Unlock()
+		ix.mu.RLock()
+		got := ix.ivf.trainedOn
+		ix.mu.RUnlock()
+		if got > 8000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no retraining after %d writes into one region (limit %d)", limit+trainedOn/8, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkInvariants(t, ix)
+}
