@@ -167,13 +167,15 @@ func ReadSegment(r io.Reader, size int64, dim int, o Options) (*Index, uint64, [
 			iv.where[row] = loc{cluster: c, pos: int32(len(cl.rows))}
 			cl.rows = append(cl.rows, int32(row))
 		}
-		for c := range iv.clusters {
+		// The int8 codes are made again from the vectors, the clusters
+		// spread over the cores.
+		parallel(ix.workers, len(iv.clusters), func(_, c int) {
 			cl := &iv.clusters[c]
 			cl.codes, cl.scales = make([]int8, len(cl.rows)*dim), make([]float32, len(cl.rows))
 			for pos, row := range cl.rows {
 				cl.scales[pos] = quantize(cl.code(int32(pos), dim), ix.row(row))
 			}
-		}
+		})
 		iv.setLimit()
 		ix.ivf, ix.trained = iv, true
 	}
