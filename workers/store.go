@@ -191,15 +191,24 @@ func (w *StoreWorker) itemPartition(ctx context.Context, partition int, agent st
 	if it.Invalidates != "" {
 		_, scope, err := w.eng.Locate(ctx, who, it.Invalidates, "")
 		if err != nil {
-			return max(partition, schemas.AgentPartition(agent, w.partitions()))
+			return w.untold(partition, agent)
 		}
 		return schemas.ScopePartition(scope, w.partitions())
 	}
 	scope, err := w.eng.TargetScope(who, it.Scope)
 	if err != nil {
-		return max(partition, schemas.AgentPartition(agent, w.partitions()))
+		return w.untold(partition, agent)
 	}
 	return schemas.ScopePartition(scope, w.partitions())
+}
+
+// untold is the partition of an item whose own cannot be told: the stage's
+// (where the write refuses it), or, moving legacy work (-1), the agent's.
+func (w *StoreWorker) untold(partition int, agent string) int {
+	if partition >= 0 {
+		return partition
+	}
+	return schemas.AgentPartition(agent, w.partitions())
 }
 
 // moveOthers publishes the items of b that another partition writes to

@@ -98,6 +98,31 @@ func TestStorePartitionMovesOtherScopesWork(t *testing.T) {
 		}
 		return err
 	})
+	// An item whose scope the stage cannot tell (one its agent may not
+	// use) is refused where it is, not moved on, whatever the agent's own
+	// partition.
+	other := ""
+	for i := 0; other == ""; i++ {
+		if a := fmt.Sprintf("agent%d", i); schemas.AgentPartition(a, n) > home {
+			other = a
+		}
+	}
+	refused, _ := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: other, Source: "test", Items: []schemas.CaptureItem{
+		item("denied", "A fact for a scope this agent may not use", "agent:nobody"),
+	}})
+	if _, err := js.Publish(ctx, schemas.WorkCandidates+"."+strconv.Itoa(home)+"."+other, refused); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		info, err := s.Info(ctx)
+		if err != nil || info.State.Msgs != 0 {
+			return fmt.Errorf("%d messages in WORK (%v)", info.State.Msgs, err)
+		}
+		return nil
+	})
+	if _, err := eng.Backend().Get(ctx, MemoryID(other, "denied"), engine.AllScopes()); err == nil {
+		t.Fatal("an item for a scope its agent may not use was stored")
+	}
 	cancel()
 	for range 3 {
 		if err := <-done; err != nil {
