@@ -234,7 +234,7 @@ type partitionWork struct {
 	judge    memory.MergeJudge
 }
 
-func (pw partitionWork) run(ctx context.Context, p int, _ *memlog.Lease) error {
+func (pw partitionWork) run(ctx context.Context, p int) error {
 	w := pw.w
 	g := newGroup(ctx, w.log)
 	defer g.cancel()
@@ -245,8 +245,7 @@ func (pw partitionWork) run(ctx context.Context, p int, _ *memlog.Lease) error {
 	wcfg.Prefix = query.WriterPrefix + "." + strconv.Itoa(p)
 	wcfg.AdminPrefix = query.WriterAdminPrefix + "." + strconv.Itoa(p)
 	wcfg.Replication = &query.Replication{Flush: pw.pub.FlushSeq, WaitFor: pw.follower.WaitFor, Position: pw.follower.Applied,
-		Role: "writer", Partitions: n, Partition: p,
-		Owns: func(scope string) bool { return schemas.ScopePartition(scope, n) == p }}
+		Role: "writer", Partitions: n, PartitionWriter: true, Partition: p}
 	svc := query.New(w.nc, w.eng, wcfg, nil, w.log)
 	g.start("writer endpoints", svc.Run)
 	if p == 0 {

@@ -34,7 +34,7 @@ type Share struct {
 	Take func(ctx context.Context, partition int) error
 	// Work runs a held partition's work until ctx ends (the partition is
 	// given up, or its lease lost); an error gives the partition up.
-	Work func(ctx context.Context, partition int, lease *Lease) error
+	Work func(ctx context.Context, partition int) error
 	// Give, after a partition's work stopped and before its lease is
 	// released, makes what it wrote durable (the log's publish), so the
 	// next writer takes it over with every change in the log.
@@ -259,7 +259,7 @@ func (s *Share) take(ctx context.Context, p int) bool {
 				errs <- nil
 				return
 			}
-			errs <- s.Work(wctx, p, lease)
+			errs <- s.Work(wctx, p)
 		}()
 		err := <-errs // the first to end ends the other
 		cancel()

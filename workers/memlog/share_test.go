@@ -114,7 +114,7 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := memlog.NewShare(kv, id, n, ttl, nil)
-		s.Work = func(ctx context.Context, p int, _ *memlog.Lease) error {
+		s.Work = func(ctx context.Context, p int) error {
 			mu.Lock()
 			if other, ok := working[p]; ok {
 				overlaps = append(overlaps, fmt.Sprintf("partition %d: %s and %s", p, other, id))

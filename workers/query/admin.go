@@ -378,8 +378,8 @@ func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte
 	}
 	o := memory.ConsolidateOptions{Scope: r.Scope, DryRun: r.DryRun, MergeMin: r.MergeMin,
 		ArchiveFloor: r.ArchiveFloor, ArchiveHalfLifeDays: r.HalfLifeDays, Judge: s.cfg.MergeJudge}
-	if repl := s.cfg.Replication; repl != nil && repl.Owns != nil {
-		o.Only = repl.Owns
+	if repl := s.cfg.Replication; repl != nil && repl.PartitionWriter {
+		o.Only = repl.ownsScope
 	}
 	rep, err := s.eng.Consolidate(ctx, o)
 	if err != nil {

@@ -48,6 +48,11 @@ func (r *Replication) partitions() int {
 	return max(r.Partitions, 1)
 }
 
+// ownsScope reports whether a partition writer's endpoints write scope.
+func (r *Replication) ownsScope(scope string) bool {
+	return schemas.ScopePartition(scope, r.partitions()) == r.Partition
+}
+
 // route decides which partition's writer performs who's write op, and
 // returns the request to send it: a forget or an update then names the
 // memory by its full id, so the writer acts on the memory routed for.
@@ -138,17 +143,17 @@ func (s *Service) locate(ctx context.Context, who memory.Who, id, query, scope s
 // it is one partition's writer.
 func (s *Service) owns(p int) bool {
 	r := s.cfg.Replication
-	return r == nil || r.Owns == nil || r.Partition == p
+	return r == nil || !r.PartitionWriter || r.Partition == p
 }
 
 // ownedOnly narrows an admin filter to the scopes this writer owns.
 func (s *Service) ownedOnly(ctx context.Context, scope string, f engine.ScopeFilter) (engine.ScopeFilter, error) {
 	r := s.cfg.Replication
-	if r == nil || r.Owns == nil {
+	if r == nil || !r.PartitionWriter {
 		return f, nil
 	}
 	if scope != "" {
-		if !r.Owns(scope) {
+		if !r.ownsScope(scope) {
 			return engine.ScopeFilter{}, fmt.Errorf("%w: scope %s is partition %d's, not this writer's (%d)",
 				ErrMisrouted, scope, schemas.ScopePartition(scope, r.partitions()), r.Partition)
 		}
@@ -160,7 +165,7 @@ func (s *Service) ownedOnly(ctx context.Context, scope string, f engine.ScopeFil
 	}
 	var mine []string
 	for _, sc := range all {
-		if r.Owns(sc) {
+		if r.ownsScope(sc) {
 			mine = append(mine, sc)
 		}
 	}
@@ -175,7 +180,7 @@ var ErrMisrouted = errors.New("the write reached the writer of another partition
 // is passed to its writer once.
 func (s *Service) checkRoute(ctx context.Context, ep *endpoint, who memory.Who, subject string, hop bool, data []byte) ([]byte, *schemas.ToolResult, string) {
 	r := s.cfg.Replication
-	if r == nil || r.Owns == nil || !writes(ep.op) {
+	if r == nil || !r.PartitionWriter || !writes(ep.op) {
 		return data, nil, ""
 	}
 	switch ep.op {

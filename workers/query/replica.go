@@ -53,11 +53,11 @@ type Replication struct {
 	Role     string
 	// Partitions is how many partitions writers share (nats.partitions).
 	Partitions int
-	// Owns, on one partition's writer endpoints, says whether a scope is
-	// theirs (its partition is Partition): a write of another partition's
-	// is passed on to its writer, an admin write narrowed to these scopes.
-	Owns      func(scope string) bool
-	Partition int
+	// PartitionWriter marks one partition's writer endpoints, those of
+	// Partition: a write of another partition's scope is passed on to its
+	// writer, an admin write narrowed to this partition's scopes.
+	PartitionWriter bool
+	Partition       int
 }
 
 // forwarded reports whether a replica sends op to the writer.

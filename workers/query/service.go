@@ -485,7 +485,7 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 	if err := s.awaitSeq(base, data); err != nil {
 		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale
 	}
-	if repl != nil && repl.Owns != nil {
+	if repl != nil && repl.PartitionWriter {
 		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
 		defer cancel()
 		out, res, code := s.checkRoute(ctx, ep, who, subject, hop, data)
