@@ -73,22 +73,26 @@ func (s *Store) tableState(ctx context.Context) (uint64, int64, error) {
 	return n, maxSeq.Int64, err
 }
 
-// loadSegment loads the index and the groups from the segment when it is
-// the one the database recorded at its last clean close and matches the
-// table. ok false says why not; err is a database failure.
-func (s *Store) loadSegment(ctx context.Context) (ok bool, why string, err error) {
+// spendSegmentRecord reads the segment's record, if any, and deletes it.
+func (s *Store) spendSegmentRecord(ctx context.Context) (string, bool, error) {
 	var v string
-	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, segmentKey).Scan(&v)
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, segmentKey).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, "no segment recorded (a first open, or the last one did not close cleanly)", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return false, "", err
+		return "", false, err
 	}
-	// Whatever happens next, the record is spent: the database is about
-	// to change.
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, segmentKey); err != nil {
-		return false, "", err
+	_, err = s.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, segmentKey)
+	return v, true, err
+}
+
+// loadSegment loads the index and the groups from the segment when it is
+// the one the database recorded (v, when recorded) at its last clean close
+// and matches the table. ok false says why not; err is a database failure.
+func (s *Store) loadSegment(ctx context.Context, v string, recorded bool) (ok bool, why string, err error) {
+	if !recorded {
+		return false, "no segment recorded (a first open, or the last one did not close cleanly)", nil
 	}
 	rec, valid := parseSegmentRecord(v)
 	if !valid {

@@ -181,9 +181,15 @@ func (s *Store) init(ctx context.Context, o Options) error {
 		return err
 	}
 	s.dim = dim
+	// Whatever this open does next, the segment's record is spent: the
+	// database is about to change, with the segment or without it.
+	record, recorded, err := s.spendSegmentRecord(ctx)
+	if err != nil {
+		return err
+	}
 	if !o.NoSegment {
 		start := time.Now()
-		ok, why, err := s.loadSegment(ctx)
+		ok, why, err := s.loadSegment(ctx, record, recorded)
 		if err != nil {
 			return err
 		}
@@ -196,10 +202,6 @@ func (s *Store) init(ctx context.Context, o Options) error {
 			return nil
 		}
 		s.vectors.Why = why
-	} else if _, err := s.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, segmentKey); err != nil {
-		// This open will change the database without the segment: no later
-		// open may take the segment for it.
-		return err
 	}
 	start := time.Now()
 	s.ix = vecindex.New(dim, o.Index)
