@@ -55,31 +55,35 @@ func (f *Follower) Applied() uint64 {
 // CatchUp applies everything the log holds now and returns how many
 // entries it applied.
 func (f *Follower) CatchUp(ctx context.Context) (int, error) {
-	last, err := LastSeq(ctx, f.js, f.log)
-	if err != nil || last == 0 {
-		return 0, err // 0: an empty log, nothing to catch up with
-	}
-	return f.follow(ctx, last)
+	return f.follow(ctx, true)
 }
 
 // Run applies the log as it grows, until ctx ends. An entry that does not
 // decode, or that the store refuses, stops it with that error: a replica
 // must stop serving rather than answer from a state the log does not say.
 func (f *Follower) Run(ctx context.Context) error {
-	_, err := f.follow(ctx, 0)
+	_, err := f.follow(ctx, false)
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
 
-// follow applies entries until the one at until (0: for ever).
-func (f *Follower) follow(ctx context.Context, until uint64) (int, error) {
-	start, err := f.store.LogSeq(ctx)
+// follow applies entries for ever, or with catchUp until the log's last
+// entry as it stands now.
+func (f *Follower) follow(ctx context.Context, catchUp bool) (int, error) {
+	info, err := logInfo(ctx, f.js, f.log)
 	if err != nil {
 		return 0, err
 	}
-	info, err := logInfo(ctx, f.js, f.log)
+	var until uint64 // 0: for ever
+	if catchUp {
+		if info.State.Msgs == 0 {
+			return 0, nil // no entry (a new or purged log): nothing to catch up with
+		}
+		until = info.State.LastSeq
+	}
+	start, err := f.store.LogSeq(ctx)
 	if err != nil {
 		return 0, err
 	}
