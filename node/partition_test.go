@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestPartitionedWriters(t *testing.T) {
 	for _, w := range st.Writers {
 		for i := 0; ; i++ {
 			a := fmt.Sprintf("agent%d", i)
-			if containsInt(w.Partitions, schemas.AgentPartition(a, schemas.DefaultPartitions)) {
+			if slices.Contains(w.Partitions, schemas.AgentPartition(a, schemas.DefaultPartitions)) {
 				agents = append(agents, a)
 				break
 			}
@@ -138,13 +139,4 @@ func TestPartitionedWriters(t *testing.T) {
 		n, err := bulk.Count(ctx, "")
 		return err == nil && n == 0
 	})
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
