@@ -221,11 +221,16 @@ func TestFollowerStopsOnBadEntries(t *testing.T) {
 			if !errors.Is(err, schemas.ErrInvalid) || !strings.Contains(err.Error(), "memory log sequence 2") {
 				t.Fatalf("err %v, want an invalid entry at sequence 2", err)
 			}
-			if seq, _ := replica.LogSeq(ctx); seq != 0 {
-				t.Fatalf("log seq %d after a refused batch", seq)
+			// The good entry (sequence 1) is applied only if it came in an
+			// earlier batch than the bad one; how the fetch splits them is
+			// timing. Either way the store's position and its memories
+			// agree, and nothing from the bad entry's batch is applied.
+			seq, _ := replica.LogSeq(ctx)
+			if seq > 1 {
+				t.Fatalf("log seq %d after a batch refused at sequence 2", seq)
 			}
-			if st, _ := replica.Stats(ctx, engine.AllScopes()); st.Total != 0 {
-				t.Fatalf("%d memories applied from a refused batch", st.Total)
+			if st, _ := replica.Stats(ctx, engine.AllScopes()); uint64(st.Total) != seq {
+				t.Fatalf("%d memories applied at log seq %d: part of a refused batch was applied", st.Total, seq)
 			}
 		})
 	}
