@@ -225,6 +225,11 @@ type Store struct {
 	Index  string `json:"index"`
 	NList  int    `json:"nlist"`
 	NProbe int    `json:"nprobe"`
+	// Memory is "float32" (default: every vector in RAM) or "int8": only
+	// the approximate index's int8 codes stay in RAM, and the float32
+	// vectors are memory-mapped from the vector segment beside the
+	// database (page cache, not heap), read to re-score candidates.
+	Memory string `json:"memory"`
 	// Backend is "sqlite" (empty: the default; pure Go, embedded) or
 	// "lancedb": a LanceDB table in memory-lancedb-pro's schema, which
 	// needs a build with -tags lancedb and LanceDB's native library; dbPath
@@ -471,6 +476,18 @@ func (c *Config) validate() (problems, warnings []string) {
 	default:
 		bad("store.index is %q: want auto, exact or approximate", c.Store.Index)
 	}
+	switch c.Store.Memory {
+	case "", "float32":
+	case "int8":
+		if c.Store.Index == "exact" {
+			bad("store.memory \"int8\" needs the approximate index (store.index auto or approximate): an exact index scans every float32 vector")
+		}
+		if c.Store.Backend == "lancedb" {
+			bad("store.memory only applies to store.backend \"sqlite\"")
+		}
+	default:
+		bad("store.memory is %q: want float32 or int8", c.Store.Memory)
+	}
 	if c.Store.NList < 0 || c.Store.NProbe < 0 {
 		bad("store.nlist and store.nprobe must not be negative (0: chosen from the number of memories)")
 	}
@@ -617,6 +634,9 @@ func (c *Config) DistillConfig() distill.Config {
 // IndexOptions is the vector index's configuration.
 func (c *Config) IndexOptions() vecindex.Options {
 	o := vecindex.Options{NList: c.Store.NList, NProbe: c.Store.NProbe}
+	if c.Store.Memory == "int8" {
+		o.Memory = vecindex.Int8
+	}
 	switch c.Store.Index {
 	case "approximate":
 		o.Mode = vecindex.IVF

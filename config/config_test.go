@@ -31,11 +31,15 @@ func TestIndexModes(t *testing.T) {
 	if o := c.IndexOptions(); o.Mode != vecindex.IVF || o.ExactBelow != AutoExactBelow {
 		t.Fatalf("auto gives %+v, want IVF exact below %d", o, AutoExactBelow)
 	}
-	for index, want := range map[string]vecindex.Options{
-		"exact":       {Mode: vecindex.Exact},
-		"approximate": {Mode: vecindex.IVF},
+	for store, want := range map[string]vecindex.Options{
+		`"index":"exact"`:                       {Mode: vecindex.Exact},
+		`"index":"approximate"`:                 {Mode: vecindex.IVF},
+		`"index":"approximate","memory":"int8"`: {Mode: vecindex.IVF, Memory: vecindex.Int8},
+		`"memory":"int8"`:                       {Mode: vecindex.IVF, ExactBelow: AutoExactBelow, Memory: vecindex.Int8},
+		`"memory":"float32"`:                    {Mode: vecindex.IVF, ExactBelow: AutoExactBelow},
 	} {
-		c, err := Load(writeConfig(t, `{"store":{"index":"`+index+`"}}`), t.TempDir())
+		index := store
+		c, err := Load(writeConfig(t, `{"store":{`+store+`}}`), t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -250,6 +250,8 @@ func TestRejects(t *testing.T) {
 		{"rerank provider", "c.json", `{"retrieval":{"rerankProvider":"cohere"}}`, `retrieval.rerankProvider is "cohere": want one of jina, siliconflow, voyage, pinecone, dashscope, tei`},
 		{"embedding provider", "c.json", `{"embedding":{"provider":"openai-compatible"}}`, `embedding.provider is "openai-compatible": want openai or local`},
 		{"store index", "c.json", `{"store":{"index":"hnsw"}}`, `store.index is "hnsw": want auto, exact or approximate`},
+		{"store memory", "c.json", `{"store":{"memory":"int4"}}`, `store.memory is "int4": want float32 or int8`},
+		{"int8 exact", "c.json", `{"store":{"index":"exact","memory":"int8"}}`, `store.memory "int8" needs the approximate index`},
 		{"undefined default scope", "c.json", `{"scopes":{"default":"team"}}`, `scopes.default "team" is not defined`},
 		{"ingest addr", "c.json", `{"ingest":{"addr":"7433"}}`, `ingest.addr is "7433": want host:port`},
 		{"unset env", "c.json", `{"embedding":{"apiKey":"${CLAWMEM_TEST_UNSET}"}}`, "embedding.apiKey: environment variable CLAWMEM_TEST_UNSET is not set"},

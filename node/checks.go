@@ -145,6 +145,17 @@ func VectorsCheck(v sqlitestore.VectorSource) Check {
 	if v.Why != "" {
 		c.Detail += " (" + v.Why + ")"
 	}
+	if v.Memory == "int8" {
+		c.Detail += "; int8 memory mode, float32 vectors mapped from the segment"
+		if !v.Mapped {
+			c.Detail = strings.Replace(c.Detail, "mapped from", "NOT yet mapped from", 1)
+		}
+	}
+	if v.SpillError != "" {
+		c.OK = false
+		c.Detail += "; moving vectors to the segment failed: " + v.SpillError
+		c.Fix = "check the store directory has room for the segment (about 4 bytes per dimension per memory); until then the vectors stay in memory"
+	}
 	return c
 }
 

@@ -115,3 +115,25 @@ func TestStoreChecksReportTheVectorSource(t *testing.T) {
 		t.Fatalf("a damaged segment: %q", got)
 	}
 }
+
+// The vectors check names the int8 mode and whether the vectors are
+// mapped yet, and fails with a fix when moving them to the segment failed.
+func TestVectorsCheckInt8(t *testing.T) {
+	base := sqlitestore.VectorSource{From: "segment", Memory: "int8", Mapped: true}
+	if c := VectorsCheck(base); !c.OK || !strings.Contains(c.Detail, "int8 memory mode, float32 vectors mapped from the segment") {
+		t.Fatalf("mapped: %+v", c)
+	}
+	unmapped := base
+	unmapped.Mapped = false
+	if c := VectorsCheck(unmapped); !c.OK || !strings.Contains(c.Detail, "NOT yet mapped") {
+		t.Fatalf("not mapped: %+v", c)
+	}
+	failed := unmapped
+	failed.SpillError = "no space left on device"
+	if c := VectorsCheck(failed); c.OK || !strings.Contains(c.Detail, "no space left on device") || c.Fix == "" {
+		t.Fatalf("spill failed: %+v", c)
+	}
+	if c := VectorsCheck(sqlitestore.VectorSource{From: "segment", Memory: "float32", Mapped: true}); strings.Contains(c.Detail, "int8") {
+		t.Fatalf("float32: %+v", c)
+	}
+}

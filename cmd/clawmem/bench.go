@@ -33,6 +33,9 @@ func (a *app) benchStoreCmd() *cobra.Command {
   - exact and approximate (IVF) top-10 search latency, IVF recall@10 and build time
   - insert throughput of a single batching writer with N memories already stored
   - a cold open of the store from its vector segment, and one from the database, and the process RSS
+  - the approximate index's training, and cold opens of it (its clustering saved in the segment) in the
+    float32 and int8 memory modes: time to the first exact and approximate answers, resident memory
+    (anonymous and mapped), search latency and recall@10 through the store
 With --baseline FILE (an earlier run's --json output) each figure is also given as a ratio to that run's.`,
 		Example: "  clawmem bench store\n  clawmem bench store --n 20000 --dim 384 --json > before.json\n  clawmem bench store --n 20000 --dim 384 --baseline before.json",
 		Args:    cobra.NoArgs,
@@ -82,8 +85,8 @@ func (a *app) progress() io.Writer {
 
 func (a *app) benchStoreOpenCmd() *cobra.Command {
 	var (
-		dir       string
-		noSegment bool
+		dir, index string
+		noSegment  bool
 	)
 	var dim int
 	cmd := &cobra.Command{
@@ -92,7 +95,7 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := bench.OpenOnce(cmd.Context(), dir, dim, noSegment)
+			rep, err := bench.OpenOnce(cmd.Context(), dir, dim, noSegment, index)
 			if err != nil {
 				return err
 			}
@@ -102,6 +105,7 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "", "store directory")
 	cmd.Flags().IntVar(&dim, "dim", 1024, "vector dimensions")
 	cmd.Flags().BoolVar(&noSegment, "no-segment", false, "load the vectors from the database, not the segment")
+	cmd.Flags().StringVar(&index, "index", "exact", "index: exact, ivf (approximate, float32) or int8 (approximate, int8 memory mode)")
 	return cmd
 }
 

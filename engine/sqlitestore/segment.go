@@ -19,9 +19,9 @@ import (
 
 // The vector segment: at a clean close the index (vectors, groups and its
 // trained clustering) is written beside the database, and the database
-// records the segment's epoch, rows and last row id. The next open reads
-// the segment in one pass when all of it matches, instead of decoding every
-// row and training again, and at once forgets the record: from then on the
+// records the segment's epoch, rows and last row id. The next open maps
+// the segment when all of it matches, instead of decoding every row and
+// training again, and at once forgets the record: from then on the
 // database is written and the file no longer matches it until the next
 // clean close. A crash, a damaged or foreign file, or any mismatch means a
 // load from the database, as without a segment: the database stays the
@@ -39,10 +39,25 @@ type VectorSource struct {
 	From string        `json:"from"`
 	Took time.Duration `json:"took"`
 	Why  string        `json:"why,omitempty"`
+	// Memory is the index's memory mode, "float32" or "int8"; Mapped says
+	// the vectors are memory-mapped from the segment; SpillError is the
+	// int8 mode's last failure to move vectors there (they stay in memory).
+	Memory     string `json:"memory"`
+	Mapped     bool   `json:"mapped"`
+	SpillError string `json:"spillError,omitempty"`
 }
 
-// Vectors is where this store's vectors were loaded from at open.
-func (s *Store) Vectors() VectorSource { return s.vectors }
+// Vectors is where this store's vectors were loaded from at open, and how
+// they are held now.
+func (s *Store) Vectors() VectorSource {
+	v := s.vectors
+	v.Memory, v.Mapped = "float32", s.ix.Mapped()
+	if s.opts.Index.Memory == vecindex.Int8 {
+		v.Memory = "int8"
+	}
+	v.SpillError, _ = s.spillErr.Load().(string)
+	return v
+}
 
 // segmentRecord is what the database says of the segment.
 type segmentRecord struct {
@@ -105,38 +120,111 @@ func (s *Store) loadSegment(ctx context.Context, v string, recorded bool) (ok bo
 	if rows != rec.rows || maxSeq != rec.maxSeq {
 		return false, fmt.Sprintf("the database changed since the segment was written (%d rows up to %d, the segment has %d up to %d)", rows, maxSeq, rec.rows, rec.maxSeq), nil
 	}
-	f, err := os.Open(filepath.Join(s.dir, SegmentFile))
-	if err != nil {
-		return false, fmt.Sprintf("segment: %v", err), nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, fmt.Sprintf("segment: %v", err), nil
-	}
-	ix, epoch, extra, err := vecindex.ReadSegment(f, st.Size(), s.dim, s.opts.Index)
-	if err != nil {
-		return false, err.Error(), nil
+	ix, epoch, extra, why := s.openSegment()
+	if ix == nil {
+		return false, why, nil
 	}
 	if epoch != rec.epoch {
+		ix.Close()
 		return false, fmt.Sprintf("the segment is another close's (epoch %d, the database recorded %d)", epoch, rec.epoch), nil
 	}
 	if uint64(ix.Len()) != rows {
+		ix.Close()
 		return false, fmt.Sprintf("the segment has %d rows, the database %d", ix.Len(), rows), nil
 	}
 	groups := map[string]uint32{}
 	if err := json.Unmarshal(extra, &groups); err != nil {
+		ix.Close()
 		return false, fmt.Sprintf("the segment's groups: %v", err), nil
 	}
 	s.ix, s.groups, s.segment = ix, groups, rec
 	return true, "", nil
 }
 
+// openSegment opens (maps) the segment file, or says why it cannot.
+func (s *Store) openSegment() (*vecindex.Index, uint64, []byte, string) {
+	f, err := os.Open(filepath.Join(s.dir, SegmentFile))
+	if err != nil {
+		return nil, 0, nil, fmt.Sprintf("segment: %v", err)
+	}
+	defer f.Close()
+	ix, epoch, extra, err := vecindex.OpenSegment(f, s.dim, s.opts.Index)
+	if err != nil {
+		return nil, 0, nil, err.Error()
+	}
+	return ix, epoch, extra, ""
+}
+
+// spill moves the vectors in memory out of the heap (the int8 mode's
+// promise): it writes the index to the segment file and maps the file's
+// vectors in their place. The database does not record this segment, so
+// a crash before the next clean close still means a load from the
+// database. Writers are held by the caller.
+func (s *Store) spill(ctx context.Context) error {
+	version := s.ix.Version()
+	rec, err := s.writeSegment(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(s.dir, SegmentFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := s.ix.MapVectors(f, version); err != nil {
+		return err
+	}
+	s.segment, s.segVersion, s.segTrained = rec, version, s.ix.Trained()
+	s.spillErr.Store("")
+	return nil
+}
+
+// spillDue is when the int8 mode spills again while running: once the
+// writes since the last mapping reach an eighth of the rows (and at
+// least spillMin), the rows they hold in memory go to the segment too.
+func (s *Store) spillDue() bool {
+	u := s.ix.Unmapped()
+	return u > 0 && u >= s.spillMin && u >= s.ix.Len()/8
+}
+
+const (
+	spillMin   = 16384
+	spillEvery = 10 * time.Second
+)
+
+// spiller checks every interval whether a spill is due, until stop.
+func (s *Store) spiller(stop <-chan struct{}, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.maybeSpill()
+	}
+}
+
+// maybeSpill spills when it is due; a failure is kept for doctor.
+func (s *Store) maybeSpill() {
+	if !s.spillDue() {
+		return
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !s.closed.Load() && s.spillDue() {
+		if err := s.spill(context.Background()); err != nil {
+			s.spillErr.Store(err.Error())
+		}
+	}
+}
+
 // saveSegment writes the index to the segment (a temporary file renamed
 // over the old one) and records it in the database. Writers
 // are held by the caller.
 func (s *Store) saveSegment(ctx context.Context) error {
-	if s.segment.epoch != 0 && s.ix.Version() == s.segVersion {
+	if s.segment.epoch != 0 && s.ix.Version() == s.segVersion && s.ix.Trained() == s.segTrained {
 		// Unchanged since it was read (a command that only looked): the
 		// file is still this index's.
 		if rows, maxSeq, err := s.tableState(ctx); err == nil && rows == s.segment.rows && maxSeq == s.segment.maxSeq {
@@ -145,29 +233,39 @@ func (s *Store) saveSegment(ctx context.Context) error {
 			}
 		}
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return err
-	}
-	rows, maxSeq, err := s.tableState(ctx)
+	rec, err := s.writeSegment(ctx)
 	if err != nil {
 		return err
 	}
+	return s.record(ctx, rec)
+}
+
+// writeSegment writes the index to the segment file (a temporary file
+// renamed over the old one) under a new epoch.
+func (s *Store) writeSegment(ctx context.Context) (segmentRecord, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return segmentRecord{}, err
+	}
+	rows, maxSeq, err := s.tableState(ctx)
+	if err != nil {
+		return segmentRecord{}, err
+	}
 	if uint64(s.ix.Len()) != rows {
-		return fmt.Errorf("the index has %d rows, the table %d", s.ix.Len(), rows)
+		return segmentRecord{}, fmt.Errorf("the index has %d rows, the table %d", s.ix.Len(), rows)
 	}
 	s.gmu.RLock()
 	extra, err := json.Marshal(s.groups)
 	s.gmu.RUnlock()
 	if err != nil {
-		return err
+		return segmentRecord{}, err
 	}
 	rec := segmentRecord{epoch: binary.LittleEndian.Uint64(b[:]), rows: rows, maxSeq: maxSeq}
 	path := filepath.Join(s.dir, SegmentFile)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return segmentRecord{}, err
 	}
 	// Not synced: the database is, and the record is written after the
 	// rename. A segment that power loss leaves torn or empty fails its
@@ -181,13 +279,13 @@ func (s *Store) saveSegment(ctx context.Context) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return segmentRecord{}, err
 	}
 	if d, err := os.Open(s.dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	return s.record(ctx, rec)
+	return rec, nil
 }
 
 // record notes the segment rec in the database.

@@ -52,10 +52,15 @@ func randUnit(rng *rand.Rand, dim int) []float32 {
 func TestSegmentOpen(t *testing.T) {
 	ctx := context.Background()
 	const dim = 16
-	for _, mode := range []vecindex.Mode{vecindex.Exact, vecindex.IVF} {
-		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+	for name, io := range map[string]vecindex.Options{
+		"exact": {Mode: vecindex.Exact},
+		"ivf":   {Mode: vecindex.IVF, ExactBelow: 1, NList: 8},
+		"int8":  {Mode: vecindex.IVF, ExactBelow: 1, NList: 8, Memory: vecindex.Int8},
+	} {
+		mode := io.Mode
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			o := Options{Dimensions: dim, Index: vecindex.Options{Mode: mode, ExactBelow: 1, NList: 8}}
+			o := Options{Dimensions: dim, Index: io}
 			rng := rand.New(rand.NewPCG(8, 9))
 			s, err := Open(ctx, dir, o)
 			if err != nil {
@@ -64,6 +69,7 @@ func TestSegmentOpen(t *testing.T) {
 			if got := s.Vectors(); got.From != "database" || !strings.Contains(got.Why, "no segment") {
 				t.Fatalf("first open: %+v", got)
 			}
+
 			var ms []schemas.Memory
 			n := 300
 			if mode == vecindex.IVF {
@@ -76,6 +82,18 @@ func TestSegmentOpen(t *testing.T) {
 			added, err := s.Add(ctx, ms...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if io.Memory == vecindex.Int8 {
+				// The rows added are in memory until a spill maps them
+				// from the segment file.
+				if u := s.ix.Unmapped(); u != n {
+					t.Fatalf("%d rows unmapped after adding %d", u, n)
+				}
+				s.spillMin = 1
+				s.maybeSpill()
+				if u := s.ix.Unmapped(); u != 0 {
+					t.Fatalf("%d rows unmapped after a spill (%v)", u, s.spillErr.Load())
+				}
 			}
 			// History: one memory superseded.
 			if _, err := s.Update(ctx, added[0].ID, engine.Patch{Invalidate: &engine.Invalidation{SupersededBy: added[3].ID, At: 1}}, engine.AllScopes()); err != nil {

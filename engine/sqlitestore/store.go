@@ -59,11 +59,13 @@ type Store struct {
 	dim  int
 	// vectors says where the open loaded the vectors from, and why.
 	vectors VectorSource
-	// segment and segVersion: the record of the segment the open read and
-	// the index's version then; a close at the same version records the
-	// same file again instead of rewriting it.
+	// segment, segVersion and segTrained: the record of the segment the
+	// open read (or spilled to) and the index's version and clustering
+	// then; a close at the same version, with the same clustering,
+	// records the same file again instead of rewriting it.
 	segment    segmentRecord
 	segVersion uint64
+	segTrained bool
 	ix         *vecindex.Index
 	now        func() time.Time
 	fts        bool
@@ -76,8 +78,12 @@ type Store struct {
 	groups map[string]uint32
 
 	closed atomic.Bool
-	// bg tracks the background index build, which Close waits for.
-	bg sync.WaitGroup
+	// bg tracks the background index build, which Close waits for, and
+	// loops the int8 mode's spiller, which Close stops (stop) first.
+	bg, loops sync.WaitGroup
+	stop      chan struct{}
+	spillMin  int          // see spillDue
+	spillErr  atomic.Value // string: the last spill's failure
 
 	dfMu sync.Mutex
 	df   map[string]dfEntry
@@ -149,13 +155,22 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &Store{db: db, lock: lock, dir: dir, opts: o, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}}
+	s := &Store{db: db, lock: lock, dir: dir, opts: o, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}, stop: make(chan struct{}), spillMin: spillMin}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if err := s.init(ctx, o); err != nil {
+		close(s.stop)
+		s.loops.Wait()
+		s.bg.Wait()
+		if s.ix != nil {
+			s.ix.Close()
+		}
 		db.Close()
 		return nil, err
+	}
+	if o.Index.Memory == vecindex.Int8 && !o.NoSegment {
+		s.loops.Go(func() { s.spiller(s.stop, spillEvery) })
 	}
 	return s, nil
 }
@@ -195,7 +210,7 @@ func (s *Store) init(ctx context.Context, o Options) error {
 		}
 		if ok {
 			s.vectors = VectorSource{From: "segment", Took: time.Since(start)}
-			s.segVersion = s.ix.Version()
+			s.segVersion, s.segTrained = s.ix.Version(), s.ix.Trained()
 			if o.Index.Mode == vecindex.IVF && !s.ix.Trained() {
 				s.bg.Go(func() { _ = s.ix.Build() })
 			}
@@ -205,9 +220,20 @@ func (s *Store) init(ctx context.Context, o Options) error {
 	}
 	start := time.Now()
 	s.ix = vecindex.New(dim, o.Index)
-	err = s.load(ctx)
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	if o.Index.Memory == vecindex.Int8 && !o.NoSegment && s.ix.Len() > 0 {
+		// The vectors must leave the heap: to the segment file, mapped.
+		if err := s.spill(ctx); err != nil {
+			return fmt.Errorf("int8 memory mode: write the vectors to the segment: %w", err)
+		}
+	}
 	s.vectors.From, s.vectors.Took = "database", time.Since(start)
-	return err
+	// Training an approximate index takes seconds at 100k vectors; searches
+	// are exact until it is done, so the store is usable at once.
+	s.bg.Go(func() { _ = s.ix.Build() })
+	return nil
 }
 
 // migrate adds the history columns to a store made before them.
@@ -306,9 +332,6 @@ func (s *Store) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load vectors: %w", err)
 	}
-	// Training an approximate index takes seconds at 100k vectors; searches
-	// are exact until it is done, so the store is usable at once.
-	s.bg.Go(func() { _ = s.ix.Build() })
 	return nil
 }
 
@@ -331,6 +354,8 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	close(s.stop)
+	s.loops.Wait()
 	s.bg.Wait()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -339,6 +364,7 @@ func (s *Store) Close() error {
 		// A failed segment costs the next open time, never correctness.
 		_ = s.saveSegment(context.Background())
 	}
+	s.ix.Close()
 	err = s.db.Close()
 	if uerr := unlockDir(s.lock); err == nil {
 		err = uerr

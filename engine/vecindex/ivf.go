@@ -198,9 +198,13 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit 
 		return ix.exact(q, k, allow)
 	}
 	t := newTopk(k)
+	var buf []float32
+	if ix.cold.file != nil {
+		buf = make([]float32, ix.dim)
+	}
 	for _, c := range cs {
 		r := int32(c.id)
-		t.push(cand{dot(ix.row(r), q), ix.keys[r]})
+		t.push(cand{dot(ix.rescoreRow(r, buf), q), ix.keys[r]})
 	}
 	return hits(best([]topk{t}, k))
 }
@@ -214,11 +218,15 @@ func (ix *Index) nlistFor(n int) int {
 	return max(16, int(math.Round(0.8*math.Sqrt(float64(n)))))
 }
 
+// probes is the clusters probed per unfiltered query: a sixteenth of them
+// from 16 up to 32. Past ~100k rows the clusters grow too (≈1.25·√n rows
+// each), so 32 of them still hold enough candidates; probing a fixed
+// sixteenth would scan 64 MB of codes per query at a million rows.
 func (ix *Index) probes(iv *ivf) int {
 	if ix.nprobe > 0 {
 		return min(ix.nprobe, iv.nlist)
 	}
-	return min(iv.nlist, max(16, iv.nlist/16))
+	return min(iv.nlist, max(16, min(32, iv.nlist/16)))
 }
 
 func (ix *Index) rescoreFor(k int) int {

@@ -2,32 +2,44 @@ package vecindex
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
+	"os"
 	"unsafe"
 )
 
 // A segment is an index written whole to a file, so that opening a store
-// reads its vectors (and its trained clustering) in one pass instead of
-// decoding every row out of the database and training again:
+// maps its vectors (and its trained clustering) instead of decoding every
+// row out of the database and training again:
 //
-//	magic "CLAWVSEG", version u32, dim u32, rows u64, epoch u64,
-//	extra length u32, extra bytes (the caller's: the store's group names),
-//	keys rows×i64, groups rows×u32, vectors rows×dim×f32 (unit length),
-//	nlist u32, trainedOn u64, and with nlist > 0: centroids nlist×dim×f32,
-//	each row's cluster rows×i32,
-//	CRC-32C of everything before it, u32.
+//	header (48 bytes): magic "CLAWVSEG", version u32, dim u32, rows u64,
+//	  epoch u64, nlist u32, trainedOn u64, extra length u32;
+//	extra bytes (the caller's: the store's group names), keys rows×i64,
+//	groups rows×u32, and with nlist > 0: centroids nlist×dim×f32, cluster
+//	sizes nlist×u32, the rows of each cluster in turn rows×i32, and their
+//	scales rows×f32; zero padding, then the CRC-32C of all of it (u32),
+//	ending on a page boundary;
+//	vectors rows×dim×f32 (unit length), and with nlist > 0 zero padding to
+//	a page boundary and the int8 codes rows×dim in the clusters' order;
+//	the CRC-32C of each 64 MiB chunk of the vectors (with their padding)
+//	and of the codes, u32 each, and the CRC-32C of that table.
 //
-// Little-endian throughout. ReadSegment checks every length against the
-// header and the checksum at the end, and returns ErrBadSegment for any
-// damage: a segment is never trusted blindly.
+// Little-endian throughout. The vectors and codes start on page
+// boundaries so they can be memory-mapped where they lie, and their
+// chunks' checksums are verified in parallel. Every length follows from
+// the header, and the file must be exactly as long as they say: a segment
+// is never trusted blindly, any damage is ErrBadSegment.
 const (
 	segmentMagic   = "CLAWVSEG"
-	segmentVersion = 1
+	segmentVersion = 2
+	segHeader      = 48
+	segPage        = 4096
+	segChunk       = 64 << 20
 )
 
 // ErrBadSegment is a segment that is truncated, damaged, of another
@@ -36,118 +48,284 @@ var ErrBadSegment = errors.New("vecindex: bad segment")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// littleEndian: the vectors are copied as memory on little-endian machines.
+// littleEndian: arrays are copied as memory on little-endian machines.
 var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+// segLayout is where everything lies in a segment of these sizes.
+type segLayout struct {
+	dim, rows, nlist, extra int64
+	vecOff, vecEnd          int64 // the vectors and the padding after them
+	codeOff, codeEnd        int64
+	sumOff, size            int64
+}
+
+func alignPage(n int64) int64 { return (n + segPage - 1) / segPage * segPage }
+
+func chunks(n int64) int64 { return (n + segChunk - 1) / segChunk }
+
+func layoutOf(dim, rows, nlist, extra int64) segLayout {
+	l := segLayout{dim: dim, rows: rows, nlist: nlist, extra: extra}
+	head := segHeader + extra + 12*rows
+	if nlist > 0 {
+		head += 4*nlist*dim + 4*nlist + 8*rows
+	}
+	l.vecOff = alignPage(head + 4)
+	l.vecEnd = l.vecOff + 4*rows*dim
+	l.codeOff, l.codeEnd = l.vecEnd, l.vecEnd
+	if nlist > 0 {
+		l.codeOff = alignPage(l.vecEnd)
+		l.vecEnd, l.codeEnd = l.codeOff, l.codeOff+rows*dim
+	}
+	l.sumOff = l.codeEnd
+	l.size = l.sumOff + 4*(chunks(l.vecEnd-l.vecOff)+chunks(l.codeEnd-l.codeOff)) + 4
+	return l
+}
 
 // WriteSegment writes the index, the caller's epoch and extra bytes to w.
 // Writes wait meanwhile; searches go on.
 func (ix *Index) WriteSegment(w io.Writer, epoch uint64, extra []byte) error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	iv := ix.ivf
+	var nlist, trainedOn int
+	if iv != nil {
+		nlist, trainedOn = iv.nlist, iv.trainedOn
+	}
+	rows := len(ix.keys)
+	l := layoutOf(int64(ix.dim), int64(rows), int64(nlist), int64(len(extra)))
+	bw := bufio.NewWriterSize(w, 1<<20)
 	h := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<20)
-	put := func(v any) {
-		_ = binary.Write(bw, binary.LittleEndian, v)
-	}
-	bw.WriteString(segmentMagic)
-	put(uint32(segmentVersion))
-	put(uint32(ix.dim))
-	put(uint64(len(ix.keys)))
-	put(epoch)
-	put(uint32(len(extra)))
-	bw.Write(extra)
-	writeSlice(bw, ix.keys)
-	writeSlice(bw, ix.groups)
-	writeSlice(bw, ix.data)
-	if iv := ix.ivf; iv != nil {
-		put(uint32(iv.nlist))
-		put(uint64(iv.trainedOn))
-		writeSlice(bw, iv.cent)
-		cl := make([]int32, len(iv.where))
-		for r, at := range iv.where {
-			cl[r] = at.cluster
+	hw := io.MultiWriter(bw, h)
+	var head [segHeader]byte
+	copy(head[:], segmentMagic)
+	le := binary.LittleEndian
+	le.PutUint32(head[8:], segmentVersion)
+	le.PutUint32(head[12:], uint32(ix.dim))
+	le.PutUint64(head[16:], uint64(rows))
+	le.PutUint64(head[24:], epoch)
+	le.PutUint32(head[32:], uint32(nlist))
+	le.PutUint64(head[36:], uint64(trainedOn))
+	le.PutUint32(head[44:], uint32(len(extra)))
+	hw.Write(head[:])
+	hw.Write(extra)
+	writeSlice(hw, ix.keys)
+	writeSlice(hw, ix.groups)
+	if iv != nil {
+		writeSlice(hw, iv.cent)
+		sizes := make([]uint32, nlist)
+		for c := range iv.clusters {
+			sizes[c] = uint32(len(iv.clusters[c].rows))
 		}
-		writeSlice(bw, cl)
-	} else {
-		put(uint32(0))
-		put(uint64(0))
+		writeSlice(hw, sizes)
+		for c := range iv.clusters {
+			writeSlice(hw, iv.clusters[c].rows)
+		}
+		for c := range iv.clusters {
+			writeSlice(hw, iv.clusters[c].scales)
+		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
+	written := segHeader + l.extra + 12*l.rows
+	if iv != nil {
+		written += 4*l.nlist*l.dim + 4*l.nlist + 8*l.rows
 	}
+	hw.Write(make([]byte, l.vecOff-4-written))
 	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
-	_, err := w.Write(sum[:])
-	return err
+	le.PutUint32(sum[:], h.Sum32())
+	bw.Write(sum[:])
+
+	var table []uint32
+	vs := &chunkSums{}
+	vw := io.MultiWriter(bw, vs)
+	writeSlice(vw, ix.data[:rows*ix.dim])
+	vw.Write(make([]byte, l.vecEnd-l.vecOff-4*l.rows*l.dim))
+	table = vs.done(table)
+	if iv != nil {
+		cs := &chunkSums{}
+		cw := io.MultiWriter(bw, cs)
+		for c := range iv.clusters {
+			writeSlice(cw, iv.clusters[c].codes)
+		}
+		table = cs.done(table)
+	}
+	tb := make([]byte, 4*len(table)+4)
+	for i, s := range table {
+		le.PutUint32(tb[4*i:], s)
+	}
+	le.PutUint32(tb[4*len(table):], crc32.Checksum(tb[:4*len(table)], castagnoli))
+	bw.Write(tb)
+	return bw.Flush()
 }
 
-// ReadSegment reads a segment written by WriteSegment into a new index
-// with options o. It returns the segment's epoch and extra bytes.
-// Everything is checked before the index is returned: the magic, version
-// and dimension, every length against what is left of the file
-// (size bytes in all), the clusters' range, and the checksum. The vectors
-// are not scanned again: only WriteSegment makes segments, from an index
-// that admits finite vectors only, and the checksum says they are its.
-func ReadSegment(r io.Reader, size int64, dim int, o Options) (*Index, uint64, []byte, error) {
+// chunkSums is a writer keeping the CRC-32C of each segChunk bytes.
+type chunkSums struct {
+	sums []uint32
+	cur  uint32
+	n    int
+}
+
+func (c *chunkSums) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		take := min(len(p), segChunk-c.n)
+		c.cur = crc32.Update(c.cur, castagnoli, p[:take])
+		c.n += take
+		p = p[take:]
+		if c.n == segChunk {
+			c.sums, c.cur, c.n = append(c.sums, c.cur), 0, 0
+		}
+	}
+	return total, nil
+}
+
+func (c *chunkSums) done(table []uint32) []uint32 {
+	if c.n > 0 {
+		c.sums = append(c.sums, c.cur)
+	}
+	return append(table, c.sums...)
+}
+
+// ReadSegment reads the segment in r (size bytes) into memory, as a new
+// index with options o, and returns its epoch and extra bytes. See
+// OpenSegment, which maps it instead where it can.
+func ReadSegment(r io.ReaderAt, size int64, dim int, o Options) (*Index, uint64, []byte, error) {
+	return readSegment(r, nil, size, dim, o)
+}
+
+// OpenSegment opens the segment in f as a new index with options o. On
+// Linux its vectors and codes are memory-mapped privately: the open
+// reads no vector into the heap, and a row written later costs a page of
+// anonymous memory while the file stays as it was. In o.Memory Float32
+// mode the pages are read in at once (the exact scan reads them all
+// anyway); in Int8 mode only the codes are, and the vectors stay in the
+// page cache, read when a candidate is re-scored. Close releases the
+// mappings; f may be closed as soon as OpenSegment returns.
+func OpenSegment(f *os.File, dim int, o Options) (*Index, uint64, []byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if !canMap {
+		return readSegment(f, nil, st.Size(), dim, o)
+	}
+	return readSegment(f, f, st.Size(), dim, o)
+}
+
+func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix *Index, epoch uint64, extra []byte, err error) {
 	bad := func(format string, args ...any) (*Index, uint64, []byte, error) {
+		if ix != nil {
+			ix.Close()
+		}
 		return nil, 0, nil, fmt.Errorf("%w: %s", ErrBadSegment, fmt.Sprintf(format, args...))
 	}
-	h := crc32.New(castagnoli)
-	if size < int64(len(segmentMagic))+4 {
+	var head [segHeader]byte
+	if size < segHeader {
 		return bad("%d bytes", size)
 	}
-	// The checksum covers the body: size-4 bytes, read through it.
-	sr := &segReader{r: bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-4), h), 1<<20), left: size - 4}
-	magic := make([]byte, len(segmentMagic))
-	var version, sdim, extraLen uint32
-	var rows, epoch uint64
-	if !sr.full(magic) || string(magic) != segmentMagic {
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return bad("header: %v", err)
+	}
+	le := binary.LittleEndian
+	if string(head[:8]) != segmentMagic {
 		return bad("not a segment")
 	}
-	if !sr.num(&version) || version != segmentVersion {
-		return bad("format version %d, this clawmem reads %d", version, segmentVersion)
+	if v := le.Uint32(head[8:]); v != segmentVersion {
+		return bad("format version %d, this clawmem reads %d", v, segmentVersion)
 	}
-	if !sr.num(&sdim) || int(sdim) != dim {
-		return bad("vectors of %d dimensions, the store has %d", sdim, dim)
+	if d := le.Uint32(head[12:]); int(d) != dim {
+		return bad("vectors of %d dimensions, the store has %d", d, dim)
 	}
-	if !sr.num(&rows) || !sr.num(&epoch) || !sr.num(&extraLen) {
-		return bad("truncated header")
+	rows, nlist, trainedOn, extraLen := le.Uint64(head[16:]), le.Uint32(head[32:]), le.Uint64(head[36:]), le.Uint32(head[44:])
+	epoch = le.Uint64(head[24:])
+	// Bound every count before multiplying, then the file must be exactly
+	// as long as they make it: nothing is allocated beyond its size.
+	if rows > math.MaxInt32 || nlist > 1<<24 || int64(extraLen) > size || dim > 1<<20 || trainedOn > math.MaxInt32 {
+		return bad("%d rows, %d clusters and %d extra bytes cannot be", rows, nlist, extraLen)
 	}
-	// Everything the header promises must fit in what is left.
-	perRow := int64(8 + 4 + 4*dim)
-	if rows > uint64(math.MaxInt32) || int64(extraLen) > sr.left || int64(rows) > (sr.left-int64(extraLen))/perRow {
-		return bad("%d rows and %d extra bytes do not fit in %d bytes", rows, extraLen, size)
+	l := layoutOf(int64(dim), int64(rows), int64(nlist), int64(extraLen))
+	if l.size != size {
+		return bad("%d bytes, the header says %d", size, l.size)
 	}
-	extra := make([]byte, extraLen)
+	meta := make([]byte, l.vecOff-segHeader)
+	if _, err := r.ReadAt(meta, segHeader); err != nil {
+		return bad("read: %v", err)
+	}
+	h := crc32.New(castagnoli)
+	h.Write(head[:])
+	h.Write(meta[:len(meta)-4])
+	if h.Sum32() != le.Uint32(meta[len(meta)-4:]) {
+		return bad("checksum mismatch in the header")
+	}
 	n := int(rows)
-	ix := New(dim, o)
-	ix.keys, ix.groups, ix.data = make([]int64, n), make([]uint32, n), make([]float32, n*dim)
-	if !sr.full(extra) || !readSlice(sr, ix.keys) || !readSlice(sr, ix.groups) || !readSlice(sr, ix.data) {
-		return bad("truncated rows")
-	}
-	var nlist uint32
-	var trainedOn uint64
-	if !sr.num(&nlist) || !sr.num(&trainedOn) {
-		return bad("truncated clustering header")
-	}
-	var cent []float32
-	var where []int32
+	ix = New(dim, o)
+	mb := bytes.NewReader(meta)
+	extra = make([]byte, extraLen)
+	ix.keys, ix.groups = make([]int64, n), make([]uint32, n)
+	readFull(mb, extra)
+	readSlice(mb, ix.keys)
+	readSlice(mb, ix.groups)
+	var cent, scales []float32
+	var sizes []uint32
+	var members []int32
 	if nlist > 0 {
-		if int64(nlist) > sr.left/int64(4*dim) {
-			return bad("%d clusters do not fit", nlist)
-		}
-		cent, where = make([]float32, int(nlist)*dim), make([]int32, n)
-		if !readSlice(sr, cent) || !readSlice(sr, where) {
-			return bad("truncated clustering")
+		cent, sizes, members, scales = make([]float32, int(nlist)*dim), make([]uint32, nlist), make([]int32, n), make([]float32, n)
+		readSlice(mb, cent)
+		readSlice(mb, sizes)
+		readSlice(mb, members)
+		readSlice(mb, scales)
+	}
+	sumBytes := make([]byte, l.size-l.sumOff)
+	if _, err := r.ReadAt(sumBytes, l.sumOff); err != nil {
+		return bad("read: %v", err)
+	}
+	table := make([]uint32, len(sumBytes)/4-1)
+	for i := range table {
+		table[i] = le.Uint32(sumBytes[4*i:])
+	}
+	if crc32.Checksum(sumBytes[:4*len(table)], castagnoli) != le.Uint32(sumBytes[4*len(table):]) {
+		return bad("checksum mismatch in the chunk table")
+	}
+	useIVF := nlist > 0 && ix.mode == IVF
+	int8Mode := ix.memory == Int8
+	// The vectors, with spare room to grow into, and the codes.
+	vecLen := int(l.vecEnd - l.vecOff)
+	vb, err := ix.attach(r, f, l.vecOff, vecLen, max(n, 1<<16)*dim*4, !int8Mode, int8Mode)
+	if err != nil {
+		return bad("vectors: %v", err)
+	}
+	var cb []byte
+	if useIVF {
+		if cb, err = ix.attach(r, f, l.codeOff, int(l.codeEnd-l.codeOff), 0, true, false); err != nil {
+			return bad("codes: %v", err)
 		}
 	}
-	if sr.left != 0 {
-		return bad("%d bytes more than the header says", sr.left)
+	vsums, csums := table[:chunks(l.vecEnd-l.vecOff)], table[chunks(l.vecEnd-l.vecOff):]
+	if int8Mode && f != nil {
+		// Read through the file, not the mapping, so the pages stay out
+		// of this process.
+		if c := verifyFile(r, l.vecOff, int64(vecLen), vsums, ix.workers); c >= 0 {
+			return bad("checksum mismatch in the vectors' chunk %d", c)
+		}
+	} else if c := verifyBytes(vb[:vecLen], vsums, ix.workers); c >= 0 {
+		return bad("checksum mismatch in the vectors' chunk %d", c)
 	}
-	want := h.Sum32()
-	var sum [4]byte
-	if _, err := io.ReadFull(r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != want {
-		return bad("checksum mismatch")
+	if useIVF {
+		if c := verifyBytes(cb, csums, ix.workers); c >= 0 {
+			return bad("checksum mismatch in the codes' chunk %d", c)
+		}
+	}
+	if n > 0 {
+		ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&vb[0])), cap(vb)/4)[:n*dim]
+	}
+	if f != nil {
+		// The first mapping is the vectors'; MapVectors replaces it.
+		ix.vecMap, ix.maps = ix.maps[0], ix.maps[1:]
+		if int8Mode {
+			dup, err := dupFile(f)
+			if err != nil {
+				return bad("vectors: %v", err)
+			}
+			ix.setCold(dup, l.vecOff, n, vb)
+		}
 	}
 	ix.rowOf = make(map[int64]int32, n)
 	for i, k := range ix.keys {
@@ -157,29 +335,105 @@ func ReadSegment(r io.Reader, size int64, dim int, o Options) (*Index, uint64, [
 		ix.rowOf[k] = int32(i)
 		ix.groupN[ix.groups[i]]++
 	}
-	if nlist > 0 && ix.mode == IVF {
+	if useIVF {
 		iv := &ivf{dim: dim, nlist: int(nlist), cent: cent, clusters: make([]cluster, nlist), where: make([]loc, n), trainedOn: int(trainedOn)}
-		for row, c := range where {
-			if c < 0 || c >= int32(nlist) {
-				return bad("row %d in cluster %d of %d", row, c, nlist)
+		placed := make([]bool, n)
+		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(cb))), len(cb))
+		at := 0
+		for c, sz := range sizes {
+			if uint64(sz) > uint64(n-at) {
+				return bad("clusters hold more than %d rows", n)
 			}
+			end := at + int(sz)
 			cl := &iv.clusters[c]
-			iv.where[row] = loc{cluster: c, pos: int32(len(cl.rows))}
-			cl.rows = append(cl.rows, int32(row))
-		}
-		// The int8 codes are made again from the vectors, the clusters
-		// spread over the cores.
-		parallel(ix.workers, len(iv.clusters), func(_, c int) {
-			cl := &iv.clusters[c]
-			cl.codes, cl.scales = make([]int8, len(cl.rows)*dim), make([]float32, len(cl.rows))
+			cl.rows, cl.scales, cl.codes = members[at:end:end], scales[at:end:end], codes[at*dim:end*dim:end*dim]
 			for pos, row := range cl.rows {
-				cl.scales[pos] = quantize(cl.code(int32(pos), dim), ix.row(row))
+				if row < 0 || int(row) >= n || placed[row] {
+					return bad("row %d in cluster %d", row, c)
+				}
+				placed[row] = true
+				iv.where[row] = loc{cluster: int32(c), pos: int32(pos)}
 			}
-		})
+			at = end
+		}
+		if at != n {
+			return bad("clusters hold %d of %d rows", at, n)
+		}
 		iv.setLimit()
 		ix.ivf, ix.trained = iv, true
 	}
 	return ix, epoch, extra, nil
+}
+
+// attach brings length bytes of the segment from off into the index:
+// mapped from f when it is given (with spare bytes after them, in the
+// slice's capacity), else read into memory.
+func (ix *Index) attach(r io.ReaderAt, f *os.File, off int64, length, spare int, populate, random bool) ([]byte, error) {
+	if f != nil {
+		b, reg, err := mapFile(f, off, length, spare, populate, random)
+		if err != nil {
+			return nil, err
+		}
+		ix.maps = append(ix.maps, reg)
+		return b[:length], nil
+	}
+	// Read in pieces: one read of hundreds of megabytes is slower than
+	// many of a few. Allocated as float32s so the vectors are aligned;
+	// growth past them reallocates, as for any index in memory.
+	buf := make([]float32, (length+3)/4)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), 4*len(buf))
+	for at := 0; at < length; at += 4 << 20 {
+		end := min(at+4<<20, length)
+		if _, err := r.ReadAt(b[at:end], off+int64(at)); err != nil {
+			return nil, err
+		}
+	}
+	return b[:length], nil
+}
+
+// verifyBytes checks b against its chunks' sums, in parallel, and returns
+// the first bad chunk or -1.
+func verifyBytes(b []byte, sums []uint32, workers int) int {
+	bad := make([]bool, len(sums))
+	parallel(workers, len(sums), func(_, c int) {
+		end := min((c+1)*segChunk, len(b))
+		bad[c] = crc32.Checksum(b[c*segChunk:end], castagnoli) != sums[c]
+	})
+	return firstTrue(bad)
+}
+
+// verifyFile checks length bytes of r from off against their chunks'
+// sums, reading each chunk through a buffer per worker.
+func verifyFile(r io.ReaderAt, off, length int64, sums []uint32, workers int) int {
+	bad := make([]bool, len(sums))
+	bufs := make([][]byte, workers)
+	parallel(workers, len(sums), func(w, c int) {
+		if bufs[w] == nil {
+			bufs[w] = make([]byte, 4<<20)
+		}
+		var sum uint32
+		end := min(int64(c+1)*segChunk, length)
+		for at := int64(c) * segChunk; at < end; {
+			b := bufs[w][:min(int64(len(bufs[w])), end-at)]
+			if _, err := r.ReadAt(b, off+at); err != nil {
+				bad[c] = true
+				return
+			}
+			sum = crc32.Update(sum, castagnoli, b)
+			at += int64(len(b))
+		}
+		bad[c] = sum != sums[c]
+	})
+	return firstTrue(bad)
+}
+
+func firstTrue(xs []bool) int {
+	for i, x := range xs {
+		if x {
+			return i
+		}
+	}
+	return -1
 }
 
 // Trained reports whether the index has its clustering (searches are
@@ -190,40 +444,8 @@ func (ix *Index) Trained() bool {
 	return ix.ivf != nil
 }
 
-type segReader struct {
-	r    *bufio.Reader
-	left int64
-}
-
-func (s *segReader) full(b []byte) bool {
-	if int64(len(b)) > s.left {
-		return false
-	}
-	// In pieces: one read of hundreds of megabytes is slower than many of
-	// a few.
-	for len(b) > 0 {
-		chunk := b[:min(len(b), 4<<20)]
-		n, err := io.ReadFull(s.r, chunk)
-		s.left -= int64(n)
-		if err != nil {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
-}
-
-func (s *segReader) num(v any) bool {
-	size := int64(binary.Size(v))
-	if size > s.left {
-		return false
-	}
-	s.left -= size
-	return binary.Read(s.r, binary.LittleEndian, v) == nil
-}
-
 type fixed interface {
-	~int32 | ~uint32 | ~int64 | ~float32
+	~int8 | ~int32 | ~uint32 | ~int64 | ~float32
 }
 
 func asBytes[T fixed](xs []T) []byte {
@@ -233,22 +455,118 @@ func asBytes[T fixed](xs []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(xs[0])))
 }
 
+// writeSlice writes xs little-endian, in pieces so that a writer teeing
+// into a checksum sees modest writes.
 func writeSlice[T fixed](w io.Writer, xs []T) {
-	if littleEndian {
-		_, _ = w.Write(asBytes(xs))
+	if !littleEndian {
+		_ = binary.Write(w, binary.LittleEndian, xs)
 		return
 	}
-	_ = binary.Write(w, binary.LittleEndian, xs)
+	b := asBytes(xs)
+	for len(b) > 0 {
+		n := min(len(b), 4<<20)
+		_, _ = w.Write(b[:n])
+		b = b[n:]
+	}
 }
 
-func readSlice[T fixed](s *segReader, xs []T) bool {
+// readSlice fills xs from r; the caller has checked that r holds enough.
+func readSlice[T fixed](r *bytes.Reader, xs []T) {
 	if littleEndian {
-		return s.full(asBytes(xs))
+		readFull(r, asBytes(xs))
+		return
 	}
-	size := int64(binary.Size(xs))
-	if size > s.left {
-		return false
+	_ = binary.Read(r, binary.LittleEndian, xs)
+}
+
+func readFull(r *bytes.Reader, b []byte) { _, _ = io.ReadFull(r, b) }
+
+// MapVectors moves the index's vectors out of memory into the mapping of
+// f, a segment WriteSegment wrote from this index at version (see
+// Version). It checks the file (header, size, the vectors' checksums)
+// first, and changes nothing if the index has been written since: the
+// caller holds its writes. The int8 mode uses it so that vectors loaded
+// from a database, or added since the last mapping, leave the heap.
+func (ix *Index) MapVectors(f *os.File, version uint64) error {
+	if !canMap {
+		return errors.New("vecindex: memory-mapped segments need Linux")
 	}
-	s.left -= size
-	return binary.Read(s.r, binary.LittleEndian, xs) == nil
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var head [segHeader]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return fmt.Errorf("%w: header: %v", ErrBadSegment, err)
+	}
+	le := binary.LittleEndian
+	rows, nlist, extra := le.Uint64(head[16:]), le.Uint32(head[32:]), le.Uint32(head[44:])
+	if string(head[:8]) != segmentMagic || le.Uint32(head[8:]) != segmentVersion || int(le.Uint32(head[12:])) != ix.dim ||
+		rows > math.MaxInt32 || nlist > 1<<24 || int64(extra) > st.Size() {
+		return fmt.Errorf("%w: not this index's segment", ErrBadSegment)
+	}
+	l := layoutOf(int64(ix.dim), int64(rows), int64(nlist), int64(extra))
+	if l.size != st.Size() {
+		return fmt.Errorf("%w: %d bytes, the header says %d", ErrBadSegment, st.Size(), l.size)
+	}
+	sums := make([]byte, 4*chunks(l.vecEnd-l.vecOff))
+	if _, err := f.ReadAt(sums, l.sumOff); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadSegment, err)
+	}
+	table := make([]uint32, len(sums)/4)
+	for i := range table {
+		table[i] = le.Uint32(sums[4*i:])
+	}
+	vecLen := l.vecEnd - l.vecOff
+	if c := verifyFile(f, l.vecOff, vecLen, table, ix.workers); c >= 0 {
+		return fmt.Errorf("%w: checksum mismatch in the vectors' chunk %d", ErrBadSegment, c)
+	}
+	n := int(rows)
+	dup, err := dupFile(f)
+	if err != nil {
+		return err
+	}
+	b, reg, err := mapFile(f, l.vecOff, int(vecLen), max(n, 1<<16)*ix.dim*4, ix.memory != Int8, ix.memory == Int8)
+	if err != nil {
+		dup.Close()
+		return err
+	}
+	b = b[:vecLen]
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.version != version || len(ix.keys) != n || ix.closed {
+		reg.unmap()
+		dup.Close()
+		return fmt.Errorf("vecindex: the index changed since version %d was written", version)
+	}
+	ix.data = nil
+	if n > 0 {
+		ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), cap(b)/4)[:n*ix.dim]
+	}
+	// The vectors' previous mapping goes, with the pages written in it.
+	ix.vecMap.unmap()
+	ix.vecMap, ix.sinceMap = reg, 0
+	if ix.memory == Int8 {
+		ix.setCold(dup, l.vecOff, n, b[:vecLen])
+	}
+	return nil
+}
+
+// Unmapped is how many writes the index has taken since its vectors were
+// last mapped from a segment (all of its rows if they never were): the
+// rows they added or changed are held in memory.
+func (ix *Index) Unmapped() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.vecMap == (region{}) {
+		return len(ix.keys)
+	}
+	return ix.sinceMap
+}
+
+// Mapped reports whether the vectors are mapped from a segment.
+func (ix *Index) Mapped() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.vecMap != (region{})
 }

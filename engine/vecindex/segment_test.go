@@ -3,7 +3,10 @@ package vecindex
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -126,4 +129,141 @@ func FuzzReadSegment(f *testing.F) {
 			checkInvariants(t, got)
 		}
 	})
+}
+
+// segmentFile writes ix's segment to a file in a temporary directory.
+func segmentFile(t *testing.T, ix *Index) (string, []byte) {
+	t.Helper()
+	seg := segmentOf(t, ix, 9, []byte("x"))
+	path := filepath.Join(t.TempDir(), "vectors.seg")
+	if err := os.WriteFile(path, seg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, seg
+}
+
+func openSeg(t *testing.T, path string, dim int, o Options) (*Index, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ix, _, _, err := OpenSegment(f, dim, o)
+	return ix, err
+}
+
+// An opened (mapped) segment answers as the index it was written from, in
+// both memory modes; it takes inserts past its rows, updates in place and
+// removals, and the file under it never changes. After Close it is empty.
+func TestOpenSegmentMapped(t *testing.T) {
+	n, dim := 6000, 32
+	src := New(dim, Options{Mode: IVF})
+	qs, err := fillClustered(src, n, 40, 11, 1.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Build()
+	path, seg := segmentFile(t, src)
+	for _, mem := range []Memory{Float32, Int8} {
+		ix, err := openSeg(t, path, dim, Options{Mode: IVF, Memory: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, ix)
+		if !ix.Trained() {
+			t.Fatalf("memory %v: not trained after the open", mem)
+		}
+		for _, q := range qs {
+			if a, b := src.Search(q, 10, nil), ix.Search(q, 10, nil); !slices.Equal(a, b) {
+				t.Fatalf("memory %v: mapped %v, in memory %v", mem, b, a)
+			}
+		}
+		rng := rand.New(rand.NewPCG(7, uint64(mem)))
+		for k := range 3000 { // past the file's rows and pages
+			if err := ix.Upsert(int64(n+k), 2, randVec(rng, dim)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range 500 {
+			if err := ix.Upsert(int64(k), 1, randVec(rng, dim)); err != nil {
+				t.Fatal(err)
+			}
+			ix.Remove(int64(1000 + k))
+		}
+		checkInvariants(t, ix)
+		for _, q := range qs[:10] {
+			sameTopK(t, ix, q, ix.SearchExact(q, 10, nil), bruteForce(t, ix, q, 10, nil), nil)
+		}
+		// Approximate answers re-score with each row as it is now: a
+		// row written since the open is not read from the file.
+		for k := range 500 {
+			v, _ := ix.Vector(int64(k))
+			hits := ix.Search(v, 3, nil)
+			if len(hits) == 0 || hits[0].Key != int64(k) {
+				t.Fatalf("memory %v: key %d, rewritten, is not its own nearest: %v", mem, k, hits)
+			}
+			for _, h := range hits {
+				hv, _ := ix.Vector(h.Key)
+				if d := math.Abs(float64(h.Sim - Cosine(hv, v))); d > 1e-5 {
+					t.Fatalf("memory %v: key %d scored %v, its vector %v", mem, h.Key, h.Sim, Cosine(hv, v))
+				}
+			}
+		}
+		ix.Build() // a training over the mapped rows
+		checkInvariants(t, ix)
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, seg) {
+			t.Fatalf("memory %v: the segment file changed under its mapping", mem)
+		}
+		ix.Close()
+		if ix.Len() != 0 || len(ix.Search(qs[0], 10, nil)) != 0 {
+			t.Fatalf("memory %v: rows after Close", mem)
+		}
+	}
+}
+
+// Damage found through the mapped path too: bits flipped at random
+// offsets in each region (header, vectors, codes, checksums), and a cut at
+// every boundary of the layout.
+func TestOpenSegmentDamage(t *testing.T) {
+	dim := 8
+	ix := New(dim, Options{Mode: IVF, NList: 4})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 5000 { // trained from 4,096 rows: every region is there
+		if err := ix.Upsert(int64(k), uint32(k%3), randVec(rng, dim)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Build()
+	path, seg := segmentFile(t, ix)
+	l := layoutOf(int64(dim), 5000, 4, 1)
+	if !ix.Trained() || l.size != int64(len(seg)) {
+		t.Fatalf("trained %v, layout %d bytes, segment %d", ix.Trained(), l.size, len(seg))
+	}
+	write := func(b []byte) {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	regions := [][2]int64{{0, l.vecOff}, {l.vecOff, l.vecEnd}, {l.codeOff, l.codeEnd}, {l.sumOff, l.size}}
+	for j := range 200 {
+		bad := slices.Clone(seg)
+		r := regions[j%len(regions)]
+		i := r[0] + rng.Int64N(r[1]-r[0])
+		bad[i] ^= 1 << rng.IntN(8)
+		write(bad)
+		if _, err := openSeg(t, path, dim, Options{Mode: IVF}); !errors.Is(err, ErrBadSegment) {
+			t.Fatalf("bit flipped at byte %d: %v", i, err)
+		}
+	}
+	for _, cut := range []int64{0, 8, segHeader, l.vecOff - 4, l.vecOff, l.vecEnd, l.codeOff, l.codeEnd, l.sumOff, l.size - 1} {
+		write(seg[:cut])
+		if _, err := openSeg(t, path, dim, Options{Mode: IVF}); !errors.Is(err, ErrBadSegment) {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+	}
+	write(seg)
+	if _, err := openSeg(t, path, dim, Options{Mode: IVF}); err != nil {
+		t.Fatal(err)
+	}
 }

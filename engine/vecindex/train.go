@@ -53,6 +53,11 @@ func (ix *Index) train() {
 	iv := newIVF(ix.dim, cent, assign)
 	ix.quantizeAll(iv, len(seen))
 	ix.finishTraining(iv, seen)
+	if ix.memory == Int8 {
+		// The training read every vector; the pages go back to the page
+		// cache's care rather than stay in this process.
+		release(ix.cold.mapped)
+	}
 }
 
 // startTraining starts recording touched keys, under the write lock so the

@@ -42,11 +42,26 @@ const (
 	IVF
 )
 
+// Memory selects what an index opened from a segment keeps in RAM.
+type Memory int
+
+const (
+	// Float32 keeps every vector in RAM (mapped from the segment and read
+	// in at open).
+	Float32 Memory = iota
+	// Int8 keeps only the IVF int8 codes in RAM: the float32 vectors stay
+	// in the segment's mapping and the page cache, read when a candidate
+	// is re-scored or an exact scan passes, and given back after a
+	// training has read them all.
+	Int8
+)
+
 // Options tunes an Index; the zero value is an exact index using all cores.
 type Options struct {
 	Mode    Mode
+	Memory  Memory
 	NList   int // IVF: number of clusters; 0 = auto (≈0.8·√n, 253 at 100k)
-	NProbe  int // IVF: clusters probed per query; 0 = auto (NList/16, at least 16)
+	NProbe  int // IVF: clusters probed per query; 0 = auto (NList/16, from 16 up to 32)
 	Rescore int // IVF: quantised candidates re-scored exactly; 0 = auto (max(64, 8k))
 	Workers int // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
 	// ExactBelow: IVF: below this many rows searches scan exactly and no
@@ -97,6 +112,16 @@ type Index struct {
 	// clustering): a segment written at one version is still this index's
 	// at the same version.
 	version uint64
+
+	memory Memory
+	vecMap region   // the vectors' mapping, when they are mapped from a segment
+	maps   []region // other mappings of the segment opened (the codes)
+	cold   coldRows // Int8: the vectors in the file, read from it to re-score
+	// sinceMap counts writes since the vectors were mapped: the rows they
+	// added or changed are in anonymous memory.
+	sinceMap int
+	closed   bool // Close was called: no retraining starts
+	bg       sync.WaitGroup
 }
 
 // New returns an empty index of dim-dimensional vectors. It panics if dim < 1.
@@ -109,7 +134,7 @@ func New(dim int, o Options) *Index {
 		w = runtime.GOMAXPROCS(0)
 	}
 	return &Index{
-		dim: dim, mode: o.Mode, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w, exactRows: o.ExactBelow,
+		dim: dim, mode: o.Mode, memory: o.Memory, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w, exactRows: o.ExactBelow,
 		rowOf: map[int64]int32{}, groupN: map[uint32]int{},
 	}
 }
@@ -175,6 +200,7 @@ func (ix *Index) Upsert(key int64, group uint32, vec []float32) error {
 		ix.regroup(r, group)
 	}
 	row := ix.row(r)
+	ix.cold.dirty(r)
 	for i, x := range vec {
 		row[i] = float32(float64(x) * inv)
 	}
@@ -251,6 +277,7 @@ func (ix *Index) Remove(key int64) bool {
 	if r != last {
 		moved := ix.keys[last]
 		copy(ix.row(r), ix.row(last))
+		ix.cold.dirty(r)
 		ix.keys[r] = moved
 		ix.groups[r] = ix.groups[last]
 		ix.rowOf[moved] = r
@@ -298,8 +325,9 @@ func (ix *Index) touch(key int64) {
 // in the background when due.
 func (ix *Index) wrote() {
 	ix.writes++
+	ix.sinceMap++
 	ix.version++
-	if ix.mode != IVF || !ix.trained || ix.retrains || ix.touched != nil || len(ix.keys) < ix.exactBelow() {
+	if ix.mode != IVF || !ix.trained || ix.retrains || ix.closed || ix.touched != nil || len(ix.keys) < ix.exactBelow() {
 		return
 	}
 	// Due after as many writes as rows at training, or sooner (but not
@@ -308,12 +336,36 @@ func (ix *Index) wrote() {
 		return
 	}
 	ix.retrains = true
+	ix.bg.Add(1)
 	go func() {
+		defer ix.bg.Done()
 		ix.train()
 		ix.mu.Lock()
 		ix.retrains = false
 		ix.mu.Unlock()
 	}()
+}
+
+// Close waits for a training in progress, then empties the index and
+// releases a segment's mappings. Searches after it find nothing; an index
+// in memory needs no Close, one opened by OpenSegment does.
+func (ix *Index) Close() {
+	ix.mu.Lock()
+	ix.closed = true
+	ix.mu.Unlock()
+	ix.bg.Wait()
+	ix.buildMu.Lock()
+	defer ix.buildMu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.cold.close()
+	ix.data, ix.keys, ix.groups, ix.ivf, ix.cold = nil, nil, nil, nil, coldRows{}
+	ix.rowOf, ix.groupN = map[int64]int32{}, map[uint32]int{}
+	for _, r := range ix.maps {
+		r.unmap()
+	}
+	ix.vecMap.unmap()
+	ix.maps, ix.vecMap = nil, region{}
 }
 
 // Stats describes an index's size and clustering.

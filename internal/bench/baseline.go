@@ -54,6 +54,14 @@ func (r *StoreReport) Compare(base StoreReport) {
 		{"cold open from the database (s)", r.OpenDatabase.OpenSeconds, base.OpenDatabase.OpenSeconds, "lower"},
 		{"RSS after open (MB)", r.Open.RSSMB, base.Open.RSSMB, "lower"},
 		{"store search p50 (ms)", r.Open.SearchP50ms, base.Open.SearchP50ms, "lower"},
+		{"approximate index training (s)", r.IVFTrainSeconds, base.IVFTrainSeconds, "lower"},
+		{"float32: first exact answer (s)", r.OpenIVF.FirstExactSeconds, base.OpenIVF.FirstExactSeconds, "lower"},
+		{"float32: first approximate answer (s)", r.OpenIVF.FirstIVFSeconds, base.OpenIVF.FirstIVFSeconds, "lower"},
+		{"float32: RSS after queries (MB)", r.OpenIVF.QueriedMem.RSS, base.OpenIVF.QueriedMem.RSS, "lower"},
+		{"int8: first exact answer (s)", r.OpenInt8.FirstExactSeconds, base.OpenInt8.FirstExactSeconds, "lower"},
+		{"int8: first approximate answer (s)", r.OpenInt8.FirstIVFSeconds, base.OpenInt8.FirstIVFSeconds, "lower"},
+		{"int8: RSS after queries (MB)", r.OpenInt8.QueriedMem.RSS, base.OpenInt8.QueriedMem.RSS, "lower"},
+		{"int8: store recall@10", r.OpenInt8.Recall10, base.OpenInt8.Recall10, "higher"},
 	}
 	r.Changes = nil
 	for _, f := range figures {

@@ -21,13 +21,41 @@ func TestStoreWritesThenAColdOpen(t *testing.T) {
 		noSegment bool
 		from      string
 	}{{false, "segment"}, {true, "database"}, {false, "database"}} {
-		open, err := OpenOnce(context.Background(), dir, 32, c.noSegment)
+		open, err := OpenOnce(context.Background(), dir, 32, c.noSegment, "exact")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if open.Memories != 1100 || open.SearchP50ms <= 0 || open.OpenSeconds <= 0 || open.From != c.from {
+		if open.Memories != 1100 || open.SearchP50ms <= 0 || open.OpenSeconds <= 0 || open.From != c.from ||
+			open.FirstExactSeconds < open.OpenSeconds || open.Mem.RSS <= 0 {
 			t.Fatalf("open (noSegment %v): %+v, want from the %s", c.noSegment, open, c.from)
 		}
+	}
+}
+
+// The approximate index is trained by an open and saved at its close; the
+// cold opens in both memory modes then load it from the segment and answer
+// with the recall of the exact search's top 10.
+func TestStoreApproximateColdOpens(t *testing.T) {
+	dir := t.TempDir()
+	var rep StoreReport
+	if err := storeWrites(context.Background(), dir, 5000, 16, 0, &rep, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	if took, err := trainIVF(context.Background(), dir, 16); err != nil || took <= 0 {
+		t.Fatalf("train: %v %v", took, err)
+	}
+	for _, mode := range []string{"ivf", "int8"} {
+		open, err := OpenOnce(context.Background(), dir, 16, false, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if open.Index != mode || open.From != "segment" || open.Memories != 5000 || open.FirstIVFSeconds < open.FirstExactSeconds ||
+			open.IVFP50ms <= 0 || open.Recall10 < 0.9 || open.QueriedMem.RSS <= 0 {
+			t.Fatalf("%s: %+v", mode, open)
+		}
+	}
+	if _, err := OpenOnce(context.Background(), dir, 16, false, "hnsw"); err == nil {
+		t.Fatal("an unknown index mode was accepted")
 	}
 }
 

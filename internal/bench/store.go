@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,20 +53,49 @@ type StoreReport struct {
 	// OpenDatabase is the cold open without the segment: every vector
 	// decoded from the database (what a crash leaves the next open).
 	OpenDatabase OpenReport `json:"openFromDatabase"`
-	RawVectorMB  float64    `json:"rawVectorMB"`
-	RSSLimitMB   float64    `json:"rssLimitMB"`
+	// IVFTrainSeconds is the approximate index's training in the
+	// background of an open (searches exact meanwhile); OpenIVF and
+	// OpenInt8 are cold opens of the approximate index, its clustering
+	// saved in the segment, in the float32 and int8 memory modes.
+	IVFTrainSeconds float64    `json:"ivfTrainSeconds"`
+	OpenIVF         OpenReport `json:"openIVF"`
+	OpenInt8        OpenReport `json:"openInt8"`
+	RawVectorMB     float64    `json:"rawVectorMB"`
+	// RSSLimitMB is the float32 mode's bound (1.1 × the vectors + 200
+	// MB), Int8RSSLimitMB the int8 mode's (0.35 × + 200 MB).
+	RSSLimitMB     float64 `json:"rssLimitMB"`
+	Int8RSSLimitMB float64 `json:"int8RssLimitMB"`
 	// Changes compares with a baseline run (--baseline), when given.
 	Changes []Change `json:"baseline,omitempty"`
 }
 
 // OpenReport is what the child process measuring a cold open reports.
 type OpenReport struct {
+	Index       string  `json:"index"` // exact, ivf (float32) or int8
 	OpenSeconds float64 `json:"openSeconds"`
 	From        string  `json:"from"` // where the vectors came from: segment or database
 	Memories    int     `json:"memories"`
 	RSSMB       float64 `json:"RSSMB"`
 	PeakRSSMB   float64 `json:"peakRssMB"`
 	SearchP50ms float64 `json:"storeSearchP50ms"`
+	// From the start of the open to the first exact answer, and to the
+	// first approximate one (the clustering loaded or trained).
+	FirstExactSeconds float64 `json:"firstExactSeconds"`
+	FirstIVFSeconds   float64 `json:"firstIVFSeconds,omitempty"`
+	// Resident memory after the open and after the approximate queries,
+	// split into anonymous (heap) and file-backed (mapped segment) pages.
+	Mem        MemUse `json:"mem"`
+	QueriedMem MemUse `json:"queriedMem"`
+	// Approximate top-10 through the store (rows read from SQLite
+	// included), and its recall against the exact top-10.
+	IVFP50ms float64 `json:"storeIvfP50ms,omitempty"`
+	IVFP99ms float64 `json:"storeIvfP99ms,omitempty"`
+	Recall10 float64 `json:"storeRecall10,omitempty"`
+}
+
+// MemUse is a process's resident memory in MB.
+type MemUse struct {
+	RSS, Anon, File float64
 }
 
 // Store measures the vector index, the store's writes and a cold open.
@@ -106,9 +136,49 @@ func Store(ctx context.Context, o StoreOptions) (StoreReport, error) {
 	if rep.OpenDatabase, err = coldOpen(ctx, append(slices.Clone(o.OpenCommand), "--no-segment"), dir, o.Dim); err != nil {
 		return rep, err
 	}
+	logf("store: approximate index: an open trains it in the background...")
+	if rep.IVFTrainSeconds, err = trainIVF(ctx, dir, o.Dim); err != nil {
+		return rep, err
+	}
+	debug.FreeOSMemory()
+	logf("store: cold open of the approximate index (float32), its clustering in the segment...")
+	if rep.OpenIVF, err = coldOpen(ctx, append(slices.Clone(o.OpenCommand), "--index", "ivf"), dir, o.Dim); err != nil {
+		return rep, err
+	}
+	logf("store: cold open of the approximate index (int8 memory mode)...")
+	if rep.OpenInt8, err = coldOpen(ctx, append(slices.Clone(o.OpenCommand), "--index", "int8"), dir, o.Dim); err != nil {
+		return rep, err
+	}
 	rep.RawVectorMB = float64(rep.Inserted) * float64(o.Dim) * 4 / (1 << 20)
-	rep.RSSLimitMB = 1.5*rep.RawVectorMB + 150
+	rep.RSSLimitMB = 1.1*rep.RawVectorMB + 200
+	rep.Int8RSSLimitMB = 0.35*rep.RawVectorMB + 200
 	return rep, nil
+}
+
+// indexOptions are the store's index options for a bench mode.
+func indexOptions(mode string) (vecindex.Options, error) {
+	switch mode {
+	case "", "exact":
+		return vecindex.Options{}, nil
+	case "ivf":
+		return vecindex.Options{Mode: vecindex.IVF}, nil
+	case "int8":
+		return vecindex.Options{Mode: vecindex.IVF, Memory: vecindex.Int8}, nil
+	}
+	return vecindex.Options{}, fmt.Errorf("index %q: want exact, ivf or int8", mode)
+}
+
+// trainIVF opens the store with the approximate index, waits for its
+// training and closes it, which saves the clustering in the segment.
+func trainIVF(ctx context.Context, dir string, dim int) (float64, error) {
+	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim, Index: vecindex.Options{Mode: vecindex.IVF}})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	s.WaitIndex()
+	took := time.Since(start).Seconds()
+	return took, s.Close()
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -165,11 +235,19 @@ func storeWrites(ctx context.Context, dir string, n, dim, extra int, rep *StoreR
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
+	gen := newClustered(dim)
+	memories := func(offset, count int) []schemas.Memory {
+		ms := Memories(rng, offset, count, dim)
+		for i := range ms {
+			ms[i].Vector = gen.vector(rng)
+		}
+		return ms
+	}
 	have := s.Len()
 	start := time.Now()
 	for have < n {
 		batch := min(batch, n-have)
-		if _, err := s.Add(ctx, Memories(rng, have, batch, dim)...); err != nil {
+		if _, err := s.Add(ctx, memories(have, batch)...); err != nil {
 			return err
 		}
 		have += batch
@@ -182,7 +260,7 @@ func storeWrites(ctx context.Context, dir string, n, dim, extra int, rep *StoreR
 	}
 	start = time.Now()
 	for done := 0; done < extra; done += batch {
-		if _, err := s.Add(ctx, Memories(rng, have+done, min(batch, extra-done), dim)...); err != nil {
+		if _, err := s.Add(ctx, memories(have+done, min(batch, extra-done))...); err != nil {
 			return err
 		}
 	}
@@ -208,34 +286,129 @@ func coldOpen(ctx context.Context, command []string, dir string, dim int) (OpenR
 	return rep, json.Unmarshal(out, &rep)
 }
 
-// OpenOnce opens the store in dir, as a fresh process does, and measures
-// the open, the RSS after it and exact searches.
-func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool) (OpenReport, error) {
-	var rep OpenReport
+// exactProbes makes a search through an approximate index exact.
+const exactProbes = math.MaxInt32
+
+// OpenOnce opens the store in dir, as a fresh process does, with the
+// index of mode (exact, ivf or int8), and measures the open, the first
+// exact and approximate answers, resident memory, and searches.
+func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode string) (OpenReport, error) {
+	rep := OpenReport{Index: cmp.Or(mode, "exact")}
+	io, err := indexOptions(mode)
+	if err != nil {
+		return rep, err
+	}
 	start := time.Now()
-	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim, NoSegment: noSegment})
+	s, err := sqlitestore.Open(ctx, dir, sqlitestore.Options{Dimensions: dim, NoSegment: noSegment, Index: io})
 	if err != nil {
 		return rep, err
 	}
 	// Closed without writing a segment when opened without one: the next
 	// open then loads from the database too.
 	defer s.Close()
-	rep = OpenReport{OpenSeconds: time.Since(start).Seconds(), Memories: s.Len(), From: s.Vectors().From}
-	runtime.GC()
-	rep.RSSMB, rep.PeakRSSMB = RSSMB()
+	rep.OpenSeconds, rep.Memories, rep.From = time.Since(start).Seconds(), s.Len(), s.Vectors().From
+	gen := newClustered(dim)
 	rng := rand.New(rand.NewPCG(3, 4))
+	search := func(q []float32, probes int) ([]engine.SearchResult, error) {
+		return s.VectorSearch(ctx, q, engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 10, Probes: probes})
+	}
+	int8Mode := io.Memory == vecindex.Int8
+	if !int8Mode {
+		if _, err := search(gen.vector(rng), exactProbes); err != nil {
+			return rep, err
+		}
+		rep.FirstExactSeconds = time.Since(start).Seconds()
+	}
+	if io.Mode == vecindex.IVF {
+		s.WaitIndex()
+		if _, err := search(gen.vector(rng), 0); err != nil {
+			return rep, err
+		}
+		rep.FirstIVFSeconds = time.Since(start).Seconds()
+	}
+	runtime.GC()
+	rep.Mem = memUse()
+	rep.RSSMB, rep.PeakRSSMB = RSSMB()
+	qs := make([][]float32, 200)
+	for i := range qs {
+		qs[i] = gen.vector(rng)
+	}
+	var approx [][]engine.SearchResult
+	if io.Mode == vecindex.IVF {
+		// Approximate first: in int8 mode the exact scans below read
+		// every mapped vector, which the approximate ones must not.
+		var lat []time.Duration
+		for _, q := range qs {
+			t0 := time.Now()
+			res, err := search(q, 0)
+			if err != nil {
+				return rep, err
+			}
+			lat = append(lat, time.Since(t0))
+			approx = append(approx, res)
+		}
+		rep.QueriedMem = memUse()
+		slices.Sort(lat)
+		rep.IVFP50ms, rep.IVFP99ms = Ms(lat[len(lat)/2]), Ms(lat[len(lat)*99/100])
+	}
 	var lat []time.Duration
-	for i := 0; i < 50; i++ {
-		q := Memories(rng, 0, 1, dim)[0].Vector
+	found, want := 0, 0
+	for i, q := range qs {
+		if i == 50 && approx == nil {
+			break
+		}
 		t0 := time.Now()
-		if _, err := s.VectorSearch(ctx, q, engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 10}); err != nil {
+		res, err := search(q, exactProbes)
+		if err != nil {
 			return rep, err
 		}
 		lat = append(lat, time.Since(t0))
+		if i == 0 && int8Mode {
+			// The int8 mode's first exact scan is timed here, after the
+			// memory figures it would spoil (it reads every vector in):
+			// the time to the first exact answer is the open's plus it.
+			rep.FirstExactSeconds = rep.OpenSeconds + lat[0].Seconds()
+		}
+		if approx != nil {
+			want += len(res)
+			for _, r := range res {
+				if slices.ContainsFunc(approx[i], func(a engine.SearchResult) bool { return a.Memory.ID == r.Memory.ID }) {
+					found++
+				}
+			}
+		}
 	}
 	slices.Sort(lat)
 	rep.SearchP50ms = Ms(lat[len(lat)/2])
+	if want > 0 {
+		rep.Recall10 = float64(found) / float64(want)
+	}
 	return rep, nil
+}
+
+// memUse reads this process's resident memory by kind from /proc.
+func memUse() MemUse {
+	var m MemUse
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			m.RSS = kb / 1024
+		case "RssAnon:":
+			m.Anon = kb / 1024
+		case "RssFile:", "RssShmem:":
+			m.File += kb / 1024
+		}
+	}
+	return m
 }
 
 // RSSMB reads the current and peak resident set size from /proc.
@@ -280,9 +453,22 @@ func (r StoreReport) WriteText(w io.Writer, skipIndex bool) error {
 	fmt.Fprintf(w, "  insert at N (batched writer)       %8.0f memories/s\n", r.InsertRate)
 	fmt.Fprintf(w, "  cold open (load all vectors)       %8.2f s from the %s; %.2f s from the %s\n",
 		r.Open.OpenSeconds, r.Open.From, r.OpenDatabase.OpenSeconds, r.OpenDatabase.From)
-	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; limit 1.5 x %.0f MB raw + 150 = %.0f MB)\n",
+	fmt.Fprintf(w, "  RSS after open                     %8.0f MB (peak %.0f MB; float32 limit 1.1 x %.0f MB raw + 200 = %.0f MB)\n",
 		r.Open.RSSMB, r.Open.PeakRSSMB, r.RawVectorMB, r.RSSLimitMB)
 	fmt.Fprintf(w, "  store vector search (exact)        p50 %8.2f ms\n", r.Open.SearchP50ms)
+	fmt.Fprintf(w, "  approximate index trained in       %8.1f s (in the background of an open)\n", r.IVFTrainSeconds)
+	for _, o := range []struct {
+		name  string
+		rep   OpenReport
+		limit float64
+	}{{"approximate, float32", r.OpenIVF, r.RSSLimitMB}, {"approximate, int8 memory", r.OpenInt8, r.Int8RSSLimitMB}} {
+		fmt.Fprintf(w, "  cold open, %-24s first exact answer %.2f s, first approximate %.2f s (from the %s)\n",
+			o.name, o.rep.FirstExactSeconds, o.rep.FirstIVFSeconds, o.rep.From)
+		fmt.Fprintf(w, "    RSS after open %.0f MB (anon %.0f, file %.0f); after %s queries %.0f MB (anon %.0f, file %.0f); limit %.0f MB\n",
+			o.rep.Mem.RSS, o.rep.Mem.Anon, o.rep.Mem.File, "200", o.rep.QueriedMem.RSS, o.rep.QueriedMem.Anon, o.rep.QueriedMem.File, o.limit)
+		fmt.Fprintf(w, "    store approximate top-10 p50 %.2f ms p99 %.2f ms, recall@10 %.4f; exact p50 %.2f ms\n",
+			o.rep.IVFP50ms, o.rep.IVFP99ms, o.rep.Recall10, o.rep.SearchP50ms)
+	}
 	writeChanges(w, r.Changes)
 	return nil
 }
