@@ -145,6 +145,12 @@ func (s *stage) run(ctx context.Context) error {
 	}
 	defer it.Stop()
 	s.log.Info("stage started", "stage", s.name, "stream", s.stream)
+	// A batch's acks go to the server while the next batch is handled:
+	// each is a round trip, and under a busy CPU the server's answers
+	// come late, which would otherwise stall the stage. One batch is
+	// settled at a time, and all of it before the stage returns.
+	var settling sync.WaitGroup
+	defer settling.Wait()
 	for {
 		first, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -174,11 +180,15 @@ func (s *stage) run(ctx context.Context) error {
 		}
 		// In-flight work finishes even when shutdown starts: its acks must
 		// reach the server or it would all be redelivered.
-		s.process(context.WithoutCancel(ctx), msgs)
+		settle := s.process(context.WithoutCancel(ctx), msgs)
+		settling.Wait()
+		settling.Go(settle)
 	}
 }
 
-func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) {
+// process handles a batch and returns the function that settles it (acks,
+// naks, dead letters) and records its metrics.
+func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) (settle func()) {
 	start := time.Now()
 	var live []jetstream.Msg
 	var liveIdx []int
@@ -193,21 +203,24 @@ func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) {
 		live = append(live, m)
 		liveIdx = append(liveIdx, i)
 	}
+	var errs []error
 	if len(live) > 0 {
 		hctx, cancel := context.WithTimeout(ctx, s.cfg.MaxDuration)
 		stop := s.heartbeat(live)
-		errs := s.safeHandle(hctx, live)
+		errs = s.safeHandle(hctx, live)
 		stop()
 		cancel()
+	}
+	return func() {
 		// Each settle is a server round trip (DoubleAck waits for the
 		// ack to be recorded); one after another they, not the handler,
 		// would bound a stage's throughput.
 		forEach(len(live), func(j int) { results[liveIdx[j]] = s.settle(ctx, live[j], errs[j]) })
+		for _, r := range results {
+			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
+		}
+		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(start).Seconds())
 	}
-	for _, r := range results {
-		s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
-	}
-	s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(start).Seconds())
 }
 
 // safeHandle turns a handler panic into a retryable failure of the batch.
