@@ -62,6 +62,8 @@ func (r *StoreReport) Compare(base StoreReport) {
 		{"int8: first approximate answer (s)", r.OpenInt8.FirstIVFSeconds, base.OpenInt8.FirstIVFSeconds, "lower"},
 		{"int8: RSS after queries (MB)", r.OpenInt8.QueriedMem.RSS, base.OpenInt8.QueriedMem.RSS, "lower"},
 		{"int8: store recall@10", r.OpenInt8.Recall10, base.OpenInt8.Recall10, "higher"},
+		{"float32: hybrid retrieval p50 (ms)", r.OpenIVF.HybridP50ms, base.OpenIVF.HybridP50ms, "lower"},
+		{"int8: hybrid retrieval p50 (ms)", r.OpenInt8.HybridP50ms, base.OpenInt8.HybridP50ms, "lower"},
 	}
 	r.Changes = nil
 	for _, f := range figures {

@@ -50,7 +50,7 @@ func TestStoreApproximateColdOpens(t *testing.T) {
 			t.Fatal(err)
 		}
 		if open.Index != mode || open.From != "segment" || open.Memories != 5000 || open.FirstIVFSeconds < open.FirstExactSeconds ||
-			open.IVFP50ms <= 0 || open.Recall10 < 0.9 || open.QueriedMem.RSS <= 0 {
+			open.IVFP50ms <= 0 || open.Recall10 < 0.9 || open.QueriedMem.RSS <= 0 || open.HybridP50ms <= 0 {
 			t.Fatalf("%s: %+v", mode, open)
 		}
 	}
