@@ -217,33 +217,15 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 		}
 		return nil, 0, nil, fmt.Errorf("%w: %s", ErrBadSegment, fmt.Sprintf(format, args...))
 	}
-	var head [segHeader]byte
-	if size < segHeader {
-		return bad("%d bytes", size)
-	}
-	if _, err := r.ReadAt(head[:], 0); err != nil {
-		return bad("header: %v", err)
+	head, l, err := readHeader(r, size, dim)
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	le := binary.LittleEndian
-	if string(head[:8]) != segmentMagic {
-		return bad("not a segment")
-	}
-	if v := le.Uint32(head[8:]); v != segmentVersion {
-		return bad("format version %d, this clawmem reads %d", v, segmentVersion)
-	}
-	if d := le.Uint32(head[12:]); int(d) != dim {
-		return bad("vectors of %d dimensions, the store has %d", d, dim)
-	}
-	rows, nlist, trainedOn, extraLen := le.Uint64(head[16:]), le.Uint32(head[32:]), le.Uint64(head[36:]), le.Uint32(head[44:])
+	rows, nlist, trainedOn, extraLen := uint64(l.rows), uint32(l.nlist), le.Uint64(head[36:]), uint32(l.extra)
 	epoch = le.Uint64(head[24:])
-	// Bound every count before multiplying, then the file must be exactly
-	// as long as they make it: nothing is allocated beyond its size.
-	if rows > math.MaxInt32 || nlist > 1<<24 || int64(extraLen) > size || dim > 1<<20 || trainedOn > math.MaxInt32 {
-		return bad("%d rows, %d clusters and %d extra bytes cannot be", rows, nlist, extraLen)
-	}
-	l := layoutOf(int64(dim), int64(rows), int64(nlist), int64(extraLen))
-	if l.size != size {
-		return bad("%d bytes, the header says %d", size, l.size)
+	if trainedOn > math.MaxInt32 {
+		return bad("trained on %d rows", trainedOn)
 	}
 	meta := make([]byte, l.vecOff-segHeader)
 	if _, err := r.ReadAt(meta, segHeader); err != nil {
@@ -363,6 +345,41 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 		ix.ivf, ix.trained = iv, true
 	}
 	return ix, epoch, extra, nil
+}
+
+// readHeader reads and checks a segment's header: the magic, version and
+// dimension, every count bounded before it is multiplied, and the file
+// exactly as long as they make it (nothing is allocated beyond its size).
+func readHeader(r io.ReaderAt, size int64, dim int) ([segHeader]byte, segLayout, error) {
+	var head [segHeader]byte
+	bad := func(format string, args ...any) ([segHeader]byte, segLayout, error) {
+		return head, segLayout{}, fmt.Errorf("%w: %s", ErrBadSegment, fmt.Sprintf(format, args...))
+	}
+	if size < segHeader {
+		return bad("%d bytes", size)
+	}
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return bad("header: %v", err)
+	}
+	le := binary.LittleEndian
+	if string(head[:8]) != segmentMagic {
+		return bad("not a segment")
+	}
+	if v := le.Uint32(head[8:]); v != segmentVersion {
+		return bad("format version %d, this clawmem reads %d", v, segmentVersion)
+	}
+	if d := le.Uint32(head[12:]); int(d) != dim {
+		return bad("vectors of %d dimensions, the index has %d", d, dim)
+	}
+	rows, nlist, extraLen := le.Uint64(head[16:]), le.Uint32(head[32:]), le.Uint32(head[44:])
+	if rows > math.MaxInt32 || nlist > 1<<24 || int64(extraLen) > size || dim > 1<<20 {
+		return bad("%d rows, %d clusters and %d extra bytes cannot be", rows, nlist, extraLen)
+	}
+	l := layoutOf(int64(dim), int64(rows), int64(nlist), int64(extraLen))
+	if l.size != size {
+		return bad("%d bytes, the header says %d", size, l.size)
+	}
+	return head, l, nil
 }
 
 // attach brings length bytes of the segment from off into the index:
@@ -495,20 +512,12 @@ func (ix *Index) MapVectors(f *os.File, version uint64) error {
 	if err != nil {
 		return err
 	}
-	var head [segHeader]byte
-	if _, err := f.ReadAt(head[:], 0); err != nil {
-		return fmt.Errorf("%w: header: %v", ErrBadSegment, err)
+	_, l, err := readHeader(f, st.Size(), ix.dim)
+	if err != nil {
+		return err
 	}
 	le := binary.LittleEndian
-	rows, nlist, extra := le.Uint64(head[16:]), le.Uint32(head[32:]), le.Uint32(head[44:])
-	if string(head[:8]) != segmentMagic || le.Uint32(head[8:]) != segmentVersion || int(le.Uint32(head[12:])) != ix.dim ||
-		rows > math.MaxInt32 || nlist > 1<<24 || int64(extra) > st.Size() {
-		return fmt.Errorf("%w: not this index's segment", ErrBadSegment)
-	}
-	l := layoutOf(int64(ix.dim), int64(rows), int64(nlist), int64(extra))
-	if l.size != st.Size() {
-		return fmt.Errorf("%w: %d bytes, the header says %d", ErrBadSegment, st.Size(), l.size)
-	}
+	rows := uint64(l.rows)
 	sums := make([]byte, 4*chunks(l.vecEnd-l.vecOff))
 	if _, err := f.ReadAt(sums, l.sumOff); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadSegment, err)
