@@ -300,7 +300,8 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 	}
 	if f != nil {
 		// The first mapping is the vectors'; MapVectors replaces it.
-		ix.vecMap, ix.maps = ix.maps[0], ix.maps[1:]
+		ix.mem.vec, ix.mem.other = ix.mem.other[0], ix.mem.other[1:]
+		ix.fromFile = true
 		if int8Mode {
 			dup, err := dupFile(f)
 			if err != nil {
@@ -391,7 +392,7 @@ func (ix *Index) attach(r io.ReaderAt, f *os.File, off int64, length, spare int,
 		if err != nil {
 			return nil, err
 		}
-		ix.maps = append(ix.maps, reg)
+		ix.mem.other = append(ix.mem.other, reg)
 		return b[:length], nil
 	}
 	// Read in pieces: one read of hundreds of megabytes is slower than
@@ -553,8 +554,8 @@ func (ix *Index) MapVectors(f *os.File, version uint64) error {
 		ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), cap(b)/4)[:n*ix.dim]
 	}
 	// The vectors' previous mapping goes, with the pages written in it.
-	ix.vecMap.unmap()
-	ix.vecMap, ix.sinceMap = reg, 0
+	ix.mem.vec.unmap()
+	ix.mem.vec, ix.sinceMap, ix.fromFile = reg, 0, true
 	if ix.memory == Int8 {
 		ix.setCold(dup, l.vecOff, n, b[:vecLen])
 	}
@@ -567,7 +568,7 @@ func (ix *Index) MapVectors(f *os.File, version uint64) error {
 func (ix *Index) Unmapped() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.vecMap == (region{}) {
+	if !ix.fromFile {
 		return len(ix.keys)
 	}
 	return ix.sinceMap
@@ -577,5 +578,5 @@ func (ix *Index) Unmapped() int {
 func (ix *Index) Mapped() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.vecMap != (region{})
+	return ix.fromFile
 }

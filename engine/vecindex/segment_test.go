@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -265,5 +266,48 @@ func TestOpenSegmentDamage(t *testing.T) {
 	write(seg)
 	if _, err := openSeg(t, path, dim, Options{Mode: IVF}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A matrix past mapMin lives outside the Go heap (so its growth does not
+// make the collector stall the process), and answers as before.
+func TestLargeMatrixOffHeap(t *testing.T) {
+	if !canMap {
+		t.Skip("the matrix is mapped on Linux only")
+	}
+	dim := 1024
+	rows := mapMin/(4*dim) + 4000 // past mapMin while growing
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix := New(dim, Options{})
+	rng := rand.New(rand.NewPCG(21, 22))
+	v := make([]float32, dim)
+	for k := range rows {
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		if err := ix.Upsert(int64(k), uint32(k%4), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	matrix := int64(rows * dim * 4)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > matrix/4 {
+		t.Fatalf("the heap grew by %d MB for a %d MB matrix", grew>>20, matrix>>20)
+	}
+	if ix.mem.vec == (region{}) {
+		t.Fatal("the matrix is not mapped")
+	}
+	for range 3 {
+		q := randVec(rng, dim)
+		sameTopK(t, ix, q, ix.SearchExact(q, 10, nil), bruteForce(t, ix, q, 10, nil), nil)
+	}
+	ix.Remove(5)
+	checkInvariants(t, ix)
+	ix.Close()
+	if ix.Len() != 0 {
+		t.Fatal("rows after Close")
 	}
 }
