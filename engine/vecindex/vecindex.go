@@ -1,7 +1,8 @@
 // Package vecindex is clawmem's in-memory vector index. The SQLite store
-// keeps vectors durable and loads them all into an Index at open; the index
-// answers nearest-neighbour searches by cosine similarity, filtered by scope
-// group inside the scan.
+// keeps vectors durable; at open it maps the index from its segment (see
+// OpenSegment) or loads every vector into a new one. The index answers
+// nearest-neighbour searches by cosine similarity, filtered by scope group
+// inside the scan.
 //
 // Vectors live in one contiguous row-major float32 matrix, L2-normalised on
 // insert, so an exact search is a single streaming pass of dot products split
