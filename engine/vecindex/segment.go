@@ -222,7 +222,7 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 		return nil, 0, nil, err
 	}
 	le := binary.LittleEndian
-	rows, nlist, trainedOn, extraLen := uint64(l.rows), uint32(l.nlist), le.Uint64(head[36:]), uint32(l.extra)
+	n, nlist, trainedOn := int(l.rows), int(l.nlist), le.Uint64(head[36:])
 	epoch = le.Uint64(head[24:])
 	if trainedOn > math.MaxInt32 {
 		return bad("trained on %d rows", trainedOn)
@@ -237,10 +237,9 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 	if h.Sum32() != le.Uint32(meta[len(meta)-4:]) {
 		return bad("checksum mismatch in the header")
 	}
-	n := int(rows)
 	ix = New(dim, o)
 	mb := bytes.NewReader(meta)
-	extra = make([]byte, extraLen)
+	extra = make([]byte, l.extra)
 	ix.keys, ix.groups = make([]int64, n), make([]uint32, n)
 	readFull(mb, extra)
 	readSlice(mb, ix.keys)
@@ -249,65 +248,49 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 	var sizes []uint32
 	var members []int32
 	if nlist > 0 {
-		cent, sizes, members, scales = make([]float32, int(nlist)*dim), make([]uint32, nlist), make([]int32, n), make([]float32, n)
+		cent, sizes, members, scales = make([]float32, nlist*dim), make([]uint32, nlist), make([]int32, n), make([]float32, n)
 		readSlice(mb, cent)
 		readSlice(mb, sizes)
 		readSlice(mb, members)
 		readSlice(mb, scales)
 	}
-	sumBytes := make([]byte, l.size-l.sumOff)
-	if _, err := r.ReadAt(sumBytes, l.sumOff); err != nil {
-		return bad("read: %v", err)
-	}
-	table := make([]uint32, len(sumBytes)/4-1)
-	for i := range table {
-		table[i] = le.Uint32(sumBytes[4*i:])
-	}
-	if crc32.Checksum(sumBytes[:4*len(table)], castagnoli) != le.Uint32(sumBytes[4*len(table):]) {
-		return bad("checksum mismatch in the chunk table")
+	vsums, csums, err := readSums(r, l)
+	if err != nil {
+		ix.Close()
+		return nil, 0, nil, err
 	}
 	useIVF := nlist > 0 && ix.mode == IVF
-	int8Mode := ix.memory == Int8
-	// The vectors, with spare room to grow into, and the codes.
-	vecLen := int(l.vecEnd - l.vecOff)
-	vb, err := ix.attach(r, f, l.vecOff, vecLen, max(n, 1<<16)*dim*4, !int8Mode, int8Mode)
-	if err != nil {
-		return bad("vectors: %v", err)
+	if f != nil {
+		m, err := ix.mapVectors(f, l, vsums)
+		if err != nil {
+			if errors.Is(err, ErrBadSegment) {
+				ix.Close()
+				return nil, 0, nil, err
+			}
+			return bad("vectors: %v", err)
+		}
+		ix.useVectors(m, l)
+	} else {
+		vb, _, err := readOrMap(r, nil, l.vecOff, int(l.vecEnd-l.vecOff))
+		if err != nil {
+			return bad("vectors: %v", err)
+		}
+		if c := verifyBytes(vb, vsums, ix.workers); c >= 0 {
+			return bad("checksum mismatch in the vectors' chunk %d", c)
+		}
+		if n > 0 {
+			ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&vb[0])), n*dim)
+		}
 	}
 	var cb []byte
 	if useIVF {
-		if cb, err = ix.attach(r, f, l.codeOff, int(l.codeEnd-l.codeOff), 0, true, false); err != nil {
+		var reg region
+		if cb, reg, err = readOrMap(r, f, l.codeOff, int(l.codeEnd-l.codeOff)); err != nil {
 			return bad("codes: %v", err)
 		}
-	}
-	vsums, csums := table[:chunks(l.vecEnd-l.vecOff)], table[chunks(l.vecEnd-l.vecOff):]
-	if int8Mode && f != nil {
-		// Read through the file, not the mapping, so the pages stay out
-		// of this process.
-		if c := verifyFile(r, l.vecOff, int64(vecLen), vsums, ix.workers); c >= 0 {
-			return bad("checksum mismatch in the vectors' chunk %d", c)
-		}
-	} else if c := verifyBytes(vb[:vecLen], vsums, ix.workers); c >= 0 {
-		return bad("checksum mismatch in the vectors' chunk %d", c)
-	}
-	if useIVF {
+		ix.mem.other = append(ix.mem.other, reg)
 		if c := verifyBytes(cb, csums, ix.workers); c >= 0 {
 			return bad("checksum mismatch in the codes' chunk %d", c)
-		}
-	}
-	if n > 0 {
-		ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&vb[0])), cap(vb)/4)[:n*dim]
-	}
-	if f != nil {
-		// The first mapping is the vectors'; MapVectors replaces it.
-		ix.mem.vec, ix.mem.other = ix.mem.other[0], ix.mem.other[1:]
-		ix.fromFile = true
-		if int8Mode {
-			dup, err := dupFile(f)
-			if err != nil {
-				return bad("vectors: %v", err)
-			}
-			ix.setCold(dup, l.vecOff, n, vb)
 		}
 	}
 	ix.rowOf = make(map[int64]int32, n)
@@ -319,7 +302,7 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 		ix.groupN[ix.groups[i]]++
 	}
 	if useIVF {
-		iv := &ivf{dim: dim, nlist: int(nlist), cent: cent, clusters: make([]cluster, nlist), where: make([]loc, n), trainedOn: int(trainedOn)}
+		iv := &ivf{dim: dim, nlist: nlist, cent: cent, clusters: make([]cluster, nlist), where: make([]loc, n), trainedOn: int(trainedOn)}
 		placed := make([]bool, n)
 		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(cb))), len(cb))
 		at := 0
@@ -383,17 +366,15 @@ func readHeader(r io.ReaderAt, size int64, dim int) ([segHeader]byte, segLayout,
 	return head, l, nil
 }
 
-// attach brings length bytes of the segment from off into the index:
-// mapped from f when it is given (with spare bytes after them, in the
-// slice's capacity), else read into memory.
-func (ix *Index) attach(r io.ReaderAt, f *os.File, off int64, length, spare int, populate, random bool) ([]byte, error) {
+// readOrMap brings length bytes of the segment from off into memory:
+// mapped from f when it is given (read in at once), else read.
+func readOrMap(r io.ReaderAt, f *os.File, off int64, length int) ([]byte, region, error) {
 	if f != nil {
-		b, reg, err := mapFile(f, off, length, spare, populate, random)
+		b, reg, err := mapFile(f, off, length, 0, true, false)
 		if err != nil {
-			return nil, err
+			return nil, region{}, err
 		}
-		ix.mem.other = append(ix.mem.other, reg)
-		return b[:length], nil
+		return b[:length], reg, nil
 	}
 	// Read in pieces: one read of hundreds of megabytes is slower than
 	// many of a few. Allocated as float32s so the vectors are aligned;
@@ -403,10 +384,83 @@ func (ix *Index) attach(r io.ReaderAt, f *os.File, off int64, length, spare int,
 	for at := 0; at < length; at += 4 << 20 {
 		end := min(at+4<<20, length)
 		if _, err := r.ReadAt(b[at:end], off+int64(at)); err != nil {
-			return nil, err
+			return nil, region{}, err
 		}
 	}
-	return b[:length], nil
+	return b[:length], region{}, nil
+}
+
+// readSums reads the segment's table of chunk checksums, checks the
+// table's own, and splits it into the vectors' and the codes'.
+func readSums(r io.ReaderAt, l segLayout) (vec, codes []uint32, err error) {
+	b := make([]byte, l.size-l.sumOff)
+	if _, err := r.ReadAt(b, l.sumOff); err != nil {
+		return nil, nil, fmt.Errorf("%w: read: %v", ErrBadSegment, err)
+	}
+	le := binary.LittleEndian
+	table := make([]uint32, len(b)/4-1)
+	for i := range table {
+		table[i] = le.Uint32(b[4*i:])
+	}
+	if crc32.Checksum(b[:4*len(table)], castagnoli) != le.Uint32(b[4*len(table):]) {
+		return nil, nil, fmt.Errorf("%w: checksum mismatch in the chunk table", ErrBadSegment)
+	}
+	nv := chunks(l.vecEnd - l.vecOff)
+	return table[:nv], table[nv:], nil
+}
+
+// vectorMap is a segment's vectors mapped for this index, not yet in use.
+type vectorMap struct {
+	data  []float32 // the rows, with spare capacity to grow into
+	bytes []byte    // the mapping of the file's vector region
+	reg   region
+	cold  *os.File // Int8: a duplicate of the file, to re-score from
+}
+
+// mapVectors maps the vectors of the segment in f (layout l) as the
+// index's memory mode wants them, with spare room for as many rows again,
+// and checks them against sums: through the mapping once read in
+// (Float32), through the file otherwise, so that the pages stay out of
+// this process (Int8).
+func (ix *Index) mapVectors(f *os.File, l segLayout, sums []uint32) (vectorMap, error) {
+	n, length := int(l.rows), int(l.vecEnd-l.vecOff)
+	int8Mode := ix.memory == Int8
+	b, reg, err := mapFile(f, l.vecOff, length, max(n, 1<<16)*ix.dim*4, !int8Mode, int8Mode)
+	if err != nil {
+		return vectorMap{}, err
+	}
+	m := vectorMap{bytes: b[:length], reg: reg}
+	if n > 0 {
+		m.data = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), cap(b)/4)[:n*ix.dim]
+	}
+	c := -1
+	if int8Mode {
+		c = verifyFile(f, l.vecOff, int64(length), sums, ix.workers)
+	} else {
+		c = verifyBytes(m.bytes, sums, ix.workers)
+	}
+	if c >= 0 {
+		reg.unmap()
+		return vectorMap{}, fmt.Errorf("%w: checksum mismatch in the vectors' chunk %d", ErrBadSegment, c)
+	}
+	if int8Mode {
+		if m.cold, err = dupFile(f); err != nil {
+			reg.unmap()
+			return vectorMap{}, err
+		}
+	}
+	return m, nil
+}
+
+// useVectors makes m the index's vectors, in place of any earlier
+// mapping. Callers hold mu, or have the index to themselves.
+func (ix *Index) useVectors(m vectorMap, l segLayout) {
+	ix.data = m.data
+	ix.mem.vec.unmap()
+	ix.mem.vec, ix.sinceMap, ix.fromFile = m.reg, 0, true
+	if m.cold != nil {
+		ix.setCold(m.cold, l.vecOff, int(l.rows), m.bytes)
+	}
 }
 
 // verifyBytes checks b against its chunks' sums, in parallel, and returns
@@ -517,48 +571,25 @@ func (ix *Index) MapVectors(f *os.File, version uint64) error {
 	if err != nil {
 		return err
 	}
-	le := binary.LittleEndian
-	rows := uint64(l.rows)
-	sums := make([]byte, 4*chunks(l.vecEnd-l.vecOff))
-	if _, err := f.ReadAt(sums, l.sumOff); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSegment, err)
-	}
-	table := make([]uint32, len(sums)/4)
-	for i := range table {
-		table[i] = le.Uint32(sums[4*i:])
-	}
-	vecLen := l.vecEnd - l.vecOff
-	if c := verifyFile(f, l.vecOff, vecLen, table, ix.workers); c >= 0 {
-		return fmt.Errorf("%w: checksum mismatch in the vectors' chunk %d", ErrBadSegment, c)
-	}
-	n := int(rows)
-	dup, err := dupFile(f)
+	vsums, _, err := readSums(f, l)
 	if err != nil {
 		return err
 	}
-	b, reg, err := mapFile(f, l.vecOff, int(vecLen), max(n, 1<<16)*ix.dim*4, ix.memory != Int8, ix.memory == Int8)
+	m, err := ix.mapVectors(f, l, vsums)
 	if err != nil {
-		dup.Close()
 		return err
 	}
-	b = b[:vecLen]
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.version != version || len(ix.keys) != n || ix.closed {
-		reg.unmap()
-		dup.Close()
+	if ix.version != version || len(ix.keys) != int(l.rows) || ix.closed {
+		m.reg.unmap()
+		if m.cold != nil {
+			m.cold.Close()
+		}
 		return fmt.Errorf("vecindex: the index changed since version %d was written", version)
 	}
-	ix.data = nil
-	if n > 0 {
-		ix.data = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), cap(b)/4)[:n*ix.dim]
-	}
 	// The vectors' previous mapping goes, with the pages written in it.
-	ix.mem.vec.unmap()
-	ix.mem.vec, ix.sinceMap, ix.fromFile = reg, 0, true
-	if ix.memory == Int8 {
-		ix.setCold(dup, l.vecOff, n, b[:vecLen])
-	}
+	ix.useVectors(m, l)
 	return nil
 }
 
