@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -24,6 +23,7 @@ import (
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
 // StoreOptions are `clawmem bench store`'s settings.
@@ -98,9 +98,9 @@ type OpenReport struct {
 	HybridP99ms float64 `json:"hybridP99ms,omitempty"`
 }
 
-// MemUse is a process's resident memory in MB.
+// MemUse is a process's resident memory in MB, and its peak.
 type MemUse struct {
-	RSS, Anon, File float64
+	RSS, Anon, File, Peak float64
 }
 
 // Store measures the vector index, the store's writes and a cold open.
@@ -333,7 +333,7 @@ func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode str
 	}
 	runtime.GC()
 	rep.Mem = memUse()
-	rep.RSSMB, rep.PeakRSSMB = RSSMB()
+	rep.RSSMB, rep.PeakRSSMB = rep.Mem.RSS, rep.Mem.Peak
 	qs := make([][]float32, 200)
 	for i := range qs {
 		qs[i] = gen.vector(rng)
@@ -353,8 +353,7 @@ func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode str
 			approx = append(approx, res)
 		}
 		rep.QueriedMem = memUse()
-		slices.Sort(lat)
-		rep.IVFP50ms, rep.IVFP99ms = Ms(lat[len(lat)/2]), Ms(lat[len(lat)*99/100])
+		rep.IVFP50ms, rep.IVFP99ms = Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))
 		if rep.HybridP50ms, rep.HybridP99ms, err = hybrid(ctx, s, qs, rng); err != nil {
 			return rep, err
 		}
@@ -386,8 +385,7 @@ func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode str
 			}
 		}
 	}
-	slices.Sort(lat)
-	rep.SearchP50ms = Ms(lat[len(lat)/2])
+	rep.SearchP50ms = Ms(query.Percentile(lat, 0.5))
 	if want > 0 {
 		rep.Recall10 = float64(found) / float64(want)
 	}
@@ -413,11 +411,10 @@ func hybrid(ctx context.Context, s *sqlitestore.Store, qs [][]float32, rng *rand
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	slices.Sort(lat)
-	return Ms(lat[len(lat)/2]), Ms(lat[len(lat)*99/100]), nil
+	return Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99)), nil
 }
 
-// memUse reads this process's resident memory by kind from /proc.
+// memUse reads this process's resident memory by kind, and its peak, from /proc.
 func memUse() MemUse {
 	var m MemUse
 	b, err := os.ReadFile("/proc/self/status")
@@ -433,6 +430,8 @@ func memUse() MemUse {
 		switch f[0] {
 		case "VmRSS:":
 			m.RSS = kb / 1024
+		case "VmHWM:":
+			m.Peak = kb / 1024
 		case "RssAnon:":
 			m.Anon = kb / 1024
 		case "RssFile:", "RssShmem:":
@@ -440,30 +439,6 @@ func memUse() MemUse {
 		}
 	}
 	return m
-}
-
-// RSSMB reads the current and peak resident set size from /proc.
-func RSSMB() (cur, peak float64) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			cur = kb / 1024
-		case "VmHWM:":
-			peak = kb / 1024
-		}
-	}
-	return cur, peak
 }
 
 // WriteText prints the figures for a person (without the index's when
