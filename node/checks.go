@@ -146,10 +146,11 @@ func VectorsCheck(v sqlitestore.VectorSource) Check {
 		c.Detail += " (" + v.Why + ")"
 	}
 	if v.Memory == "int8" {
-		c.Detail += "; int8 memory mode, float32 vectors mapped from the segment"
+		state := "mapped"
 		if !v.Mapped {
-			c.Detail = strings.Replace(c.Detail, "mapped from", "NOT yet mapped from", 1)
+			state = "NOT yet mapped"
 		}
+		c.Detail += "; int8 memory mode, float32 vectors " + state + " from the segment"
 	}
 	if v.SpillError != "" {
 		c.OK = false

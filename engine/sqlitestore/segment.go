@@ -192,13 +192,13 @@ const (
 	spillEvery = 10 * time.Second
 )
 
-// spiller checks every interval whether a spill is due, until stop.
-func (s *Store) spiller(stop <-chan struct{}, every time.Duration) {
-	t := time.NewTicker(every)
+// spiller checks every spillEvery whether a spill is due, until Close.
+func (s *Store) spiller() {
+	t := time.NewTicker(spillEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-s.stop:
 			return
 		case <-t.C:
 		}

@@ -69,7 +69,6 @@ func TestSegmentOpen(t *testing.T) {
 			if got := s.Vectors(); got.From != "database" || !strings.Contains(got.Why, "no segment") {
 				t.Fatalf("first open: %+v", got)
 			}
-
 			var ms []schemas.Memory
 			n := 300
 			if mode == vecindex.IVF {

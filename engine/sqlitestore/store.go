@@ -170,7 +170,7 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 		return nil, err
 	}
 	if o.Index.Memory == vecindex.Int8 && !o.NoSegment {
-		s.loops.Go(func() { s.spiller(s.stop, spillEvery) })
+		s.loops.Go(s.spiller)
 	}
 	return s, nil
 }
