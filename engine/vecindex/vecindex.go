@@ -359,8 +359,9 @@ func (ix *Index) wrote() {
 }
 
 // Close waits for a training in progress, then empties the index and
-// releases a segment's mappings. Searches after it find nothing; an index
-// in memory needs no Close, one opened by OpenSegment does.
+// releases its mappings (a segment's, or a large matrix's) at once.
+// Searches after it find nothing. An index dropped without Close gives
+// its mappings back when the collector finds it unreachable.
 func (ix *Index) Close() {
 	ix.mu.Lock()
 	ix.closed = true
