@@ -13,12 +13,16 @@ const minIVFRows = 4096
 // exactBelow is the index's size below which IVF mode scans exactly.
 func (ix *Index) exactBelow() int { return max(ix.exactRows, minIVFRows) }
 
-// ivf is a trained clustering of the rows plus an int8 copy of every vector,
-// stored contiguously per cluster so probing a cluster is one linear read.
+// ivf is a trained clustering of the rows plus a compressed code of every
+// vector (int8, or bits with a rotation: see Codes), stored contiguously per
+// cluster so probing a cluster is one linear read.
 type ivf struct {
 	dim       int
 	nlist     int
 	cent      []float32 // nlist×dim unit centroids
+	cw        int       // code bytes per row
+	rot       *rotation // bit codes' rotation; nil for int8 codes
+	scratch   []float32 // encode's buffer for writers, who hold the lock
 	clusters  []cluster
 	where     []loc // per matrix row: its cluster and position in it
 	trainedOn int   // rows at training; as many writes trigger a retraining
@@ -44,18 +48,60 @@ func (iv *ivf) setLimit() {
 	iv.skewed = false
 }
 
-// cluster holds its members' rows and int8 codes, vector ≈ scale·code.
+// cluster holds its members' rows and codes: int8 codes with their scales
+// (vector ≈ scale·code), or bit codes with their estimator's factors.
 type cluster struct {
 	rows   []int32
-	codes  []int8 // len(rows)×dim
+	codes  []int8 // len(rows)×cw
 	scales []float32
 }
 
 type loc struct{ cluster, pos int32 }
 
-func (c *cluster) code(pos int32, dim int) []int8 {
-	i := int(pos) * dim
-	return c.codes[i : i+dim : i+dim]
+func (c *cluster) code(pos int32, cw int) []int8 {
+	i := int(pos) * cw
+	return c.codes[i : i+cw : i+cw]
+}
+
+// setCodes sets the clustering's kind of code.
+func (iv *ivf) setCodes(c Codes) {
+	iv.rot = nil
+	if c == CodesBits {
+		iv.rot = newRotation(iv.dim)
+	}
+	iv.cw = codeWidth(iv.dim, c)
+}
+
+// codeWidth is the bytes per row of codes c at dimension dim.
+func codeWidth(dim int, c Codes) int {
+	if c == CodesBits {
+		return 8 * ((ceilPow2(dim) + 63) / 64)
+	}
+	return dim
+}
+
+// codes is the clustering's kind of code.
+func (iv *ivf) codes() Codes {
+	if iv.rot != nil {
+		return CodesBits
+	}
+	return CodesInt8
+}
+
+// encode writes the code of unit vector v, a member of cluster c, and
+// returns its scale or factor. buf is scratch of the rotation's size for
+// bit codes; nil uses the writers' own.
+func (iv *ivf) encode(code []int8, v []float32, c int32, buf []float32) float32 {
+	if iv.rot == nil {
+		return quantize(code, v)
+	}
+	if buf == nil {
+		if iv.scratch == nil {
+			iv.scratch = make([]float32, iv.rot.d)
+		}
+		buf = iv.scratch
+	}
+	return iv.rot.encodeBits(code, v, iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], buf)
 }
 
 // nearest is the cluster whose centroid is most similar to v.
@@ -77,7 +123,7 @@ func (iv *ivf) place(r int32, v []float32, exists bool) {
 		at := iv.where[r]
 		if at.cluster == c {
 			cl := &iv.clusters[c]
-			cl.scales[at.pos] = quantize(cl.code(at.pos, iv.dim), v)
+			cl.scales[at.pos] = iv.encode(cl.code(at.pos, iv.cw), v, c, nil)
 			return
 		}
 		iv.unlink(r)
@@ -92,8 +138,8 @@ func (iv *ivf) insert(r, c int32, v []float32) {
 	cl := &iv.clusters[c]
 	pos := int32(len(cl.rows))
 	cl.rows = append(cl.rows, r)
-	cl.codes = slices.Grow(cl.codes, iv.dim)[:len(cl.codes)+iv.dim]
-	cl.scales = append(cl.scales, quantize(cl.code(pos, iv.dim), v))
+	cl.codes = slices.Grow(cl.codes, iv.cw)[:len(cl.codes)+iv.cw]
+	cl.scales = append(cl.scales, iv.encode(cl.code(pos, iv.cw), v, c, nil))
 	iv.where[r] = loc{c, pos}
 	if iv.limit > 0 && len(cl.rows) > iv.limit {
 		iv.skewed = true
@@ -109,12 +155,12 @@ func (iv *ivf) unlink(r int32) {
 	if at.pos != last {
 		mv := cl.rows[last]
 		cl.rows[at.pos] = mv
-		copy(cl.code(at.pos, iv.dim), cl.code(last, iv.dim))
+		copy(cl.code(at.pos, iv.cw), cl.code(last, iv.cw))
 		cl.scales[at.pos] = cl.scales[last]
 		iv.where[mv].pos = at.pos
 	}
 	cl.rows = cl.rows[:last]
-	cl.codes = cl.codes[:int(last)*iv.dim]
+	cl.codes = cl.codes[:int(last)*iv.cw]
 	cl.scales = cl.scales[:last]
 }
 
@@ -141,6 +187,8 @@ func (iv *ivf) closest(q []float32, p int) []int32 {
 	return out
 }
 
+// scanCluster scores cl's members with their int8 codes against the
+// quantised query q.
 func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint32, t *topk) {
 	dim := iv.dim
 	for j, r := range cl.rows {
@@ -148,6 +196,24 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint3
 			continue
 		}
 		s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
+		if t.admits(s) {
+			t.push(cand{s, int64(r)})
+		}
+	}
+}
+
+// scanBits scores cluster c's members with their bit codes: the centroid's
+// similarity to the query plus the estimate of the member's offset's.
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk) {
+	cl := &iv.clusters[c]
+	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
+	w := words(cl.codes)
+	nw := iv.cw / 8
+	for j, r := range cl.rows {
+		if allow != nil && !allow.Has(groups[r]) {
+			continue
+		}
+		s := cq + bq.dot(w[j*nw:(j+1)*nw:(j+1)*nw], cl.scales[j])
 		if t.admits(s) {
 			t.push(cand{s, int64(r)})
 		}
@@ -163,7 +229,7 @@ func (iv *ivf) bytes() int64 {
 	return b
 }
 
-// searchIVF probes the clusters nearest q with the int8 codes, keeps the best
+// searchIVF probes the clusters nearest q with the codes, keeps the best
 // candidates and re-scores them against the float32 matrix. Callers hold mu
 // for reading.
 func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit {
@@ -184,15 +250,22 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit 
 		return ix.exact(q, k, allow)
 	}
 	order := iv.closest(q, probe)
-	qc := quantizeQuery(q)
-	nc := max(k, ix.rescoreFor(k))
+	nc := max(k, ix.rescoreFor(k, iv))
 	tops := make([]topk, min(ix.workers, len(order)))
 	for w := range tops {
 		tops[w] = newTopk(nc)
 	}
-	parallel(len(tops), len(order), func(w, j int) {
-		iv.scanCluster(&iv.clusters[order[j]], qc, allow, ix.groups, &tops[w])
-	})
+	if iv.rot != nil {
+		bq := iv.rot.prepare(q)
+		parallel(len(tops), len(order), func(w, j int) {
+			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w])
+		})
+	} else {
+		qc := quantizeQuery(q)
+		parallel(len(tops), len(order), func(w, j int) {
+			iv.scanCluster(&iv.clusters[order[j]], qc, allow, ix.groups, &tops[w])
+		})
+	}
 	cs := best(tops, nc)
 	if len(cs) < k && len(cs) < allowed {
 		return ix.exact(q, k, allow)
@@ -229,9 +302,20 @@ func (ix *Index) probes(iv *ivf) int {
 	return min(iv.nlist, max(16, min(32, iv.nlist/16)))
 }
 
-func (ix *Index) rescoreFor(k int) int {
+// Bit codes re-score max(bitRescoreMin, bitRescorePerK·k) candidates.
+const (
+	bitRescoreMin  = 256
+	bitRescorePerK = 24
+)
+
+// rescoreFor is the candidates re-scored exactly for a top k: bit codes
+// rank more roughly than int8 ones, so they hand on more.
+func (ix *Index) rescoreFor(k int, iv *ivf) int {
 	if ix.rescore > 0 {
 		return ix.rescore
+	}
+	if iv.rot != nil {
+		return max(bitRescoreMin, bitRescorePerK*k)
 	}
 	return max(64, 8*k)
 }

@@ -17,15 +17,17 @@ import (
 // maps its vectors (and its trained clustering) instead of decoding every
 // row out of the database and training again:
 //
-//	header (48 bytes): magic "CLAWVSEG", version u32, dim u32, rows u64,
-//	  epoch u64, nlist u32, trainedOn u64, extra length u32;
+//	header (56 bytes): magic "CLAWVSEG", version u32, dim u32, rows u64,
+//	  epoch u64, nlist u32, trainedOn u64, extra length u32, codes u32
+//	  (0 without clusters, else CodesInt8 or CodesBits), zero u32;
 //	extra bytes (the caller's: the store's group names), keys rows×i64,
 //	groups rows×u32, and with nlist > 0: centroids nlist×dim×f32, cluster
 //	sizes nlist×u32, the rows of each cluster in turn rows×i32, and their
-//	scales rows×f32; zero padding, then the CRC-32C of all of it (u32),
-//	ending on a page boundary;
+//	scales (or bit codes' factors) rows×f32; zero padding, then the CRC-32C
+//	of all of it (u32), ending on a page boundary;
 //	vectors rows×dim×f32 (unit length), and with nlist > 0 zero padding to
-//	a page boundary and the int8 codes rows×dim in the clusters' order;
+//	a page boundary and the codes in the clusters' order, rows×dim int8
+//	or rows×8⌈d/64⌉ bytes of bits (d: dim rounded up to a power of two);
 //	the CRC-32C of each 64 MiB chunk of the vectors (with their padding)
 //	and of the codes, u32 each, and the CRC-32C of that table.
 //
@@ -36,8 +38,8 @@ import (
 // is never trusted blindly, any damage is ErrBadSegment.
 const (
 	segmentMagic   = "CLAWVSEG"
-	segmentVersion = 2
-	segHeader      = 48
+	segmentVersion = 3
+	segHeader      = 56
 	segPage        = 4096
 	segChunk       = 64 << 20
 )
@@ -54,6 +56,7 @@ var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(
 // segLayout is where everything lies in a segment of these sizes.
 type segLayout struct {
 	dim, rows, nlist, extra int64
+	cw                      int64 // code bytes per row
 	vecOff, vecEnd          int64 // the vectors and the padding after them
 	codeOff, codeEnd        int64
 	sumOff, size            int64
@@ -63,8 +66,8 @@ func alignPage(n int64) int64 { return (n + segPage - 1) / segPage * segPage }
 
 func chunks(n int64) int64 { return (n + segChunk - 1) / segChunk }
 
-func layoutOf(dim, rows, nlist, extra int64) segLayout {
-	l := segLayout{dim: dim, rows: rows, nlist: nlist, extra: extra}
+func layoutOf(dim, rows, nlist, extra, cw int64) segLayout {
+	l := segLayout{dim: dim, rows: rows, nlist: nlist, extra: extra, cw: cw}
 	head := segHeader + extra + 12*rows
 	if nlist > 0 {
 		head += 4*nlist*dim + 4*nlist + 8*rows
@@ -74,7 +77,7 @@ func layoutOf(dim, rows, nlist, extra int64) segLayout {
 	l.codeOff, l.codeEnd = l.vecEnd, l.vecEnd
 	if nlist > 0 {
 		l.codeOff = alignPage(l.vecEnd)
-		l.vecEnd, l.codeEnd = l.codeOff, l.codeOff+rows*dim
+		l.vecEnd, l.codeEnd = l.codeOff, l.codeOff+rows*cw
 	}
 	l.sumOff = l.codeEnd
 	l.size = l.sumOff + 4*(chunks(l.vecEnd-l.vecOff)+chunks(l.codeEnd-l.codeOff)) + 4
@@ -87,12 +90,13 @@ func (ix *Index) WriteSegment(w io.Writer, epoch uint64, extra []byte) error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	iv := ix.ivf
-	var nlist, trainedOn int
+	var nlist, trainedOn, cw int
+	var codes Codes
 	if iv != nil {
-		nlist, trainedOn = iv.nlist, iv.trainedOn
+		nlist, trainedOn, cw, codes = iv.nlist, iv.trainedOn, iv.cw, iv.codes()
 	}
 	rows := len(ix.keys)
-	l := layoutOf(int64(ix.dim), int64(rows), int64(nlist), int64(len(extra)))
+	l := layoutOf(int64(ix.dim), int64(rows), int64(nlist), int64(len(extra)), int64(cw))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	h := crc32.New(castagnoli)
 	hw := io.MultiWriter(bw, h)
@@ -106,6 +110,7 @@ func (ix *Index) WriteSegment(w io.Writer, epoch uint64, extra []byte) error {
 	le.PutUint32(head[32:], uint32(nlist))
 	le.PutUint64(head[36:], uint64(trainedOn))
 	le.PutUint32(head[44:], uint32(len(extra)))
+	le.PutUint32(head[48:], uint32(codes))
 	hw.Write(head[:])
 	hw.Write(extra)
 	writeSlice(hw, ix.keys)
@@ -259,7 +264,9 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 		ix.Close()
 		return nil, 0, nil, err
 	}
-	useIVF := nlist > 0 && ix.mode == IVF
+	// Codes of another kind (the memory mode changed) are left: the
+	// caller sees an untrained index and trains it in the background.
+	useIVF := nlist > 0 && ix.mode == IVF && Codes(le.Uint32(head[48:])) == ix.codes
 	if f != nil {
 		m, err := ix.mapVectors(f, l, vsums)
 		if err != nil {
@@ -303,6 +310,8 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 	}
 	if useIVF {
 		iv := &ivf{dim: dim, nlist: nlist, cent: cent, clusters: make([]cluster, nlist), where: make([]loc, n), trainedOn: int(trainedOn)}
+		iv.setCodes(ix.codes)
+		cw := iv.cw
 		placed := make([]bool, n)
 		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(cb))), len(cb))
 		at := 0
@@ -312,7 +321,7 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 			}
 			end := at + int(sz)
 			cl := &iv.clusters[c]
-			cl.rows, cl.scales, cl.codes = members[at:end:end], scales[at:end:end], codes[at*dim:end*dim:end*dim]
+			cl.rows, cl.scales, cl.codes = members[at:end:end], scales[at:end:end], codes[at*cw:end*cw:end*cw]
 			for pos, row := range cl.rows {
 				if row < 0 || int(row) >= n || placed[row] {
 					return bad("row %d in cluster %d", row, c)
@@ -359,7 +368,19 @@ func readHeader(r io.ReaderAt, size int64, dim int) ([segHeader]byte, segLayout,
 	if rows > math.MaxInt32 || nlist > 1<<24 || int64(extraLen) > size || dim > 1<<20 {
 		return bad("%d rows, %d clusters and %d extra bytes cannot be", rows, nlist, extraLen)
 	}
-	l := layoutOf(int64(dim), int64(rows), int64(nlist), int64(extraLen))
+	codes, zero := Codes(le.Uint32(head[48:])), le.Uint32(head[52:])
+	var cw int64
+	switch {
+	case zero != 0:
+		return bad("reserved header field %#x", zero)
+	case nlist == 0 && codes != 0:
+		return bad("codes %d without clusters", codes)
+	case nlist > 0 && codes != CodesInt8 && codes != CodesBits:
+		return bad("unknown codes %d", codes)
+	case nlist > 0:
+		cw = int64(codeWidth(dim, codes))
+	}
+	l := layoutOf(int64(dim), int64(rows), int64(nlist), int64(extraLen), cw)
 	if l.size != size {
 		return bad("%d bytes, the header says %d", size, l.size)
 	}

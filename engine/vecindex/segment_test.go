@@ -3,6 +3,7 @@ package vecindex
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -30,8 +31,9 @@ func readSeg(b []byte, dim int, o Options) (*Index, uint64, []byte, error) {
 // the same clustering (no training needed), the same answers.
 func TestSegmentRoundTrip(t *testing.T) {
 	n, dim := 6000, 32
-	for _, mode := range []Mode{Exact, IVF} {
-		ix := New(dim, Options{Mode: mode})
+	for _, o := range []Options{{Mode: Exact}, {Mode: IVF}, {Mode: IVF, Codes: CodesInt8}} {
+		mode := o.Mode
+		ix := New(dim, o)
 		qs, err := fillClustered(ix, n, 50, 5, 1.2)
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +41,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 		ix.Remove(3) // a hole: rows move
 		ix.Build()
 		seg := segmentOf(t, ix, 42, []byte(`{"agent:a":1}`))
-		back, epoch, extra, err := readSeg(seg, dim, Options{Mode: mode})
+		back, epoch, extra, err := readSeg(seg, dim, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,14 +161,14 @@ func openSeg(t *testing.T, path string, dim int, o Options) (*Index, error) {
 // removals, and the file under it never changes. After Close it is empty.
 func TestOpenSegmentMapped(t *testing.T) {
 	n, dim := 6000, 32
-	src := New(dim, Options{Mode: IVF})
-	qs, err := fillClustered(src, n, 40, 11, 1.2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src.Build()
-	path, seg := segmentFile(t, src)
 	for _, mem := range []Memory{Float32, Int8} {
+		src := New(dim, Options{Mode: IVF, Memory: mem})
+		qs, err := fillClustered(src, n, 40, 11, 1.2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Build()
+		path, seg := segmentFile(t, src)
 		ix, err := openSeg(t, path, dim, Options{Mode: IVF, Memory: mem})
 		if err != nil {
 			t.Fatal(err)
@@ -227,8 +229,14 @@ func TestOpenSegmentMapped(t *testing.T) {
 // offsets in each region (header, vectors, codes, checksums), and a cut at
 // every boundary of the layout.
 func TestOpenSegmentDamage(t *testing.T) {
+	for _, codes := range []Codes{CodesBits, CodesInt8} {
+		t.Run(fmt.Sprint(codes), func(t *testing.T) { testOpenSegmentDamage(t, codes) })
+	}
+}
+
+func testOpenSegmentDamage(t *testing.T, codes Codes) {
 	dim := 8
-	ix := New(dim, Options{Mode: IVF, NList: 4})
+	ix := New(dim, Options{Mode: IVF, NList: 4, Codes: codes})
 	rng := rand.New(rand.NewPCG(3, 4))
 	for k := range 5000 { // trained from 4,096 rows: every region is there
 		if err := ix.Upsert(int64(k), uint32(k%3), randVec(rng, dim)); err != nil {
@@ -237,7 +245,7 @@ func TestOpenSegmentDamage(t *testing.T) {
 	}
 	ix.Build()
 	path, seg := segmentFile(t, ix)
-	l := layoutOf(int64(dim), 5000, 4, 1)
+	l := layoutOf(int64(dim), 5000, 4, 1, int64(codeWidth(dim, codes)))
 	if !ix.Trained() || l.size != int64(len(seg)) {
 		t.Fatalf("trained %v, layout %d bytes, segment %d", ix.Trained(), l.size, len(seg))
 	}
@@ -253,20 +261,37 @@ func TestOpenSegmentDamage(t *testing.T) {
 		i := r[0] + rng.Int64N(r[1]-r[0])
 		bad[i] ^= 1 << rng.IntN(8)
 		write(bad)
-		if _, err := openSeg(t, path, dim, Options{Mode: IVF}); !errors.Is(err, ErrBadSegment) {
+		if _, err := openSeg(t, path, dim, Options{Mode: IVF, Codes: codes}); !errors.Is(err, ErrBadSegment) {
 			t.Fatalf("bit flipped at byte %d: %v", i, err)
 		}
 	}
 	for _, cut := range []int64{0, 8, segHeader, l.vecOff - 4, l.vecOff, l.vecEnd, l.codeOff, l.codeEnd, l.sumOff, l.size - 1} {
 		write(seg[:cut])
-		if _, err := openSeg(t, path, dim, Options{Mode: IVF}); !errors.Is(err, ErrBadSegment) {
+		if _, err := openSeg(t, path, dim, Options{Mode: IVF, Codes: codes}); !errors.Is(err, ErrBadSegment) {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
 	}
 	write(seg)
-	if _, err := openSeg(t, path, dim, Options{Mode: IVF}); err != nil {
-		t.Fatal(err)
+	back, err := openSeg(t, path, dim, Options{Mode: IVF, Codes: codes})
+	if err != nil || !back.Trained() {
+		t.Fatalf("intact segment: trained %v, %v", back != nil && back.Trained(), err)
 	}
+	// Opened wanting the other kind of code, the vectors are used and
+	// the clustering is not: the index answers exactly until trained.
+	other := CodesInt8
+	if codes == CodesInt8 {
+		other = CodesBits
+	}
+	back, err = openSeg(t, path, dim, Options{Mode: IVF, Codes: other})
+	if err != nil || back.Trained() || back.Len() != 5000 {
+		t.Fatalf("segment of %v codes opened for %v: %v", codes, other, err)
+	}
+	q := randVec(rng, dim)
+	if got, want := back.Search(q, 10, nil), ix.SearchExact(q, 10, nil); !slices.Equal(got, want) {
+		t.Fatalf("untrained after a switch of codes: %v, exact %v", got, want)
+	}
+	back.Build()
+	checkInvariants(t, back)
 }
 
 // A matrix past mapMin lives outside the Go heap (so its growth does not

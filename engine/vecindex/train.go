@@ -50,7 +50,7 @@ func (ix *Index) train() {
 	}
 	cent := kmeans(sample, ix.dim, nlist, ix.workers, rng)
 	assign, seen := ix.assignAll(cent)
-	iv := newIVF(ix.dim, cent, assign)
+	iv := newIVF(ix.dim, cent, assign, ix.codes)
 	ix.quantizeAll(iv, len(seen))
 	ix.finishTraining(iv, seen)
 	if ix.memory == Int8 {
@@ -256,11 +256,12 @@ func (ix *Index) assignAll(cent []float32) (assign []int32, seen []int64) {
 }
 
 // newIVF lays out empty clusters for the rows as assigned.
-func newIVF(dim int, cent []float32, assign []int32) *ivf {
+func newIVF(dim int, cent []float32, assign []int32, codes Codes) *ivf {
 	iv := &ivf{
 		dim: dim, nlist: len(cent) / dim, cent: cent,
 		where: make([]loc, len(assign)), trainedOn: len(assign),
 	}
+	iv.setCodes(codes)
 	counts := make([]int32, iv.nlist)
 	for r, c := range assign {
 		iv.where[r] = loc{c, counts[c]}
@@ -269,7 +270,7 @@ func newIVF(dim int, cent []float32, assign []int32) *ivf {
 	iv.clusters = make([]cluster, iv.nlist)
 	for c, cnt := range counts {
 		iv.clusters[c] = cluster{
-			rows: make([]int32, cnt), codes: make([]int8, int(cnt)*dim), scales: make([]float32, cnt),
+			rows: make([]int32, cnt), codes: make([]int8, int(cnt)*iv.cw), scales: make([]float32, cnt),
 		}
 	}
 	for r, at := range iv.where {
@@ -278,23 +279,28 @@ func newIVF(dim int, cent []float32, assign []int32) *ivf {
 	return iv
 }
 
-// quantizeAll writes the int8 code of each of the first n rows into its slot,
+// quantizeAll writes the code of each of the first n rows into its slot,
 // holding the read lock one batch at a time. Quantising, and first touching
 // the fresh code pages, takes a good fraction of a second at 100k × 1024,
 // too long for the write lock. A row changed meanwhile gets a code that
 // finishTraining replaces.
 func (ix *Index) quantizeAll(iv *ivf, n int) {
-	dim := ix.dim
-	per := max(1, scanChunk/dim)
+	per := max(1, scanChunk/ix.dim)
 	batch := per * 16
+	bufs := make([][]float32, ix.workers)
+	if iv.rot != nil {
+		for w := range bufs {
+			bufs[w] = make([]float32, iv.rot.d)
+		}
+	}
 	for lo := 0; lo < n; lo += batch {
 		ix.mu.RLock()
 		hi := min(lo+batch, n, len(ix.keys))
-		parallel(ix.workers, (hi-lo+per-1)/per, func(_, t int) {
+		parallel(ix.workers, (hi-lo+per-1)/per, func(w, t int) {
 			for r := lo + t*per; r < min(lo+(t+1)*per, hi); r++ {
 				at := iv.where[r]
 				cl := &iv.clusters[at.cluster]
-				cl.scales[at.pos] = quantize(cl.code(at.pos, dim), ix.row(int32(r)))
+				cl.scales[at.pos] = iv.encode(cl.code(at.pos, iv.cw), ix.row(int32(r)), at.cluster, bufs[w])
 			}
 		})
 		ix.mu.RUnlock()

@@ -62,10 +62,11 @@ const (
 type Options struct {
 	Mode    Mode
 	Memory  Memory
-	NList   int // IVF: number of clusters; 0 = auto (≈0.8·√n, 253 at 100k)
-	NProbe  int // IVF: clusters probed per query; 0 = auto (NList/16, from 16 up to 32)
-	Rescore int // IVF: quantised candidates re-scored exactly; 0 = auto (max(64, 8k))
-	Workers int // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
+	NList   int   // IVF: number of clusters; 0 = auto (≈0.8·√n, 253 at 100k)
+	NProbe  int   // IVF: clusters probed per query; 0 = auto (NList/16, from 16 up to 32)
+	Rescore int   // IVF: quantised candidates re-scored exactly; 0 = auto (int8 codes max(64, 8k), bit codes max(256, 24k))
+	Codes   Codes // IVF: the clusters' codes; CodesAuto = bits for Float32 memory from 128 dimensions, else int8
+	Workers int   // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
 	// ExactBelow: IVF: below this many rows searches scan exactly and no
 	// clustering is trained; 0 = 4096 (smaller values count as 4096).
 	ExactBelow int
@@ -91,6 +92,7 @@ type Index struct {
 	nlist   int
 	nprobe  int
 	rescore int
+	codes   Codes // never CodesAuto
 	workers int
 	// exactRows: see Options.ExactBelow.
 	exactRows int
@@ -141,8 +143,15 @@ func New(dim int, o Options) *Index {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
+	codes := o.Codes
+	if codes == CodesAuto {
+		codes = CodesInt8
+		if o.Memory == Float32 && dim >= bitsMinDim {
+			codes = CodesBits
+		}
+	}
 	ix := &Index{
-		dim: dim, mode: o.Mode, memory: o.Memory, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, workers: w, exactRows: o.ExactBelow,
+		dim: dim, mode: o.Mode, memory: o.Memory, nlist: o.NList, nprobe: o.NProbe, rescore: o.Rescore, codes: codes, workers: w, exactRows: o.ExactBelow,
 		rowOf: map[int64]int32{}, groupN: map[uint32]int{}, mem: &regions{},
 	}
 	// An index dropped without Close still gives its mappings back.

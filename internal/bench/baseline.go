@@ -55,6 +55,7 @@ func (r *StoreReport) Compare(base StoreReport) {
 		{"RSS after open (MB)", r.Open.RSSMB, base.Open.RSSMB, "lower"},
 		{"store search p50 (ms)", r.Open.SearchP50ms, base.Open.SearchP50ms, "lower"},
 		{"approximate index training (s)", r.IVFTrainSeconds, base.IVFTrainSeconds, "lower"},
+		{"int8 codes' training (s)", r.Int8TrainSeconds, base.Int8TrainSeconds, "lower"},
 		{"float32: first exact answer (s)", r.OpenIVF.FirstExactSeconds, base.OpenIVF.FirstExactSeconds, "lower"},
 		{"float32: first approximate answer (s)", r.OpenIVF.FirstIVFSeconds, base.OpenIVF.FirstIVFSeconds, "lower"},
 		{"float32: RSS after queries (MB)", r.OpenIVF.QueriedMem.RSS, base.OpenIVF.QueriedMem.RSS, "lower"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
 func TestStoreWritesThenAColdOpen(t *testing.T) {
@@ -41,10 +43,16 @@ func TestStoreApproximateColdOpens(t *testing.T) {
 	if err := storeWrites(context.Background(), dir, 5000, 16, 0, &rep, t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	if took, err := trainIVF(context.Background(), dir, 16); err != nil || took <= 0 {
-		t.Fatalf("train: %v %v", took, err)
-	}
 	for _, mode := range []string{"ivf", "int8"} {
+		// Each mode's codes are trained by an open in that mode, as the
+		// bench does (float32 keeps bit codes, int8 int8 codes).
+		mem := vecindex.Float32
+		if mode == "int8" {
+			mem = vecindex.Int8
+		}
+		if took, err := trainIVF(context.Background(), dir, 16, mem); err != nil || took <= 0 {
+			t.Fatalf("train: %v %v", took, err)
+		}
 		open, err := OpenOnce(context.Background(), dir, 16, false, mode)
 		if err != nil {
 			t.Fatal(err)

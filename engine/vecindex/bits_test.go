@@ -1,0 +1,122 @@
+package vecindex
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The rotation is orthogonal: it keeps lengths and inner products, at
+// dimensions that are and are not powers of two.
+func TestRotationIsOrthogonal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, dim := range []int{1, 3, 8, 100, 384, 1024} {
+		r := newRotation(dim)
+		if r.d < dim || r.d&(r.d-1) != 0 || r.d >= 2*max(dim, 1) && dim > 1 {
+			t.Fatalf("dim %d: rotation of %d", dim, r.d)
+		}
+		for range 20 {
+			a, b := make([]float32, r.d), make([]float32, r.d)
+			copy(a, randVec(rng, dim))
+			copy(b, randVec(rng, dim))
+			ab, aa := dot64(a, b), dot64(a, a)
+			r.apply(a)
+			r.apply(b)
+			if got := dot64(a, b); math.Abs(got-ab) > 1e-4*max(1, math.Abs(ab)) {
+				t.Fatalf("dim %d: ⟨a,b⟩ %v rotated, %v before", dim, got, ab)
+			}
+			if got := dot64(a, a); math.Abs(got-aa) > 1e-4*aa {
+				t.Fatalf("dim %d: ‖a‖² %v rotated, %v before", dim, got, aa)
+			}
+		}
+	}
+}
+
+func dot64(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// The bit-code estimate of ⟨v−c, q⟩ is unbiased and its error shrinks
+// like 1/√d: over many random pairs, the mean error is near zero and the
+// root-mean-square error within a small multiple of ‖v−c‖/√d. A zero
+// offset (v on its centroid) scores exactly the centroid.
+func TestBitEstimate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, dim := range []int{64, 256, 1024} {
+		r := newRotation(dim)
+		code := make([]int8, codeWidth(dim, CodesBits))
+		buf := make([]float32, r.d)
+		var sum, sq, norm float64
+		const pairs = 400
+		for range pairs {
+			v, c, q := unit(randVec(rng, dim)), unit(randVec(rng, dim)), unit(randVec(rng, dim))
+			// Near the centroid, as a cluster's members are.
+			for i := range c {
+				c[i] = 0.7*v[i] + 0.3*c[i]
+			}
+			f := r.encodeBits(code, v, c, buf)
+			bq := r.prepare(q)
+			o := make([]float32, dim)
+			for i := range o {
+				o[i] = v[i] - c[i]
+			}
+			want := dot64(o, q)
+			e := float64(bq.dot(words(code), f)) - want
+			sum += e
+			sq += e * e
+			norm += math.Sqrt(dot64(o, o))
+		}
+		mean, rms, on := sum/pairs, math.Sqrt(sq/pairs), norm/pairs
+		t.Logf("dim %d: mean error %.5f, rms %.5f, mean ‖o‖ %.3f", dim, mean, rms, on)
+		bound := 1.5 * on / math.Sqrt(float64(dim))
+		if rms > bound || math.Abs(mean) > bound/4 {
+			t.Errorf("dim %d: rms error %.5f, mean %.5f, bound %.5f", dim, rms, mean, bound)
+		}
+		v := unit(randVec(rng, dim))
+		f := r.encodeBits(code, v, v, buf)
+		if bq := r.prepare(v); f != 0 || bq.dot(words(code), f) != 0 {
+			t.Errorf("dim %d: a vector on its centroid has factor %v", dim, f)
+		}
+	}
+}
+
+func unit(v []float32) []float32 {
+	n := float32(math.Sqrt(dot64(v, v)))
+	for i := range v {
+		v[i] /= n
+	}
+	return v
+}
+
+// The query's bit planes hold its 4-bit quantisation: summed back they
+// give every coordinate within half a step.
+func TestBitQueryPlanes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	dim := 200
+	r := newRotation(dim)
+	q := randVec(rng, dim)
+	bq := r.prepare(q)
+	x := make([]float32, r.d)
+	copy(x, q)
+	r.apply(x)
+	nw := r.bitWords()
+	var sum float32
+	for i, v := range x {
+		u := 0
+		for j := range 4 {
+			u |= int(bq.planes[j*nw+i>>6]>>(i&63)&1) << j
+		}
+		got := bq.lo + bq.delta*float32(u)
+		sum += got
+		if math.Abs(float64(got-v)) > float64(bq.delta)/2+1e-6 {
+			t.Fatalf("coordinate %d: %v quantised to %v (step %v)", i, v, got, bq.delta)
+		}
+	}
+	if math.Abs(float64(sum-bq.sum)) > 1e-3 {
+		t.Fatalf("sum %v, kept %v", sum, bq.sum)
+	}
+}
