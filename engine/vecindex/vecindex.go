@@ -9,9 +9,9 @@
 // across cores. On amd64 with AVX and FMA the dot product is an assembly
 // kernel, which keeps that pass at memory speed; elsewhere, or built with
 // -tags purego, a portable Go kernel is used. In IVF mode a k-means
-// clustering plus an int8 copy of the vectors, laid out per cluster, lets a
-// search read only the clusters nearest the query and then re-score the best
-// candidates exactly.
+// clustering plus a compressed copy of the vectors laid out per cluster
+// (bit codes, or int8 codes: see Codes) lets a search read only the
+// clusters nearest the query and then re-score the best candidates exactly.
 //
 // IVF lifecycle: searches are exact until Build is first called; call it once
 // after the bulk load at open. From then on inserts, updates and removals keep
