@@ -69,6 +69,12 @@ func (c StageConfig) withDefaults() StageConfig {
 // batchHandler processes a batch and returns one error per message.
 type batchHandler func(ctx context.Context, msgs []jetstream.Msg) []error
 
+// prepareHandler processes a batch in two phases: it prepares the batch,
+// which may run while the previous batch commits, and returns the commit,
+// which runs after the previous batch's and returns one error per
+// message. A nil commit means nothing is left to do and no error.
+type prepareHandler func(ctx context.Context, msgs []jetstream.Msg) (commit func(ctx context.Context) []error)
+
 // stage runs one durable pull consumer: it fetches batches, keeps them
 // alive with InProgress while they are handled, acks what succeeded, naks
 // with backoff what failed, and dead-letters what failed for good.
@@ -82,8 +88,11 @@ type stage struct {
 	subjects []string
 	cfg      StageConfig
 	handle   batchHandler
-	metrics  *StageMetrics
-	log      *slog.Logger
+	// prepare, when set instead of handle, pipelines the stage: batch
+	// n+1 is fetched and prepared while batch n commits.
+	prepare prepareHandler
+	metrics *StageMetrics
+	log     *slog.Logger
 }
 
 // StageMetrics are the per-stage Prometheus series.
@@ -151,16 +160,70 @@ func (s *stage) run(ctx context.Context) error {
 	// settled at a time, and all of it before the stage returns.
 	var settling sync.WaitGroup
 	defer settling.Wait()
+	// A pipelined stage hands each prepared batch to its committer, which
+	// commits them one at a time in order: the next batch is fetched and
+	// prepared meanwhile, one batch ahead at most.
+	var commits chan prepared
+	if s.prepare != nil {
+		commits = make(chan prepared)
+		var committer sync.WaitGroup
+		committer.Go(func() {
+			for b := range commits {
+				settle := b.run.end(s, b.commit())
+				settling.Wait()
+				settling.Go(settle)
+			}
+		})
+		defer committer.Wait()
+		defer close(commits)
+	}
+	for {
+		msgs, ok := s.fetch(ctx, it)
+		if !ok {
+			return nil
+		}
+		// In-flight work finishes even when shutdown starts: its acks must
+		// reach the server or it would all be redelivered.
+		b := s.begin(context.WithoutCancel(ctx), msgs)
+		if s.prepare == nil {
+			settle := b.end(s, s.safely(len(b.live), func() []error { return s.handle(b.ctx, b.live) }))
+			settling.Wait()
+			settling.Go(settle)
+			continue
+		}
+		var commit func(context.Context) []error
+		errs := s.safely(len(b.live), func() []error {
+			commit = s.prepare(b.ctx, b.live)
+			return nil
+		})
+		commits <- prepared{run: b, commit: func() []error {
+			if errs != nil || commit == nil {
+				return errs
+			}
+			return s.safely(len(b.live), func() []error { return commit(b.ctx) })
+		}}
+	}
+}
+
+// prepared is a pipelined stage's batch waiting for its commit.
+type prepared struct {
+	run    *batchRun
+	commit func() []error
+}
+
+// fetch waits for a message, then takes more for up to the linger time,
+// up to a batch. false: the stage is stopping.
+func (s *stage) fetch(ctx context.Context, it jetstream.MessagesContext) ([]jetstream.Msg, bool) {
 	for {
 		first, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
+				return nil, false
 			}
 			s.log.Warn("fetch failed", "stage", s.name, "err", err)
 			select {
 			case <-ctx.Done():
-				return nil
+				return nil, false
 			case <-time.After(200 * time.Millisecond):
 			}
 			continue
@@ -178,65 +241,81 @@ func (s *stage) run(ctx context.Context) error {
 			}
 			msgs = append(msgs, m)
 		}
-		// In-flight work finishes even when shutdown starts: its acks must
-		// reach the server or it would all be redelivered.
-		settle := s.process(context.WithoutCancel(ctx), msgs)
-		settling.Wait()
-		settling.Go(settle)
+		return msgs, true
 	}
 }
 
-// process handles a batch and returns the function that settles it (acks,
-// naks, dead letters) and records its metrics.
-func (s *stage) process(ctx context.Context, msgs []jetstream.Msg) (settle func()) {
-	start := time.Now()
-	var live []jetstream.Msg
-	var liveIdx []int
-	results := make([]string, len(msgs))
+// batchRun is a batch in flight: the messages still to handle, the
+// outcome of each message, and its time limit and heartbeat.
+type batchRun struct {
+	start   time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stop    func() // the heartbeat
+	live    []jetstream.Msg
+	liveIdx []int
+	results []string
+}
+
+// begin starts a batch: messages whose deliveries are used up go to the
+// DLQ, and the rest are kept alive by a heartbeat until end.
+func (s *stage) begin(ctx context.Context, msgs []jetstream.Msg) *batchRun {
+	b := &batchRun{start: time.Now(), results: make([]string, len(msgs))}
 	for i, m := range msgs {
 		md, err := m.Metadata()
 		if err == nil && int(md.NumDelivered) > s.cfg.MaxDeliver {
 			// Earlier attempts timed out or crashed without an answer.
-			results[i] = s.deadLetter(ctx, m, fmt.Sprintf("no result after %d deliveries (handler timed out or crashed)", md.NumDelivered-1))
+			b.results[i] = s.deadLetter(ctx, m, fmt.Sprintf("no result after %d deliveries (handler timed out or crashed)", md.NumDelivered-1))
 			continue
 		}
-		live = append(live, m)
-		liveIdx = append(liveIdx, i)
+		b.live = append(b.live, m)
+		b.liveIdx = append(b.liveIdx, i)
 	}
-	var errs []error
-	if len(live) > 0 {
-		hctx, cancel := context.WithTimeout(ctx, s.cfg.MaxDuration)
-		stop := s.heartbeat(live)
-		errs = s.safeHandle(hctx, live)
-		stop()
-		cancel()
+	b.ctx, b.cancel = context.WithTimeout(ctx, s.cfg.MaxDuration)
+	b.stop = s.heartbeat(b.live)
+	return b
+}
+
+// end stops the batch's heartbeat and returns the function that settles
+// it (acks, naks, dead letters) with errs, one per live message, and
+// records its metrics.
+func (b *batchRun) end(s *stage, errs []error) (settle func()) {
+	b.stop()
+	b.cancel()
+	ctx := context.WithoutCancel(b.ctx)
+	if errs == nil {
+		errs = make([]error, len(b.live))
 	}
 	return func() {
 		// Each settle is a server round trip (DoubleAck waits for the
 		// ack to be recorded); one after another they, not the handler,
 		// would bound a stage's throughput.
-		forEach(len(live), func(j int) { results[liveIdx[j]] = s.settle(ctx, live[j], errs[j]) })
-		for _, r := range results {
+		forEach(len(b.live), func(j int) { b.results[b.liveIdx[j]] = s.settle(ctx, b.live[j], errs[j]) })
+		for _, r := range b.results {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}
-		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(start).Seconds())
+		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(b.start).Seconds())
 	}
 }
 
-// safeHandle turns a handler panic into a retryable failure of the batch.
-func (s *stage) safeHandle(ctx context.Context, msgs []jetstream.Msg) (errs []error) {
+// safely runs a handler's phase for n messages, turning a panic into a
+// retryable failure of each; a result of the wrong length panics.
+func (s *stage) safely(n int, fn func() []error) (errs []error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panic", "stage", s.name, "panic", r)
-			errs = make([]error, len(msgs))
+			errs = make([]error, n)
 			for i := range errs {
 				errs[i] = fmt.Errorf("handler panic: %v", r)
 			}
 		}
 	}()
-	errs = s.handle(ctx, msgs)
-	if len(errs) != len(msgs) {
-		panic(fmt.Sprintf("stage %s: handler returned %d results for %d messages", s.name, len(errs), len(msgs)))
+	if n == 0 {
+		return nil
+	}
+	errs = fn()
+	if errs != nil && len(errs) != n {
+		panic(fmt.Sprintf("stage %s: handler returned %d results for %d messages", s.name, len(errs), n))
 	}
 	return errs
 }

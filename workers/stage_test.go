@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -90,4 +91,97 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 	if dup.Load() || handled.Load() != n {
 		t.Fatalf("handled %d of %d, a duplicate: %v", handled.Load(), n, dup.Load())
 	}
+}
+
+// A pipelined stage prepares batch n+1 while batch n commits, commits one
+// batch at a time in the order they were prepared, and acknowledges every
+// message once, including the batches in hand when it is told to stop.
+func TestStagePipelinesPrepareWithCommit(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "P", Subjects: []string{"p.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 320
+	for i := range n {
+		if _, err := js.Publish(ctx, "p.x", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		mu         sync.Mutex
+		prepared   []string // each batch's first message, in order of preparation
+		committed  []string
+		committing atomic.Int64
+		overlaps   atomic.Int64 // preparations that ran during a commit
+		concurrent atomic.Bool  // two commits at once
+		acked      sync.Map
+		dup        atomic.Bool
+		total      atomic.Int64
+	)
+	runCtx, stop := context.WithCancel(ctx)
+	s := &stage{name: "p", js: js, stream: "P", subjects: []string{"p.>"}, cfg: StageConfig{Batch: 16, AckWait: 5 * time.Second},
+		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler),
+		prepare: func(_ context.Context, msgs []jetstream.Msg) func(context.Context) []error {
+			if committing.Load() > 0 {
+				overlaps.Add(1)
+			}
+			first := string(msgs[0].Data())
+			mu.Lock()
+			prepared = append(prepared, first)
+			mu.Unlock()
+			time.Sleep(3 * time.Millisecond)
+			return func(context.Context) []error {
+				if committing.Add(1) > 1 {
+					concurrent.Store(true)
+				}
+				defer committing.Add(-1)
+				time.Sleep(15 * time.Millisecond)
+				mu.Lock()
+				committed = append(committed, first)
+				mu.Unlock()
+				for _, m := range msgs {
+					if _, loaded := acked.LoadOrStore(string(m.Data()), true); loaded {
+						dup.Store(true)
+					}
+				}
+				if total.Add(int64(len(msgs))) >= n {
+					stop()
+				}
+				return make([]error, len(msgs))
+			}
+		}}
+	done := make(chan error, 1)
+	go func() { done <- s.run(runCtx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("committed %d of %d", total.Load(), n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(prepared, committed) {
+		t.Fatalf("prepared %v, committed %v", prepared, committed)
+	}
+	if concurrent.Load() || dup.Load() || total.Load() != n {
+		t.Fatalf("commits at once %v, a message twice %v, %d of %d", concurrent.Load(), dup.Load(), total.Load(), n)
+	}
+	if overlaps.Load() == 0 {
+		t.Fatalf("no batch was prepared while another committed (%d batches)", len(prepared))
+	}
+	ci, err := js.Consumer(ctx, "P", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ci.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.AckFloor.Stream != n {
+		t.Fatalf("acked up to %d of %d", info.AckFloor.Stream, n)
+	}
+	t.Logf("%d batches, %d prepared during a commit", len(prepared), overlaps.Load())
 }

@@ -92,7 +92,9 @@ func (w *StoreWorker) Run(ctx context.Context) error {
 func (w *StoreWorker) RunPartition(ctx context.Context, partition int) error {
 	st := stage{name: schemas.ConsumerStoreFor(partition), kind: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
 		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log,
-		handle: func(ctx context.Context, msgs []jetstream.Msg) []error { return w.handle(ctx, partition, msgs) }}
+		prepare: func(ctx context.Context, msgs []jetstream.Msg) func(context.Context) []error {
+			return w.prepare(ctx, partition, msgs)
+		}}
 	return st.run(ctx)
 }
 
@@ -101,16 +103,25 @@ func (w *StoreWorker) RunPartition(ctx context.Context, partition int) error {
 func (w *StoreWorker) RunLegacy(ctx context.Context) error {
 	st := stage{name: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
 		subjects: []string{schemas.LegacyWorkCandidates, schemas.LegacyWorkLessons}, cfg: w.cfg, metrics: w.metrics, log: w.log,
-		handle: func(ctx context.Context, msgs []jetstream.Msg) []error { return w.handle(ctx, -1, msgs) }}
+		prepare: func(ctx context.Context, msgs []jetstream.Msg) func(context.Context) []error {
+			return w.prepare(ctx, -1, msgs)
+		}}
 	return st.run(ctx)
 }
 
-// handle writes the items of a batch of partition's messages (-1: none,
-// every item moves). An item whose scope belongs to another partition (a
-// lesson for global, an invalidation of a shared memory) moves to that
-// partition's work before its message is acknowledged.
-func (w *StoreWorker) handle(ctx context.Context, partition int, msgs []jetstream.Msg) []error {
+// prepare reads a batch of work, moves other partitions' items on and
+// prepares the store of its own (checks, embeddings, duplicate searches),
+// and returns the commit: the batch's invalidations, its store and its
+// entry in the memory log. The stage runs a batch's preparation while the
+// batch before it commits; commits keep the batches' order.
+func (w *StoreWorker) prepare(ctx context.Context, partition int, msgs []jetstream.Msg) func(context.Context) []error {
 	errs := make([]error, len(msgs))
+	type invalidation struct {
+		msg   int
+		agent string
+		item  schemas.CaptureItem
+	}
+	var invalidations []invalidation
 	var items []memory.BatchItem
 	owner := make([]int, 0, len(msgs)) // item index → message index
 	for i, m := range msgs {
@@ -135,7 +146,7 @@ func (w *StoreWorker) handle(ctx context.Context, partition int, msgs []jetstrea
 		}
 		for _, it := range mine {
 			if it.Invalidates != "" {
-				errs[i] = errors.Join(errs[i], w.invalidate(ctx, agent, it))
+				invalidations = append(invalidations, invalidation{i, agent, it})
 				continue
 			}
 			imp := it.Importance
@@ -148,38 +159,53 @@ func (w *StoreWorker) handle(ctx context.Context, partition int, msgs []jetstrea
 			owner = append(owner, i)
 		}
 	}
-	if len(items) == 0 {
-		return errs
+	var prep *memory.PreparedBatch
+	var perr error
+	if len(items) > 0 {
+		prep, perr = w.eng.PrepareBatch(ctx, items)
 	}
-	results, itemErrs, err := w.eng.StoreBatch(ctx, items)
-	if err == nil && w.Durable != nil {
-		err = w.durable(ctx, partition)
-	}
-	if err != nil {
-		for _, i := range owner {
-			if errs[i] == nil {
-				errs[i] = err
+	return func(ctx context.Context) []error {
+		for _, v := range invalidations {
+			errs[v.msg] = errors.Join(errs[v.msg], w.invalidate(ctx, v.agent, v.item))
+		}
+		if len(items) == 0 {
+			return errs
+		}
+		var results []memory.StoreResult
+		var itemErrs []error
+		err := perr
+		if err == nil {
+			results, itemErrs, err = w.eng.CommitBatch(ctx, prep)
+		}
+		if err == nil && w.Durable != nil {
+			err = w.durable(ctx, partition)
+		}
+		if err != nil {
+			for _, i := range owner {
+				if errs[i] == nil {
+					errs[i] = err
+				}
+			}
+			return errs
+		}
+		for k, ierr := range itemErrs {
+			switch {
+			case ierr == nil:
+				w.outcome.WithLabelValues(string(results[k].Status)).Inc()
+			case memory.IsInputError(ierr):
+				// A candidate the rules or scopes refuse is dropped, not
+				// retried: retrying cannot change the answer.
+				w.outcome.WithLabelValues("rejected").Inc()
+				w.log.Info("candidate rejected", "agent", items[k].Who.AgentID(), "err", ierr)
+			default:
+				w.outcome.WithLabelValues("error").Inc()
+				if errs[owner[k]] == nil {
+					errs[owner[k]] = ierr
+				}
 			}
 		}
 		return errs
 	}
-	for k, ierr := range itemErrs {
-		switch {
-		case ierr == nil:
-			w.outcome.WithLabelValues(string(results[k].Status)).Inc()
-		case memory.IsInputError(ierr):
-			// A candidate the rules or scopes refuse is dropped, not
-			// retried: retrying cannot change the answer.
-			w.outcome.WithLabelValues("rejected").Inc()
-			w.log.Info("candidate rejected", "agent", items[k].Who.AgentID(), "err", ierr)
-		default:
-			w.outcome.WithLabelValues("error").Inc()
-			if errs[owner[k]] == nil {
-				errs[owner[k]] = ierr
-			}
-		}
-	}
-	return errs
 }
 
 // itemPartition is the partition whose writer writes it: its scope's (for

@@ -29,86 +29,159 @@ type BatchItem struct {
 // does with what the capture and distill stages produce. Each item gets the
 // checks Store gives it, and is also deduplicated against the items before
 // it in the batch. Results and errors are per item; a returned error means
-// nothing was written.
+// nothing was written. It is PrepareBatch then CommitBatch.
 func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResult, []error, error) {
-	results := make([]StoreResult, len(items))
-	errs := make([]error, len(items))
-	var accepted []pendingItem
-	var toEmbed []int
-	mems := make([]schemas.Memory, len(items))
-	filters := make([]engine.ScopeFilter, len(items))
-	for i, it := range items {
-		mems[i], filters[i], errs[i] = e.prepareItem(it.Who, it.Req)
-	}
-	// An idempotent retry is answered before any embedding call. The
-	// lookups are independent reads and run side by side.
-	failed := make([]error, len(items))
-	parallel(len(items), func(i int) {
-		if errs[i] != nil || mems[i].ID == "" {
-			return
-		}
-		visible := filters[i]
-		if items[i].Who.admin {
-			visible = engine.AllScopes()
-		}
-		done, res, err := e.existing(ctx, mems[i].ID, visible)
-		switch {
-		case err != nil && (IsInputError(err) || errors.Is(err, engine.ErrExists)):
-			errs[i] = err
-		case err != nil:
-			failed[i] = err
-		case done:
-			results[i], errs[i] = res, errAnswered
-		}
-	})
-	if err := errors.Join(failed...); err != nil {
+	p, err := e.PrepareBatch(ctx, items)
+	if err != nil {
 		return nil, nil, err
 	}
+	return e.CommitBatch(ctx, p)
+}
+
+// PreparedBatch is a batch's work that needs no write lock: its checks,
+// idempotent retries answered, its embeddings and its duplicate searches.
+// The store worker prepares one batch while the one before it commits.
+type PreparedBatch struct {
+	items   []BatchItem
+	mems    []schemas.Memory
+	filters []engine.ScopeFilter
+	results []StoreResult
+	errs    []error
+	dups    [][]engine.SearchResult
+	// seen counts the writes made before the duplicate searches: those
+	// made since are checked again at the commit.
+	seen uint64
+}
+
+// PrepareBatch does a batch's work that needs no write lock; CommitBatch
+// finishes it. Prepared batches must be committed in the order they were
+// prepared when their order matters (supersessions).
+func (e *Engine) PrepareBatch(ctx context.Context, items []BatchItem) (*PreparedBatch, error) {
+	p := &PreparedBatch{
+		items: items, mems: make([]schemas.Memory, len(items)), filters: make([]engine.ScopeFilter, len(items)),
+		results: make([]StoreResult, len(items)), errs: make([]error, len(items)), dups: make([][]engine.SearchResult, len(items)),
+	}
+	for i, it := range items {
+		p.mems[i], p.filters[i], p.errs[i] = e.prepareItem(it.Who, it.Req)
+	}
+	// Writes counted from here on may not be seen by the searches below.
+	p.seen = e.writes.Load()
+	// An idempotent retry is answered before any embedding call. The
+	// lookups are independent reads and run side by side.
+	if err := e.answerRetries(ctx, p, nil); err != nil {
+		return nil, err
+	}
+	var toEmbed []int
 	for i := range items {
-		if errs[i] == nil && mems[i].Vector == nil {
+		if p.errs[i] == nil && p.mems[i].Vector == nil {
 			toEmbed = append(toEmbed, i)
 		}
 	}
 	if len(toEmbed) > 0 {
 		texts := make([]string, len(toEmbed))
 		for j, i := range toEmbed {
-			texts[j] = mems[i].Text
+			texts[j] = p.mems[i].Text
 		}
 		vecs, err := e.emb.EmbedPassages(ctx, texts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("embed: %w", err)
+			return nil, fmt.Errorf("embed: %w", err)
 		}
 		for j, i := range toEmbed {
-			mems[i].Vector = vecs[j]
+			p.mems[i].Vector = vecs[j]
 		}
 	}
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
-	// The store checks are independent reads, so they run side by side;
-	// the checks within the batch, which depend on what was accepted
-	// before, follow in order.
-	dups := make([][]engine.SearchResult, len(items))
-	parallel(len(items), func(i int) {
-		if errs[i] == nil && items[i].Dedup > 0 {
-			dups[i], failed[i] = e.store.VectorSearch(ctx, mems[i].Vector, engine.SearchOptions{Scopes: filters[i], Limit: 1, MinScore: items[i].Dedup, Probes: dedupProbes})
+	if err := e.searchDuplicates(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// answerRetries answers the items whose id is stored already (all of them,
+// or those in only when it is given).
+func (e *Engine) answerRetries(ctx context.Context, p *PreparedBatch, only map[string]bool) error {
+	failed := make([]error, len(p.items))
+	parallel(len(p.items), func(i int) {
+		id := p.mems[i].ID
+		if p.errs[i] != nil || id == "" || (only != nil && !only[id]) {
+			return
+		}
+		visible := p.filters[i]
+		if p.items[i].Who.admin {
+			visible = engine.AllScopes()
+		}
+		done, res, err := e.existing(ctx, id, visible)
+		switch {
+		case err != nil && (IsInputError(err) || errors.Is(err, engine.ErrExists)):
+			p.errs[i] = err
+		case err != nil:
+			failed[i] = err
+		case done:
+			p.results[i], p.errs[i] = res, errAnswered
 		}
 	})
-	if err := errors.Join(failed...); err != nil {
-		return nil, nil, err
+	return errors.Join(failed...)
+}
+
+// searchDuplicates looks for each item's duplicate among the stored
+// memories. The searches are independent reads, so they run side by side.
+func (e *Engine) searchDuplicates(ctx context.Context, p *PreparedBatch) error {
+	failed := make([]error, len(p.items))
+	parallel(len(p.items), func(i int) {
+		if p.errs[i] == nil && p.items[i].Dedup > 0 {
+			p.dups[i], failed[i] = e.store.VectorSearch(ctx, p.mems[i].Vector, engine.SearchOptions{Scopes: p.filters[i], Limit: 1, MinScore: p.items[i].Dedup, Probes: dedupProbes})
+		}
+	})
+	return errors.Join(failed...)
+}
+
+// CommitBatch finishes a prepared batch under the write lock: it checks
+// the items against what was written since they were prepared, against
+// each other, resolves what they supersede, and stores them.
+func (e *Engine) CommitBatch(ctx context.Context, p *PreparedBatch) ([]StoreResult, []error, error) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	items, mems, filters, results, errs := p.items, p.mems, p.filters, p.results, p.errs
+	since, known := e.writtenSince(p.seen)
+	if !known {
+		// Something else was written meanwhile (a forget, an update, a
+		// supersession): check the store again, as if prepared now.
+		if err := e.answerRetries(ctx, p, nil); err != nil {
+			return nil, nil, err
+		}
+		if err := e.searchDuplicates(ctx, p); err != nil {
+			return nil, nil, err
+		}
+		since = nil
+	} else if len(since) > 0 {
+		// Only batches were stored meanwhile, and they are at hand: an
+		// item is a retry of one of theirs, or a duplicate of one.
+		ids := map[string]bool{}
+		for _, a := range since {
+			ids[a.m.ID] = true
+		}
+		if err := e.answerRetries(ctx, p, ids); err != nil {
+			return nil, nil, err
+		}
 	}
+	var accepted []pendingItem
 	for i, it := range items {
 		if errs[i] != nil {
 			continue
 		}
 		m := mems[i]
 		if it.Dedup > 0 {
-			if hits := dups[i]; len(hits) > 0 {
+			if hits := p.dups[i]; len(hits) > 0 {
 				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(hits[0].Memory), Score: hits[0].Score}
 				continue
 			}
+			if dup := batchDuplicate(since, m, filters[i], it.Dedup); dup >= 0 {
+				d := since[dup]
+				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(d.m), Score: engine.VectorScore(float64(vecindex.Cosine(d.m.Vector, m.Vector)))}
+				continue
+			}
 			if dup := batchDuplicate(accepted, m, filters[i], it.Dedup); dup >= 0 {
-				p := accepted[dup]
-				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(p.m), Score: engine.VectorScore(float64(vecindex.Cosine(p.m.Vector, m.Vector)))}
+				d := accepted[dup]
+				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(d.m), Score: engine.VectorScore(float64(vecindex.Cosine(d.m.Vector, m.Vector)))}
 				continue
 			}
 		}
@@ -144,19 +217,69 @@ func (e *Engine) StoreBatch(ctx context.Context, items []BatchItem) ([]StoreResu
 	for _, m := range batch {
 		later[m.ID] = true
 	}
+	ended := false
 	for j, p := range accepted {
 		delete(later, batch[j].ID)
 		p.m = batch[j]
-		ended, err := e.supersede(ctx, p, later)
+		accepted[j] = p
+		gone, err := e.supersede(ctx, p, later)
+		ended = ended || len(gone) > 0 || err != nil
 		if err != nil {
 			if ctx.Err() != nil {
+				e.wrote(nil)
 				return nil, nil, err
 			}
 			errs[p.i] = fmt.Errorf("stored as %s, but: %w", p.m.ID, err)
 		}
-		results[p.i] = StoreResult{Status: Created, Memory: withoutVector(batch[j]), Superseded: ended}
+		results[p.i] = StoreResult{Status: Created, Memory: withoutVector(batch[j]), Superseded: gone}
+	}
+	if ended {
+		// Memories were ended too: not a plain addition.
+		e.wrote(nil)
+	} else {
+		e.wrote(accepted)
 	}
 	return results, errs, nil
+}
+
+// recentWrites is how many of the last writes are kept at hand for the
+// commits of batches prepared before them. A pipeline of depth two needs
+// one; more lets other writers' batches interleave.
+const recentWrites = 8
+
+// write is one write the engine made: the memories a batch added, or nil
+// for any other change.
+type write struct {
+	n     uint64
+	added []pendingItem
+}
+
+// wrote counts a write and keeps what it added (nil for a write that did
+// anything else). Callers hold writeMu, or pass nil.
+func (e *Engine) wrote(added []pendingItem) {
+	n := e.writes.Add(1)
+	if added != nil {
+		e.recent[n%recentWrites] = write{n: n, added: added}
+	}
+}
+
+// writtenSince returns what the batches written after write seen added,
+// and whether it knows: false when a write since then was not a plain
+// addition or is no longer at hand. Callers hold writeMu.
+func (e *Engine) writtenSince(seen uint64) ([]pendingItem, bool) {
+	now := e.writes.Load()
+	if now-seen > recentWrites {
+		return nil, false
+	}
+	var added []pendingItem
+	for n := seen + 1; n <= now; n++ {
+		w := e.recent[n%recentWrites]
+		if w.n != n || w.added == nil {
+			return nil, false
+		}
+		added = append(added, w.added...)
+	}
+	return added, true
 }
 
 // parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.

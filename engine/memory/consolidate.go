@@ -107,6 +107,7 @@ func (e *Engine) Consolidate(ctx context.Context, o ConsolidateOptions) (Consoli
 	rep.Scanned = len(mems)
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
+	defer e.wrote(nil)
 	merged := map[string]bool{}
 	for _, g := range e.judged(ctx, mems, o) {
 		m, err := e.merge(ctx, g.members, g.text, o.DryRun)

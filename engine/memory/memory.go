@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawmem/clawmem/engine"
@@ -72,11 +73,15 @@ type Engine struct {
 	// writeMu makes a batch's duplicate checks and its insert one step, so
 	// concurrent stores of the same text cannot both pass the check.
 	writeMu sync.Mutex
-	store   engine.Store
-	emb     embed.Embedder
-	ret     *retrieve.Retriever
-	scopes  *scopes.Manager
-	now     func() time.Time
+	// writes counts the engine's writes; recent holds what the last
+	// batches added (see wrote), for batches prepared before them.
+	writes atomic.Uint64
+	recent [recentWrites]write
+	store  engine.Store
+	emb    embed.Embedder
+	ret    *retrieve.Retriever
+	scopes *scopes.Manager
+	now    func() time.Time
 }
 
 // New builds an engine.
@@ -411,6 +416,7 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 	}
 	if r.ID != "" {
 		id, err := e.store.Delete(ctx, r.ID, f)
+		e.wrote(nil)
 		return ForgetResult{Deleted: id}, err
 	}
 	if strings.TrimSpace(r.Query) == "" {
@@ -422,6 +428,7 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 	}
 	if sure := ConfidentMatch(res.Candidates); sure != nil {
 		id, err := e.store.Delete(ctx, sure.Memory.ID, f)
+		e.wrote(nil)
 		return ForgetResult{Deleted: id}, err
 	}
 	return ForgetResult{Candidates: stripVectors(res.Candidates)}, nil
@@ -531,6 +538,7 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		return e.updateText(ctx, id, p, f)
 	}
 	m, err := e.store.Update(ctx, id, p, f)
+	e.wrote(nil)
 	if err != nil {
 		return UpdateResult{}, err
 	}

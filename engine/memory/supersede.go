@@ -104,6 +104,7 @@ func (e *Engine) supersede(ctx context.Context, p pendingItem, later map[string]
 func (e *Engine) updateText(ctx context.Context, id string, p engine.Patch, f engine.ScopeFilter) (UpdateResult, error) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
+	defer e.wrote(nil)
 	old, err := e.store.Get(ctx, id, f)
 	if err != nil {
 		return UpdateResult{}, err
@@ -227,5 +228,6 @@ func (e *Engine) life(ctx context.Context, who Who, id string, p engine.Patch) (
 		return schemas.Memory{}, err
 	}
 	m, err = e.store.Update(ctx, m.ID, p, engine.InScopes(m.Scope))
+	e.wrote(nil)
 	return withoutVector(m), err
 }
