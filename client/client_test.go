@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -331,5 +332,72 @@ func TestNATSClientRetriesAReadOnce(t *testing.T) {
 	black.Flush()
 	if n := writes.Load(); n != 1 {
 		t.Fatalf("the write was sent %d times", n)
+	}
+}
+
+// The list's filters and cursor, and the stats' days, through both
+// clients: cursor pages cover the list once, in order; bad cursors, time
+// ranges and day counts are invalid input.
+func TestListPagesAndStatsDays(t *testing.T) {
+	for name, c := range both(t) {
+		t.Run(name, func(t *testing.T) {
+			var ms []schemas.Memory
+			now := time.Now().UnixMilli()
+			for i := range 25 {
+				text := fmt.Sprintf("Note %02d: the build cache lives on disk %d", i, i)
+				if i%5 == 0 {
+					text = fmt.Sprintf("Note %02d: Kestrel is the staging host", i)
+				}
+				ms = append(ms, schemas.Memory{ID: fmt.Sprintf("%08x-0000-4000-8000-000000000000", i+1), Text: text,
+					Scope: "agent:main", Timestamp: now - int64(i)*3_600_000})
+			}
+			if imp := call(t, c, schemas.OpImport, "", schemas.ImportRequest{Memories: ms, NoDedup: true}); imp.IsError {
+				t.Fatalf("import: %+v", imp)
+			}
+			var ids []string
+			req := schemas.ListRequest{Limit: 10}
+			for range 5 {
+				d := details[query.ListDetails](t, call(t, c, schemas.OpList, "main", req))
+				for _, m := range d.Memories {
+					ids = append(ids, m.ID)
+				}
+				if d.NextCursor == "" {
+					break
+				}
+				req.Cursor = d.NextCursor
+			}
+			if len(ids) != 25 || ids[0] != ms[0].ID || ids[24] != ms[24].ID {
+				t.Fatalf("cursor pages: %d memories %v", len(ids), ids)
+			}
+			d := details[query.ListDetails](t, call(t, c, schemas.OpList, "main", schemas.ListRequest{Text: "kestrel", Limit: 50,
+				Since: now - 12*3_600_000}))
+			if d.Count != 3 || d.NextCursor != "" {
+				t.Fatalf("text and since: %+v", d)
+			}
+			st := details[struct {
+				ByDay map[string]int `json:"byDay"`
+			}](t, call(t, c, schemas.OpStats, "main", schemas.StatsRequest{Days: 7}))
+			total := 0
+			for _, n := range st.ByDay {
+				total += n
+			}
+			if total != 25 || len(st.ByDay) > 2 {
+				t.Fatalf("by day: %v", st.ByDay)
+			}
+			for _, bad := range []any{
+				schemas.ListRequest{Cursor: "yesterday"},
+				schemas.ListRequest{Cursor: "12:" + "not-a-uuid"},
+				schemas.ListRequest{Since: 500, Until: 100},
+				schemas.ListRequest{Since: -1},
+				schemas.StatsRequest{Days: 400},
+				schemas.StatsRequest{Days: -1},
+			} {
+				op := schemas.OpList
+				if _, ok := bad.(schemas.StatsRequest); ok {
+					op = schemas.OpStats
+				}
+				wantCode(t, call(t, c, op, "main", bad), query.CodeInvalid)
+			}
+		})
 	}
 }

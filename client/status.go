@@ -29,6 +29,19 @@ type Status struct {
 	LogBytes    uint64     `json:"logBytes"`
 	DeadLetters int        `json:"deadLetters"`
 	Instances   []Instance `json:"instances"`
+	// Consumers is every pipeline stage's durable consumer with its lag.
+	Consumers []Consumer `json:"consumers"`
+}
+
+// Consumer is one durable consumer of a pipeline stream: Pending
+// messages not yet delivered to it, Handling delivered and not yet
+// acknowledged, Redelivered delivered more than once.
+type Consumer struct {
+	Stream      string `json:"stream"`
+	Name        string `json:"name"`
+	Pending     uint64 `json:"pending"`
+	Handling    int    `json:"handling"`
+	Redelivered int    `json:"redelivered"`
 }
 
 // Writer is one writer and the partitions whose leases it holds.
@@ -72,8 +85,38 @@ func (s *jetStream) Status(ctx context.Context) (Status, error) {
 	if st.DeadLetters, err = s.CountDeadLetters(ctx, ""); err != nil {
 		return st, err
 	}
+	if st.Consumers, err = consumers(ctx, js); err != nil {
+		return st, err
+	}
 	st.Instances, err = instances(nc, st.LogSeq)
 	return st, err
+}
+
+// consumers lists the pipeline streams' durable consumers, by stream and
+// name.
+func consumers(ctx context.Context, js jetstream.JetStream) ([]Consumer, error) {
+	out := []Consumer{}
+	for _, name := range []string{schemas.StreamEvents, schemas.StreamTranscripts, schemas.StreamWork} {
+		st, err := js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: %w", name, err)
+		}
+		l := st.ListConsumers(ctx)
+		for ci := range l.Info() {
+			if ci.Config.Durable == "" {
+				continue
+			}
+			out = append(out, Consumer{Stream: name, Name: ci.Name, Pending: ci.NumPending, Handling: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+		}
+		if err := l.Err(); err != nil {
+			return nil, fmt.Errorf("stream %s consumers: %w", name, err)
+		}
+	}
+	slices.SortFunc(out, func(a, b Consumer) int { return cmp.Or(cmp.Compare(a.Stream, b.Stream), cmp.Compare(a.Name, b.Name)) })
+	return out, nil
 }
 
 // writers reads every partition's lease.
@@ -198,11 +241,18 @@ func (st Status) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "memory log:   sequence %d, %d memories and deletions, %d bytes\n", st.LogSeq, st.LogMessages, st.LogBytes)
 	fmt.Fprintf(w, "dead letters: %d\n", st.DeadLetters)
-	if len(st.Instances) == 0 {
-		_, err := fmt.Fprintln(w, "query services: none answers")
-		return err
-	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	if len(st.Consumers) > 0 {
+		fmt.Fprintln(tw, "STAGE CONSUMER\tSTREAM\tPENDING\tHANDLING\tREDELIVERED")
+		for _, c := range st.Consumers {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", c.Name, c.Stream, c.Pending, c.Handling, c.Redelivered)
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(st.Instances) == 0 {
+		fmt.Fprintln(tw, "query services: none answers")
+		return tw.Flush()
+	}
 	fmt.Fprintln(tw, "QUERY SERVICE\tROLE\tLOG SEQ\tLAG\tHANDLED")
 	for _, in := range st.Instances {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", in.ID, cmp.Or(in.Role, "-"), in.LogSeq, in.Lag, in.Handled)

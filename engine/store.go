@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -138,6 +139,39 @@ type ListOptions struct {
 	Limit    int              // <= 0: 20
 	Offset   int
 	History  bool // include memories that no longer hold (superseded, archived)
+	// Since and Until bound the memories' timestamps (epoch ms): Since
+	// ≤ timestamp < Until; 0 leaves that side open.
+	Since, Until int64
+	// Text keeps the memories whose text contains it, ignoring case.
+	Text string
+	// Session keeps the memories whose metadata names this session
+	// (sessionId, as distillation writes it, or sessionKey, as capture
+	// does).
+	Session string
+	// After, when set, starts the page after this memory of the order
+	// (timestamp, then id, both descending): a page's last memory gives
+	// the next page in constant time whatever its depth, where Offset
+	// reads every row before it.
+	After *ListKey
+}
+
+// NamesSession reports whether metadata names session as its sessionId or
+// sessionKey (ListOptions.Session).
+func NamesSession(metadata json.RawMessage, session string) bool {
+	var md struct {
+		ID  any `json:"sessionId"`
+		Key any `json:"sessionKey"`
+	}
+	if json.Unmarshal(metadata, &md) != nil {
+		return false
+	}
+	return md.ID == session || md.Key == session
+}
+
+// ListKey is a memory's place in List's order.
+type ListKey struct {
+	Timestamp int64
+	ID        string
 }
 
 // BulkFilter selects memories for BulkDelete. At least one of Scopes (not
@@ -217,6 +251,10 @@ type Store interface {
 	List(ctx context.Context, o ListOptions) ([]schemas.Memory, error)
 	// Stats counts the memories the filter allows.
 	Stats(ctx context.Context, scopes ScopeFilter) (Stats, error)
+	// AddedByDay counts the memories the filter allows (those that no
+	// longer hold included) by the UTC day of their timestamp
+	// ("2006-01-02"), from since (epoch ms) on.
+	AddedByDay(ctx context.Context, scopes ScopeFilter, since int64) (map[string]int, error)
 	// VectorSearch finds the memories nearest to vec by cosine similarity.
 	VectorSearch(ctx context.Context, vec []float32, o SearchOptions) ([]SearchResult, error)
 	// TextSearch is BM25 full-text search. Query syntax is not interpreted:
@@ -229,6 +267,32 @@ type Store interface {
 	Iterate(ctx context.Context, o IterateOptions, fn func(schemas.Memory) error) error
 	// Close releases the store.
 	Close() error
+}
+
+// IndexState is how a store holds its vectors, for operators; a store
+// that can tell implements Describer.
+type IndexState struct {
+	Kind    string `json:"kind"` // exact, or ivf (approximate)
+	Rows    int    `json:"rows"`
+	Trained bool   `json:"trained"` // the approximate index is trained (else searches scan exactly)
+	Lists   int    `json:"lists,omitempty"`
+	Probes  int    `json:"probes,omitempty"`
+	Codes   string `json:"codes,omitempty"` // bits or int8
+	// Memory is float32 or int8; Mapped: the vectors are mapped from the
+	// vector segment; From is where the open loaded them from (segment or
+	// database) and Why why not from the segment.
+	Memory       string `json:"memory"`
+	Mapped       bool   `json:"mapped"`
+	From         string `json:"from,omitempty"`
+	Why          string `json:"why,omitempty"`
+	VectorBytes  int64  `json:"vectorBytes"`
+	IndexBytes   int64  `json:"indexBytes"`
+	SpillFailure string `json:"spillFailure,omitempty"`
+}
+
+// Describer is a Store that says how it holds its vectors.
+type Describer interface {
+	IndexState() IndexState
 }
 
 // Stamped gives ms, for Store.Add, fresh ids and the timestamp now.

@@ -66,6 +66,18 @@ type ListRequest struct {
 	Offset   int    `json:"offset,omitempty"`
 	// IncludeSuperseded also lists memories that no longer hold.
 	IncludeSuperseded bool `json:"includeSuperseded,omitempty"`
+	// Since and Until bound the memories' timestamps (epoch ms): since ≤
+	// timestamp < until; 0 leaves that side open.
+	Since int64 `json:"since,omitempty"`
+	Until int64 `json:"until,omitempty"`
+	// Text keeps the memories whose text contains it, ignoring case.
+	Text string `json:"text,omitempty"`
+	// Session keeps the memories whose metadata names this session (the
+	// lessons distilled from it, the turns captured in it).
+	Session string `json:"session,omitempty"`
+	// Cursor is a previous page's nextCursor: the page after it, found
+	// as fast at any depth (Offset reads every row before the page).
+	Cursor string `json:"cursor,omitempty"`
 	// AfterSeq, on a replicated deployment, asks the replica that answers
 	// to have applied the memory log up to this sequence (a write's reply
 	// says it as logSeq): read-your-writes. 0: whatever it holds.
@@ -85,6 +97,9 @@ type ShowRequest struct {
 // StatsRequest is memory_stats.
 type StatsRequest struct {
 	Scope string `json:"scope,omitempty"`
+	// Days, when set (1–366), adds the memories added on each of the last
+	// Days days (UTC) as byDay.
+	Days int `json:"days,omitempty"`
 	// AfterSeq, on a replicated deployment, asks the replica that answers
 	// to have applied the memory log up to this sequence (a write's reply
 	// says it as logSeq): read-your-writes. 0: whatever it holds.

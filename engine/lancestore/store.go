@@ -5,6 +5,7 @@ package lancestore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -728,7 +729,14 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 	o.Offset = max(o.Offset, 0)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	rows, err := s.rows(ctx, cond, []string{"id", "scope", "timestamp"})
+	columns := []string{"id", "scope", "timestamp"}
+	if o.Text != "" {
+		columns = append(columns, "text")
+	}
+	if o.Session != "" {
+		columns = append(columns, "metadata")
+	}
+	rows, err := s.rows(ctx, cond, columns)
 	if err != nil {
 		return nil, err
 	}
@@ -736,14 +744,22 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		id string
 		ts float64
 	}
+	text := strings.ToLower(o.Text)
 	keys := make([]key, 0, len(rows))
 	for _, r := range rows {
 		id, _ := r["id"].(string)
 		scope, _ := r["scope"].(string)
 		ts, _ := r["timestamp"].(float64)
-		if schemas.IsUUID(id) && o.Scopes.Allows(scope) {
-			keys = append(keys, key{id, ts})
+		if !schemas.IsUUID(id) || !o.Scopes.Allows(scope) || !listKeeps(o, int64(ts), id) {
+			continue
 		}
+		if t, _ := r["text"].(string); text != "" && !strings.Contains(strings.ToLower(t), text) {
+			continue
+		}
+		if md, _ := r["metadata"].(string); o.Session != "" && !engine.NamesSession(json.RawMessage(md), o.Session) {
+			continue
+		}
+		keys = append(keys, key{id, ts})
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if c := cmp.Compare(b.ts, a.ts); c != 0 {
@@ -770,6 +786,44 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		}
 	}
 	return out, nil
+}
+
+// AddedByDay implements engine.Store.
+func (s *Store) AddedByDay(ctx context.Context, f engine.ScopeFilter, since int64) (map[string]int, error) {
+	out := map[string]int{}
+	if err := s.check(); err != nil {
+		return out, err
+	}
+	cond, ok := scopeCond(f)
+	if !ok {
+		return out, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rows, err := s.rows(ctx, cond, []string{"id", "scope", "timestamp"})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range rows {
+		id, _ := r["id"].(string)
+		scope, _ := r["scope"].(string)
+		ts, _ := r["timestamp"].(float64)
+		if schemas.IsUUID(id) && f.Allows(scope) && int64(ts) >= since {
+			out[time.UnixMilli(int64(ts)).UTC().Format(time.DateOnly)]++
+		}
+	}
+	return out, nil
+}
+
+// listKeeps applies List's time bounds and its After key to one row.
+func listKeeps(o engine.ListOptions, ts int64, id string) bool {
+	switch {
+	case o.Since != 0 && ts < o.Since, o.Until != 0 && ts >= o.Until:
+		return false
+	case o.After != nil:
+		return ts < o.After.Timestamp || (ts == o.After.Timestamp && id < o.After.ID)
+	}
+	return true
 }
 
 // byIDs reads the memories with these ids. The caller holds mu.

@@ -553,6 +553,10 @@ type ListOptions struct {
 	Limit    int
 	Offset   int
 	History  bool // include memories that no longer hold
+	// Since, Until, Text, Session and After: see engine.ListOptions.
+	Since, Until  int64
+	Text, Session string
+	After         *engine.ListKey
 }
 
 // MaxListLimit bounds one page.
@@ -567,7 +571,21 @@ func (e *Engine) List(ctx context.Context, who Who, o ListOptions) ([]schemas.Me
 	if o.Limit > MaxListLimit {
 		o.Limit = MaxListLimit
 	}
-	return e.store.List(ctx, engine.ListOptions{Scopes: f, Category: o.Category, Limit: o.Limit, Offset: o.Offset, History: o.History})
+	if o.Since < 0 || o.Until < 0 || (o.Until != 0 && o.Until <= o.Since) {
+		return nil, fmt.Errorf("%w: the time range %d–%d is empty or negative", schemas.ErrInvalid, o.Since, o.Until)
+	}
+	return e.store.List(ctx, engine.ListOptions{Scopes: f, Category: o.Category, Limit: o.Limit, Offset: o.Offset, History: o.History,
+		Since: o.Since, Until: o.Until, Text: o.Text, Session: o.Session, After: o.After})
+}
+
+// AddedByDay counts who's memories added on each UTC day from since
+// (epoch ms) on, by day ("2006-01-02").
+func (e *Engine) AddedByDay(ctx context.Context, who Who, scope string, since int64) (map[string]int, error) {
+	f, err := e.readFilter(who, scope)
+	if err != nil {
+		return nil, err
+	}
+	return e.store.AddedByDay(ctx, f, since)
 }
 
 // Stats is Stats' answer: counts plus what retrieval runs with.
@@ -584,6 +602,10 @@ type Stats struct {
 	Dimensions   int               `json:"dimensions"`
 	ScopeConfig  scopes.Stats      `json:"scopeStats"`
 	EmbedderInfo *embed.CacheStats `json:"embeddingCache,omitempty"`
+	// ByDay is the memories added on each day asked for (StatsRequest.Days).
+	ByDay map[string]int `json:"byDay,omitempty"`
+	// Index is how the store holds its vectors, when it can tell.
+	Index *engine.IndexState `json:"index,omitempty"`
 }
 
 // Stats counts who's memories.
@@ -600,6 +622,10 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 		Dimensions: e.store.Dimensions(), ScopeConfig: e.scopes.Stats()}
 	if !f.All() {
 		out.Scopes = f.Scopes()
+	} else if d, ok := e.store.(engine.Describer); ok {
+		// How the store holds its vectors is the operator's business.
+		is := d.IndexState()
+		out.Index = &is
 	}
 	if sp, ok := e.emb.(embed.StatsProvider); ok {
 		cs := sp.CacheStats()

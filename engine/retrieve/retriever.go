@@ -149,10 +149,15 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	}
 	cs, res.Rerank = r.rerank(ctx, text, cs)
 	now := r.now()
+	// Each stage's score is kept, for explanations.
 	cs = Recency(cs, now, r.cfg.RecencyHalfLifeDays, r.cfg.RecencyWeight)
+	keep(cs, func(s *Sources, x float64) { s.AfterRecency = x })
 	cs = Importance(cs)
+	keep(cs, func(s *Sources, x float64) { s.AfterImportance = x })
 	cs = LengthNorm(cs, r.cfg.LengthNormAnchor)
+	keep(cs, func(s *Sources, x float64) { s.AfterLengthNorm = x })
 	cs = TimeDecay(cs, now, r.cfg.TimeDecayHalfLifeDays)
+	keep(cs, func(s *Sources, x float64) { s.AfterTimeDecay = x })
 	cs = TemporalBoost(cs, text, now, r.cfg.TemporalBoost)
 	sortByScore(cs)
 	cs = r.neighbors(ctx, cs, q)

@@ -165,19 +165,29 @@ func byID(cs []Candidate) map[string]Candidate {
 // postRerank applies the seed's stages after rerank to a reranked score,
 // written out independently of stages.go.
 func postRerank(cfg Config, now time.Time, m schemas.Memory, s float64) float64 {
+	st := postRerankStages(cfg, now, m, s)
+	return st[len(st)-1]
+}
+
+// postRerankStages is the score after each post-rerank stage in turn:
+// recency, importance, length normalisation, time decay.
+func postRerankStages(cfg Config, now time.Time, m schemas.Memory, s float64) []float64 {
 	age := math.Max(0, float64(now.UnixMilli()-m.Timestamp)/864e5)
 	if cfg.RecencyHalfLifeDays > 0 && cfg.RecencyWeight > 0 {
 		s = math.Min(1, s+math.Exp(-age/cfg.RecencyHalfLifeDays)*cfg.RecencyWeight)
 	}
+	out := []float64{s}
 	s *= 0.7 + 0.3*m.Importance
+	out = append(out, s)
 	if cfg.LengthNormAnchor > 0 {
 		n := float64(len([]rune(m.Text)))
 		s /= 1 + 0.5*math.Log2(math.Max(n/cfg.LengthNormAnchor, 1))
 	}
+	out = append(out, s)
 	if cfg.TimeDecayHalfLifeDays > 0 {
 		s *= 0.5 + 0.5*math.Exp(-age/cfg.TimeDecayHalfLifeDays)
 	}
-	return s
+	return append(out, s)
 }
 
 // checkFinal asserts the invariants every returned candidate must meet:
@@ -191,6 +201,13 @@ func checkFinal(t *testing.T, cfg Config, res Result) {
 		}
 		if want := postRerank(cfg, testNow, c.Memory, c.Sources.Reranked); math.Abs(c.Score-want) > scoreTol {
 			t.Errorf("%s: final %v, want %v from reranked %v", c.Memory.ID, c.Score, want, c.Sources.Reranked)
+		}
+		// Each stage's score is recorded as the stage left it.
+		want := postRerankStages(cfg, testNow, c.Memory, c.Sources.Reranked)
+		for j, got := range []float64{c.Sources.AfterRecency, c.Sources.AfterImportance, c.Sources.AfterLengthNorm, c.Sources.AfterTimeDecay} {
+			if math.Abs(got-want[j]) > scoreTol {
+				t.Errorf("%s: stage %d recorded %v, want %v", c.Memory.ID, j, got, want[j])
+			}
 		}
 		if c.Sources.Rerank != res.Rerank {
 			t.Errorf("%s: Sources.Rerank %q, Result.Rerank %q", c.Memory.ID, c.Sources.Rerank, res.Rerank)

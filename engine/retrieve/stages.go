@@ -23,8 +23,15 @@ type Sources struct {
 	Fused     float64 `json:"fused"`
 	Reranked  float64 `json:"reranked"` // score after the rerank stage
 	Rerank    string  `json:"rerank"`   // how it was reranked: cross-encoder, cosine-fallback, lightweight, none
-	Cosine    float64 `json:"cosine"`   // cosine(query, memory)
-	Final     float64 `json:"final"`
+	// The score after each later stage in turn: the recency boost, the
+	// importance weight, length normalisation and time decay (a stage
+	// that is off leaves it as it was). Final follows the temporal boost.
+	AfterRecency    float64 `json:"afterRecency"`
+	AfterImportance float64 `json:"afterImportance"`
+	AfterLengthNorm float64 `json:"afterLengthNorm"`
+	AfterTimeDecay  float64 `json:"afterTimeDecay"`
+	Cosine          float64 `json:"cosine"` // cosine(query, memory)
+	Final           float64 `json:"final"`
 	// Neighbor is the id of the recalled memory this one was brought in
 	// next to (session-neighbour expansion); its score derives from that one.
 	Neighbor string `json:"neighbor,omitempty"`
@@ -40,6 +47,13 @@ type Sources struct {
 func (s *Sources) String() string {
 	return fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
 		hitText(s.VectorHit, s.Vector), hitText(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
+}
+
+// keep records each candidate's score as a stage left it.
+func keep(cs []Candidate, set func(*Sources, float64)) {
+	for i := range cs {
+		set(&cs[i].Sources, cs[i].Score)
+	}
 }
 
 // hitText is a score that counted, or a dash for a list it was not in.

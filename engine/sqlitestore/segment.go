@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -57,6 +58,20 @@ func (s *Store) Vectors() VectorSource {
 	}
 	v.SpillError, _ = s.spillErr.Load().(string)
 	return v
+}
+
+// IndexState implements engine.Describer.
+func (s *Store) IndexState() engine.IndexState {
+	v, st := s.Vectors(), s.ix.Stats()
+	out := engine.IndexState{Kind: "exact", Rows: st.Len, Trained: st.Trained, Memory: v.Memory, Mapped: v.Mapped,
+		From: v.From, Why: v.Why, VectorBytes: st.VectorBytes, IndexBytes: st.IVFBytes, SpillFailure: v.SpillError}
+	if s.opts.Index.Mode == vecindex.IVF {
+		out.Kind = "ivf"
+	}
+	if st.Trained {
+		out.Lists, out.Probes, out.Codes = st.NList, st.NProbe, st.Codes.String()
+	}
+	return out
 }
 
 // segmentRecord is what the database says of the segment.

@@ -916,9 +916,36 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		cond += " AND category = ?"
 		args = append(args, string(o.Category))
 	}
+	if o.Since != 0 {
+		cond += " AND timestamp >= ?"
+		args = append(args, o.Since)
+	}
+	if o.Until != 0 {
+		cond += " AND timestamp < ?"
+		args = append(args, o.Until)
+	}
+	if o.Text != "" {
+		// LIKE ignores ASCII case; lower() on both sides extends that
+		// to the rest of Unicode as far as SQLite's lower does.
+		cond += ` AND lower(text) LIKE ? ESCAPE '\'`
+		args = append(args, "%"+likeEscape(strings.ToLower(o.Text))+"%")
+	}
+	if o.Session != "" {
+		cond += ` AND CASE WHEN json_valid(metadata) THEN ? IN (json_extract(metadata, '$.sessionId'), json_extract(metadata, '$.sessionKey')) END`
+		args = append(args, o.Session)
+	}
+	if o.After != nil {
+		cond += " AND (timestamp < ? OR (timestamp = ? AND id < ?))"
+		args = append(args, o.After.Timestamp, o.After.Timestamp, o.After.ID)
+	}
 	args = append(args, o.Limit, o.Offset)
 	return s.queryMemories(ctx, "list", `SELECT `+listColumns+` FROM memories WHERE `+cond+
 		` ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?`, args...)
+}
+
+// likeEscape escapes LIKE's wildcards (and its escape character) in s.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // queryMemories runs q (selecting memoryColumns or listColumns) and scans
@@ -936,6 +963,30 @@ func (s *Store) queryMemories(ctx context.Context, what, q string, args ...any) 
 			return nil, err
 		}
 		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// AddedByDay implements engine.Store.
+func (s *Store) AddedByDay(ctx context.Context, f engine.ScopeFilter, since int64) (map[string]int, error) {
+	out := map[string]int{}
+	if err := s.check(); err != nil {
+		return out, err
+	}
+	cond, args := scopeClause("scope", f)
+	rows, err := s.db.QueryContext(ctx, `SELECT date(timestamp / 1000, 'unixepoch'), count(*) FROM memories WHERE `+cond+
+		` AND timestamp >= ? GROUP BY 1`, append(args, since)...)
+	if err != nil {
+		return out, fmt.Errorf("added by day: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var day string
+		var n int
+		if err := rows.Scan(&day, &n); err != nil {
+			return out, err
+		}
+		out[day] = n
 	}
 	return out, rows.Err()
 }

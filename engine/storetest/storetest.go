@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -41,7 +42,9 @@ func Run(t *testing.T, open Opener) {
 		{"UpdateInPlace", testUpdate},
 		{"BulkDelete", testBulkDelete},
 		{"List", testList},
+		{"ListFilters", testListFilters},
 		{"Stats", testStats},
+		{"AddedByDay", testAddedByDay},
 		{"VectorSearch", testVectorSearch},
 		{"VectorSearchScopeFilterInsideQuery", testVectorScopeFilter},
 		{"LegacyEmptyScopeIsGlobal", testLegacyScope},
@@ -503,6 +506,134 @@ func testList(t *testing.T, open Opener) {
 	}
 	if _, err := s.List(ctx, engine.ListOptions{Scopes: engine.AllScopes(), Category: "' OR 1=1 --"}); !errors.Is(err, schemas.ErrInvalid) {
 		t.Fatalf("bad category: %v", err)
+	}
+}
+
+// List's time range, text filter and cursor: pages taken after each
+// page's last memory cover everything once, in order, and agree with the
+// offset pages; the filters compose with scope and category.
+func testListFilters(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	var ms []schemas.Memory
+	for i := range 50 {
+		text := fmt.Sprintf("row %02d about tea", i)
+		if i%3 == 0 {
+			text = fmt.Sprintf("row %02d about Coffee_50%%", i)
+		}
+		m := mem(text, []string{"global", "agent:a"}[i%2], Axis(i))
+		m.ID = id(i + 1)
+		m.Timestamp = int64(10_000 + 100*(i/2)) // pairs share a timestamp: the id breaks the tie
+		switch i % 10 {
+		case 1:
+			m.Metadata = json.RawMessage(`{"source":"distill","sessionId":"s-1"}`)
+		case 2:
+			m.Metadata = json.RawMessage(`{"source":"auto-capture","sessionKey":"s-1"}`)
+		case 3:
+			m.Metadata = json.RawMessage(`{"sessionId":7}`)
+		}
+		ms = append(ms, m)
+	}
+	if err := s.Import(ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	all := engine.AllScopes()
+	whole, err := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100})
+	if err != nil || len(whole) != 50 {
+		t.Fatalf("whole list: %d %v", len(whole), err)
+	}
+	var walked []string
+	var after *engine.ListKey
+	for pages := 0; ; pages++ {
+		page, err := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 7, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range page {
+			walked = append(walked, m.ID)
+		}
+		if len(page) < 7 {
+			break
+		}
+		last := page[len(page)-1]
+		after = &engine.ListKey{Timestamp: last.Timestamp, ID: last.ID}
+		if pages > 10 {
+			t.Fatal("the cursor does not advance")
+		}
+	}
+	if len(walked) != len(whole) {
+		t.Fatalf("cursor pages gave %d memories, the list %d", len(walked), len(whole))
+	}
+	for i, m := range whole {
+		if walked[i] != m.ID {
+			t.Fatalf("cursor pages differ from the list at %d: %s, %s", i, walked[i], m.ID)
+		}
+	}
+	// Time range: since inclusive, until exclusive.
+	page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Since: 10_200, Until: 10_500})
+	if len(page) != 6 || page[0].Timestamp != 10_400 || page[5].Timestamp != 10_200 {
+		t.Fatalf("time range: %d rows %v", len(page), page)
+	}
+	// Text: a substring, any case; LIKE's wildcards are literal.
+	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "COFFEE"})
+	if len(page) != 17 {
+		t.Fatalf("text COFFEE: %d rows", len(page))
+	}
+	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "_50%"})
+	if len(page) != 17 {
+		t.Fatalf("text with wildcards: %d rows", len(page))
+	}
+	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "%"}); len(page) != 17 {
+		t.Fatalf("text %%: %d rows", len(page))
+	}
+	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "t_a"}); len(page) != 0 {
+		t.Fatalf("text t_a matched %d rows as a wildcard", len(page))
+	}
+	// Session: named by either key; other metadata, or none, is not.
+	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Session: "s-1"})
+	if len(page) != 10 {
+		t.Fatalf("session s-1: %d rows", len(page))
+	}
+	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Session: "7"}); len(page) != 0 {
+		t.Fatalf("session 7 matched a number: %d rows", len(page))
+	}
+	page, _ = s.List(ctx, engine.ListOptions{Scopes: engine.InScopes("agent:a"), Limit: 100, Text: "tea", Since: 11_000})
+	for _, m := range page {
+		if m.Scope != "agent:a" || m.Timestamp < 11_000 || !strings.Contains(m.Text, "tea") {
+			t.Fatalf("combined filters let %+v through", m)
+		}
+	}
+	if len(page) == 0 {
+		t.Fatal("combined filters found nothing")
+	}
+}
+
+// AddedByDay counts by UTC day from a bound on, within the filter.
+func testAddedByDay(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	day := int64(24 * 3600 * 1000)
+	base := int64(1_767_225_600_000) // 2026-01-01T00:00:00Z
+	var ms []schemas.Memory
+	for i, at := range []int64{base - 1, base, base + day - 1, base + day, base + 2*day + 5} {
+		m := mem(fmt.Sprintf("day %d", i), []string{"global", "agent:a"}[i%2], Axis(i))
+		m.ID, m.Timestamp = id(i+1), at
+		ms = append(ms, m)
+	}
+	if err := s.Import(ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AddedByDay(ctx, engine.AllScopes(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"2026-01-01": 2, "2026-01-02": 1, "2026-01-03": 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("by day %v, want %v", got, want)
+	}
+	if got, _ := s.AddedByDay(ctx, engine.InScopes("agent:a"), 0); !maps.Equal(got, map[string]int{"2026-01-01": 1, "2026-01-02": 1}) {
+		t.Fatalf("agent:a by day %v", got)
+	}
+	if got, _ := s.AddedByDay(ctx, engine.ScopeFilter{}, 0); len(got) != 0 {
+		t.Fatalf("zero filter by day %v", got)
 	}
 }
 

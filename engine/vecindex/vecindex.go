@@ -446,7 +446,8 @@ type Stats struct {
 	NList       int   // clusters (0 if not trained)
 	NProbe      int   // clusters probed per unfiltered query
 	VectorBytes int64 // the float32 matrix (capacity)
-	IVFBytes    int64 // everything IVF adds: centroids, int8 codes, scales, list and row maps
+	IVFBytes    int64 // everything IVF adds: centroids, codes, scales, list and row maps
+	Codes       Codes // the clusters' codes (when trained)
 }
 
 // Stats reports the index's current size and clustering.
@@ -455,7 +456,7 @@ func (ix *Index) Stats() Stats {
 	defer ix.mu.RUnlock()
 	s := Stats{Len: len(ix.keys), Dim: ix.dim, VectorBytes: int64(cap(ix.data)) * 4}
 	if iv := ix.ivf; iv != nil {
-		s.Trained, s.NList, s.NProbe, s.IVFBytes = true, iv.nlist, ix.probes(iv), iv.bytes()
+		s.Trained, s.NList, s.NProbe, s.IVFBytes, s.Codes = true, iv.nlist, ix.probes(iv), iv.bytes(), iv.codes()
 	}
 	return s
 }

@@ -3,13 +3,18 @@ package query
 // Reading operations: recall, context (auto-recall), list, stats, show.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/temporal"
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -104,7 +109,32 @@ type ListDetails struct {
 	Count    int                  `json:"count"`
 	Offset   int                  `json:"offset"`
 	Memories []schemas.MemoryView `json:"memories"`
+	// NextCursor asks for the next page (ListRequest.Cursor); absent on a
+	// page that is not full, the last.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
+
+// listCursor is a page's next cursor: its last memory's timestamp and id.
+func listCursor(v schemas.MemoryView) string { return strconv.FormatInt(v.Timestamp, 10) + ":" + v.ID }
+
+// parseCursor reads a listCursor.
+func parseCursor(c string) (*engine.ListKey, error) {
+	if c == "" {
+		return nil, nil
+	}
+	ts, id, ok := strings.Cut(c, ":")
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil || n < 0 || !schemas.IsUUID(id) {
+		return nil, fmt.Errorf("%w: cursor %q is not a list reply's nextCursor", schemas.ErrInvalid, textutil.OneLine(c, 80))
+	}
+	return &engine.ListKey{Timestamp: n, ID: id}, nil
+}
+
+// Bounds of list and stats requests.
+const (
+	maxListText  = 1024
+	maxStatsDays = 366
+)
 
 func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
 	var r listBody
@@ -118,7 +148,15 @@ func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okRe
 	if r.Limit < 0 || r.Offset < 0 {
 		return okReply{}, fmt.Errorf("%w: limit and offset must not be negative", schemas.ErrInvalid)
 	}
-	ms, err := s.eng.List(ctx, who, memory.ListOptions{Scope: r.Scope, Category: cat, Limit: r.Limit, Offset: r.Offset, History: r.IncludeSuperseded})
+	after, err := parseCursor(r.Cursor)
+	if err != nil {
+		return okReply{}, err
+	}
+	if !utf8.ValidString(r.Text) || len(r.Text) > maxListText || !utf8.ValidString(r.Session) || len(r.Session) > maxListText {
+		return okReply{}, fmt.Errorf("%w: text and session must be valid UTF-8 of at most %d bytes", schemas.ErrInvalid, maxListText)
+	}
+	ms, err := s.eng.List(ctx, who, memory.ListOptions{Scope: r.Scope, Category: cat, Limit: r.Limit, Offset: r.Offset, History: r.IncludeSuperseded,
+		Since: r.Since, Until: r.Until, Text: r.Text, Session: r.Session, After: after})
 	if err != nil {
 		return okReply{}, err
 	}
@@ -127,6 +165,9 @@ func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okRe
 		views[i] = schemas.View(m)
 	}
 	d := ListDetails{Count: len(views), Offset: r.Offset, Memories: views}
+	if limit := cmp.Or(r.Limit, 20); len(views) > 0 && len(views) == min(limit, memory.MaxListLimit) {
+		d.NextCursor = listCursor(views[len(views)-1])
+	}
 	if len(views) == 0 {
 		return okReply{text: "No memories found.", details: d}, nil
 	}
@@ -144,9 +185,18 @@ func (s *Service) opStats(ctx context.Context, who memory.Who, data []byte) (okR
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
 	}
+	if r.Days < 0 || r.Days > maxStatsDays {
+		return okReply{}, fmt.Errorf("%w: days must be from 1 to %d", schemas.ErrInvalid, maxStatsDays)
+	}
 	st, err := s.eng.Stats(ctx, who, r.Scope)
 	if err != nil {
 		return okReply{}, err
+	}
+	if r.Days > 0 {
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		if st.ByDay, err = s.eng.AddedByDay(ctx, who, r.Scope, today.AddDate(0, 0, 1-r.Days).UnixMilli()); err != nil {
+			return okReply{}, err
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Memory statistics:\nTotal: %d", st.Total)
