@@ -159,9 +159,11 @@ func (r *rotation) encodeBits(code []int8, v, cent, buf []float32) float32 {
 // bitQuery is a query prepared for scoring bit codes: rotated, quantised
 // to 4 bits per coordinate (qᵢ ≈ lo + delta·uᵢ) and split into the four bit
 // planes of u, so Σ over a code's set bits of qᵢ is
-// lo·popcount(b) + delta·Σⱼ 2ʲ·popcount(b & planeⱼ).
+// lo·popcount(b) + delta·Σⱼ 2ʲ·popcount(b & planeⱼ). The planes are
+// interleaved by word (planes[4i+j] is word i of plane j), so a scan reads
+// them in one stream.
 type bitQuery struct {
-	planes []uint64 // 4 planes of bitWords words
+	planes []uint64
 	lo     float32
 	delta  float32
 	sum    float32 // Σ qᵢ as quantised
@@ -176,7 +178,6 @@ func (r *rotation) prepare(q []float32) bitQuery {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	b := bitQuery{planes: make([]uint64, 4*r.bitWords()), lo: lo, delta: (hi - lo) / 15}
-	nw := r.bitWords()
 	var usum int
 	for i, v := range x {
 		u := 0
@@ -186,7 +187,7 @@ func (r *rotation) prepare(q []float32) bitQuery {
 		usum += u
 		for j := range 4 {
 			if u>>j&1 != 0 {
-				b.planes[j*nw+i>>6] |= 1 << (i & 63)
+				b.planes[4*(i>>6)+j] |= 1 << (i & 63)
 			}
 		}
 	}
@@ -194,18 +195,33 @@ func (r *rotation) prepare(q []float32) bitQuery {
 	return b
 }
 
-// dot estimates ⟨o, q⟩ for the code w with factor f: f·(2·Σ_set qᵢ − Σ qᵢ).
-func (b *bitQuery) dot(w []uint64, f float32) float32 {
-	n := len(w)
-	p0, p1, p2, p3 := b.planes[:n:n], b.planes[n:2*n:2*n], b.planes[2*n:3*n:3*n], b.planes[3*n:4*n:4*n]
-	var pc, s0, s1, s2, s3 int
-	for i, x := range w {
-		pc += bits.OnesCount64(x)
-		s0 += bits.OnesCount64(x & p0[i])
-		s1 += bits.OnesCount64(x & p1[i])
-		s2 += bits.OnesCount64(x & p2[i])
-		s3 += bits.OnesCount64(x & p3[i])
-	}
-	set := b.lo*float32(pc) + b.delta*float32(s0+2*s1+4*s2+8*s3)
+// estimate turns a code's scan result (popcount<<32 | weighted plane
+// popcounts) and factor f into the estimate of ⟨o, q⟩:
+// f·(2·Σ_set qᵢ − Σ qᵢ).
+func (b *bitQuery) estimate(scan uint64, f float32) float32 {
+	set := b.lo*float32(scan>>32) + b.delta*float32(uint32(scan))
 	return f * (2*set - b.sum)
+}
+
+// dot estimates ⟨o, q⟩ for one code w with factor f.
+func (b *bitQuery) dot(w []uint64, f float32) float32 {
+	var out [1]uint64
+	bitScanGeneric(w, len(w), b.planes, out[:])
+	return b.estimate(out[0], f)
+}
+
+// bitScanGeneric is the portable bitScan, and the reference the assembly
+// kernel is tested against.
+func bitScanGeneric(codes []uint64, words int, planes []uint64, out []uint64) {
+	planes = planes[:4*words]
+	for r := range out {
+		c := codes[r*words : (r+1)*words : (r+1)*words]
+		var pc, s int
+		for i, x := range c {
+			p := planes[4*i : 4*i+4 : 4*i+4]
+			pc += bits.OnesCount64(x)
+			s += bits.OnesCount64(x&p[0]) + 2*bits.OnesCount64(x&p[1]) + 4*bits.OnesCount64(x&p[2]) + 8*bits.OnesCount64(x&p[3])
+		}
+		out[r] = uint64(pc)<<32 | uint64(s)
+	}
 }

@@ -103,12 +103,11 @@ func TestBitQueryPlanes(t *testing.T) {
 	x := make([]float32, r.d)
 	copy(x, q)
 	r.apply(x)
-	nw := r.bitWords()
 	var sum float32
 	for i, v := range x {
 		u := 0
 		for j := range 4 {
-			u |= int(bq.planes[j*nw+i>>6]>>(i&63)&1) << j
+			u |= int(bq.planes[4*(i>>6)+j]>>(i&63)&1) << j
 		}
 		got := bq.lo + bq.delta*float32(u)
 		sum += got
@@ -119,4 +118,38 @@ func TestBitQueryPlanes(t *testing.T) {
 	if math.Abs(float64(sum-bq.sum)) > 1e-3 {
 		t.Fatalf("sum %v, kept %v", sum, bq.sum)
 	}
+}
+
+// The scan kernel (assembly where there is one) gives the reference's
+// results for every row, at word counts from 1 to 64 (dimensions up to
+// 4096), including all-ones codes (the largest sums).
+func TestBitScanKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, w := range []int{1, 2, 3, 6, 8, 16, 64} {
+		rows := 37
+		codes := make([]uint64, rows*w)
+		planes := make([]uint64, 4*w)
+		for i := range codes {
+			codes[i] = rng.Uint64()
+		}
+		for i := range planes {
+			planes[i] = rng.Uint64()
+		}
+		for i := range w {
+			codes[i] = ^uint64(0) // row 0: every bit set
+			planes[4*i+3] = ^uint64(0)
+		}
+		got, want := make([]uint64, rows), make([]uint64, rows)
+		bitScan(codes, w, planes, got)
+		bitScanGeneric(codes, w, planes, want)
+		for r := range rows {
+			if got[r] != want[r] {
+				t.Fatalf("%d words, row %d: %#x, want %#x", w, r, got[r], want[r])
+			}
+		}
+		if got[0]>>32 != uint64(64*w) {
+			t.Fatalf("%d words: all-ones code counts %d bits", w, got[0]>>32)
+		}
+	}
+	bitScan(nil, 4, make([]uint64, 16), nil) // no rows: nothing read
 }

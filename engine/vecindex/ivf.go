@@ -206,17 +206,21 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint3
 // similarity to the query plus the estimate of the member's offset's, plus
 // bitBound factors: an upper bound on the member's similarity that holds
 // but for an error of 2.5 standard deviations.
-func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk) {
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk, buf *[]uint64) {
 	cl := &iv.clusters[c]
 	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
-	w := words(cl.codes)
-	nw := iv.cw / 8
+	n := len(cl.rows)
+	if cap(*buf) < n {
+		*buf = make([]uint64, n)
+	}
+	scans := (*buf)[:n]
+	bitScan(words(cl.codes), iv.cw/8, bq.planes, scans)
 	for j, r := range cl.rows {
 		if allow != nil && !allow.Has(groups[r]) {
 			continue
 		}
 		f := cl.scales[j]
-		s := cq + bq.dot(w[j*nw:(j+1)*nw:(j+1)*nw], f) + bitBound*f
+		s := cq + bq.estimate(scans[j], f) + bitBound*f
 		if t.admits(s) {
 			t.push(cand{s, int64(r)})
 		}
@@ -310,8 +314,9 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit 
 	}
 	if iv.rot != nil {
 		bq := iv.rot.prepare(q)
+		bufs := make([][]uint64, len(tops))
 		parallel(len(tops), len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w])
+			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w], &bufs[w])
 		})
 	} else {
 		qc := quantizeQuery(q)
@@ -362,7 +367,7 @@ func (ix *Index) probes(iv *ivf) int {
 // re-scoring, which re-scores those of them that can still enter the top k
 // (rescoreBits).
 const (
-	bitRescoreMin  = 2048
+	bitRescoreMin  = 1024
 	bitRescorePerK = 64
 )
 
