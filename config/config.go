@@ -53,6 +53,7 @@ type Config struct {
 
 	NATS    NATS    `json:"nats"`
 	Ingest  Ingest  `json:"ingest"`
+	UI      UI      `json:"ui"`
 	Distill Distill `json:"distill"`
 	// SmartExtraction: with distill's LLM configured, the capture stage
 	// lets the model decide per turn what to add, supersede or invalidate.
@@ -195,6 +196,23 @@ type Ingest struct {
 	Token string `json:"token"` // bearer token; required off loopback
 }
 
+// isLoopbackHost: localhost or a loopback IP (not "", every interface).
+func isLoopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// UI is the web console `clawmem up` serves (and `clawmem ui` runs).
+type UI struct {
+	// Listen is host:port (default 127.0.0.1:7434); "off" serves none
+	// from `clawmem up`.
+	Listen string `json:"listen"`
+	// ReadToken logs in read-only, AdminToken with every action; off
+	// loopback AdminToken is required. ${VAR} references are expanded.
+	ReadToken  string `json:"readToken"`
+	AdminToken string `json:"adminToken"`
+}
+
 // Retrieval is the seed's retrieval.* block: the pipeline's knobs plus the
 // cross-encoder's endpoint.
 type Retrieval struct {
@@ -311,6 +329,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Ingest.Addr == "" {
 		c.Ingest.Addr = "127.0.0.1:7433"
+	}
+	if c.UI.Listen == "" {
+		c.UI.Listen = "127.0.0.1:7434"
 	}
 	if c.Watch.Enabled == nil {
 		on := true
@@ -526,6 +547,13 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if _, _, err := net.SplitHostPort(c.Ingest.Addr); err != nil {
 		bad("ingest.addr is %q: want host:port", c.Ingest.Addr)
+	}
+	if c.UI.Listen != "off" {
+		if host, _, err := net.SplitHostPort(c.UI.Listen); err != nil {
+			bad("ui.listen is %q: want host:port, or off", c.UI.Listen)
+		} else if !isLoopbackHost(host) && c.UI.AdminToken == "" {
+			bad("ui.listen is %s, off loopback: set ui.adminToken (and ui.readToken for read-only users), or listen on 127.0.0.1", c.UI.Listen)
+		}
 	}
 	d := c.Distill
 	switch strings.ToLower(d.Provider) {

@@ -35,7 +35,9 @@ type RunInfo struct {
 	PID       int    `json:"pid"`
 	NATSURL   string `json:"natsUrl"`
 	IngestURL string `json:"ingestUrl,omitempty"`
-	Started   string `json:"started"`
+	// URLs are the services' addresses by name (the console's).
+	URLs    map[string]string `json:"urls,omitempty"`
+	Started string            `json:"started"`
 }
 
 // Roles `clawmem up` runs and `clawmem worker` runs one of.
@@ -46,6 +48,8 @@ const (
 	RoleIngest  = "ingest"
 	RoleDistill = "distill"
 	RoleWatch   = "watch"
+	// RoleUI runs no pipeline role: a process of only Services (clawmem ui).
+	RoleUI = "ui"
 	// RoleReplica is a query replica: its own copy of the memories, built
 	// and kept up from the memory log, answering reads and forwarding
 	// writes to the writer (`clawmem worker query`).
@@ -61,6 +65,18 @@ type Options struct {
 	// Embedded allows starting an embedded NATS server.
 	Embedded bool
 	Log      *slog.Logger
+	// Services run beside the roles, on the same NATS (the web console).
+	Services []Service
+}
+
+// Service is something that runs beside the roles until ctx ends, given
+// the roles' NATS connection and its URL, and a listener on Listen
+// (listened on before the roles start, so a taken port fails the start;
+// its URL goes in the run file under Name).
+type Service struct {
+	Name   string
+	Listen string
+	Run    func(ctx context.Context, nc *nats.Conn, natsURL string, ln net.Listener) error
 }
 
 // Run runs the roles until ctx ends, then drains in-flight work.
@@ -214,6 +230,16 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
 		log.Info("hook ingest listening", "url", ingestURL)
 	}
+	urls := map[string]string{}
+	for _, svc := range o.Services {
+		ln, err := net.Listen("tcp", svc.Listen)
+		if err != nil {
+			return fmt.Errorf("%s: listen on %s: %w", svc.Name, svc.Listen, err)
+		}
+		urls[svc.Name] = "http://" + ln.Addr().String()
+		start(svc.Name, func(ctx context.Context) error { return svc.Run(ctx, nc, natsURL, ln) })
+		log.Info(svc.Name+" listening", "url", urls[svc.Name])
+	}
 	if srv != nil {
 		// Other commands find this instance by its run file: write it once
 		// the writer answers (a standby of the embedded server's own is
@@ -225,7 +251,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 				return g.wait()
 			}
 		}
-		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL,
+		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL, URLs: urls,
 			Started: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 			return err
 		}

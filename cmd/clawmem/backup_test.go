@@ -33,7 +33,7 @@ func waitUntil(t *testing.T, timeout time.Duration, fn func() error) {
 // session watcher, plus extra top-level keys (a JSON fragment, may be empty).
 func writeConfig(t *testing.T, dir, extra string) {
 	t.Helper()
-	cfg := `{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"watch":{"enabled":false}` + extra + `}`
+	cfg := `{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"ui":{"listen":"127.0.0.1:0"},"watch":{"enabled":false}` + extra + `}`
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

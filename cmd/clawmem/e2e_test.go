@@ -86,8 +86,8 @@ func clawmemBinary(t *testing.T) string {
 func startUp(t *testing.T, dir string) *instance {
 	t.Helper()
 	// The watcher follows the test's own OpenClaw state dir, never the
-	// machine's ~/.openclaw.
-	cfg := fmt.Sprintf(`{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":%q}}`, filepath.Join(dir, "openclaw"))
+	// machine's ~/.openclaw; every listener takes a free port.
+	cfg := fmt.Sprintf(`{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"ui":{"listen":"127.0.0.1:0"},"watch":{"stateDir":%q}}`, filepath.Join(dir, "openclaw"))
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,21 @@ JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem comm
 same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind},
 GET /healthz, GET /metrics). Session files under OpenClaw's state dir (watch.stateDir) are
 followed into the transcript stream, ended sessions are distilled into lessons, and the cursor
-distiller runs on distill.schedule. SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
+distiller runs on distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off"
+serves none). SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), a.natsURL, []string{node.RoleStore, node.RoleQuery, node.RoleCapture, node.RoleIngest, node.RoleDistill, node.RoleWatch}, true)
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			var services []node.Service
+			if cfg.UI.Listen != "off" {
+				services = append(services, a.consoleService(cfg))
+			}
+			return node.Run(cmd.Context(), cfg, node.Options{NATSURL: a.natsURL, Embedded: true, Log: a.logger(), Services: services,
+				Roles: []string{node.RoleStore, node.RoleQuery, node.RoleCapture, node.RoleIngest, node.RoleDistill, node.RoleWatch}})
 		},
 	}
 	return cmd

@@ -5,6 +5,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -905,7 +907,7 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 	if o.Offset < 0 {
 		o.Offset = 0
 	}
-	cond, args := scopeClause("scope", o.Scopes)
+	cond, args := "1", []any(nil)
 	if !o.History {
 		cond += " AND invalidated_at = 0"
 	}
@@ -935,13 +937,41 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		args = append(args, o.Session)
 	}
 	if o.After != nil {
-		cond += " AND (timestamp < ? OR (timestamp = ? AND id < ?))"
+		// The bare timestamp bound lets the time index start at the
+		// cursor instead of skipping every row before it.
+		cond += " AND timestamp <= ? AND (timestamp < ? OR id < ?)"
 		args = append(args, o.After.Timestamp, o.After.Timestamp, o.After.ID)
 	}
-	args = append(args, o.Limit, o.Offset)
-	return s.queryMemories(ctx, "list", `SELECT `+listColumns+` FROM memories WHERE `+cond+
-		` ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?`, args...)
+	scopes := o.Scopes.Scopes()
+	if o.Scopes.All() || len(scopes) == 1 || len(scopes) > maxMergedScopes {
+		sc, sargs := scopeClause("scope", o.Scopes)
+		return s.queryMemories(ctx, "list", `SELECT `+listColumns+` FROM memories WHERE `+sc+` AND `+cond+
+			` ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?`, slices.Concat(sargs, args, []any{o.Limit, o.Offset})...)
+	}
+	// A few scopes (an agent's own and global): each is read in time
+	// order from its own index, up to the page's end, and the lists are
+	// merged. One query over all of them would read every row of them and
+	// sort: 150 ms at 100,000 memories, where this takes a few.
+	var all []schemas.Memory
+	for _, sc := range scopes {
+		ms, err := s.queryMemories(ctx, "list", `SELECT `+listColumns+` FROM memories WHERE scope = ? AND `+cond+
+			` ORDER BY timestamp DESC, id DESC LIMIT ?`, slices.Concat([]any{sc}, args, []any{o.Offset + o.Limit})...)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ms...)
+	}
+	slices.SortFunc(all, func(a, b schemas.Memory) int {
+		return cmp.Or(cmp.Compare(b.Timestamp, a.Timestamp), cmp.Compare(b.ID, a.ID))
+	})
+	if o.Offset >= len(all) {
+		return nil, nil
+	}
+	return all[o.Offset:min(len(all), o.Offset+o.Limit)], nil
 }
+
+// maxMergedScopes is the most scopes List reads one at a time and merges.
+const maxMergedScopes = 16
 
 // likeEscape escapes LIKE's wildcards (and its escape character) in s.
 func likeEscape(s string) string {
