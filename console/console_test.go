@@ -25,6 +25,7 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/query"
 )
 
@@ -37,7 +38,7 @@ type fixture struct {
 	store   engine.Store
 }
 
-func newFixture(t testing.TB, cfg console.Config) *fixture {
+func newFixture(t testing.TB, cfg console.Config, with ...func(*console.Options)) *fixture {
 	t.Helper()
 	eng, _ := testkit.Engine(t, "", testkit.LocalEmbedder(t, 256))
 	ns, nc, js := natsembed.StartTest(t)
@@ -56,7 +57,11 @@ func newFixture(t testing.TB, cfg console.Config) *fixture {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
-	s, err := console.New(cfg, console.Options{Client: c, Pipeline: p, Log: log})
+	o := console.Options{Client: c, Pipeline: p, Log: log}
+	for _, f := range with {
+		f(&o)
+	}
+	s, err := console.New(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,4 +488,98 @@ func BenchmarkMemoriesPage100k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The overview's live part streams as server-sent events: each event is
+// the panel rendered anew, data lines of HTML.
+func TestLiveStreams(t *testing.T) {
+	f := newFixture(t, console.Config{})
+	f.seed(t, mem(1, "agent:main", "The standup moved to 9:45"), mem(2, "agent:main", "Lunch is at noon on Fridays"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/live", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	var event strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(event.String(), "\n\n") {
+		n, err := resp.Body.Read(buf)
+		event.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("after %q: %v", event.String(), err)
+		}
+	}
+	first := event.String()[:strings.Index(event.String(), "\n\n")]
+	for line := range strings.SplitSeq(first, "\n") {
+		if !strings.HasPrefix(line, "data: ") {
+			t.Fatalf("not a data line: %q", line)
+		}
+	}
+	if !strings.Contains(first, `<b id="total">2</b>`) || !strings.Contains(first, "Pipeline") {
+		t.Fatalf("live panel: %s", first)
+	}
+}
+
+// Re-running a session's distillation goes to the console's Distill with
+// the form's agent and session, and the page reports what it did; where
+// the console has no distiller it says so.
+func TestDistillRerun(t *testing.T) {
+	f := newFixture(t, console.Config{})
+	b := browser()
+	_, page, _ := get(t, b, f.url+"/distill")
+	if !strings.Contains(page, "No distillation jobs") || strings.Contains(page, `id="rerun"`) {
+		t.Fatalf("distill page without a distiller: %s", textOf(page))
+	}
+	token := cookieOf(t, b, f.url, "clawmem_csrf")
+	if code, body, _ := post(t, b, f.url+"/distill/run", url.Values{"csrf": {token}, "session": {"s-1"}}, nil); code != http.StatusNotImplemented || !strings.Contains(body, "not available") {
+		t.Fatalf("re-run without a distiller: %d", code)
+	}
+
+	var got []string
+	f = newFixture(t, console.Config{}, func(o *console.Options) {
+		o.Distill = func(_ context.Context, agent, session string) (workers.CursorReport, error) {
+			got = append(got, agent+"/"+session)
+			return workers.CursorReport{Sessions: 1, Distilled: 2, Lessons: 3}, nil
+		}
+	})
+	b = browser()
+	_, page, _ = get(t, b, f.url+"/distill?agent=main&session=s-7")
+	if !strings.Contains(page, `id="rerun"`) {
+		t.Fatalf("no re-run form: %s", textOf(page))
+	}
+	token = csrfOf(t, page)
+	code, _, h := post(t, b, f.url+"/distill/run", url.Values{"csrf": {token}, "agent": {"main"}, "session": {"s-7"}}, nil)
+	if code != http.StatusSeeOther || len(got) != 1 || got[0] != "main/s-7" {
+		t.Fatalf("re-run: %d, calls %v", code, got)
+	}
+	_, page, _ = get(t, b, f.url+h.Get("Location"))
+	if !strings.Contains(page, "2 range(s) distilled, 3 lesson(s)") {
+		t.Fatalf("after the re-run: %s", textOf(page))
+	}
+	for name, form := range map[string]url.Values{
+		"no session": {"csrf": {token}},
+		"agent a.b":  {"csrf": {token}, "agent": {"a.b"}, "session": {"s"}},
+	} {
+		if code, _, _ := post(t, b, f.url+"/distill/run", form, nil); code != http.StatusBadRequest {
+			t.Errorf("%s: %d", name, code)
+		}
+	}
+}
+
+func cookieOf(t *testing.T, c *http.Client, base, name string) string {
+	t.Helper()
+	u, _ := url.Parse(base)
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	t.Fatalf("no cookie %s", name)
+	return ""
 }
