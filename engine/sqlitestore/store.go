@@ -1074,7 +1074,14 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
 	}
-	hits := s.ix.SearchProbes(vec, o.Limit, groups, o.Probes)
+	// A minimum vector score is a minimum cosine, 2 − 1/score (VectorScore
+	// inverted), which the index uses to skip hopeless candidates; a hair
+	// below it, so rounding never drops a hit the score check keeps.
+	minSim := float32(math.Inf(-1))
+	if o.MinScore > 0 {
+		minSim = float32(2-1/o.MinScore) - 1e-5
+	}
+	hits := s.ix.SearchAbove(vec, o.Limit, groups, o.Probes, minSim)
 	seqs := make([]int64, 0, len(hits))
 	sims := make(map[int64]float64, len(hits))
 	for _, h := range hits {

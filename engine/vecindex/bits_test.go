@@ -153,3 +153,45 @@ func TestBitScanKernel(t *testing.T) {
 	}
 	bitScan(nil, 4, make([]uint64, 16), nil) // no rows: nothing read
 }
+
+// SearchAbove answers exactly the hits of Search at or above the bound,
+// with either kind of codes, and finds a row's own near-duplicate.
+func TestSearchAbove(t *testing.T) {
+	for _, codes := range []Codes{CodesBits, CodesInt8} {
+		ix := New(128, Options{Mode: IVF, Codes: codes})
+		qs, err := fillClustered(ix, 8000, 50, 12, 1.2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Build()
+		for _, q := range qs {
+			all := ix.SearchProbes(q, 10, nil, 3)
+			if len(all) < 5 {
+				t.Fatalf("codes %v: %d hits", codes, len(all))
+			}
+			bound := all[4].Sim
+			var want []Hit
+			for _, h := range all {
+				if h.Sim >= bound {
+					want = append(want, h)
+				}
+			}
+			got := ix.SearchAbove(q, 10, nil, 3, bound)
+			if len(got) != len(want) {
+				t.Fatalf("codes %v: above %v: %v, want %v", codes, bound, got, want)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("codes %v: above %v: %v, want %v", codes, bound, got, want)
+				}
+			}
+			if got := ix.SearchAbove(q, 10, nil, 3, 1.01); len(got) != 0 {
+				t.Fatalf("codes %v: hits above 1.01: %v", codes, got)
+			}
+		}
+		v, _ := ix.Vector(17)
+		if got := ix.SearchAbove(v, 1, nil, 3, 0.99); len(got) != 1 || got[0].Key != 17 {
+			t.Fatalf("codes %v: a row's own duplicate: %v", codes, got)
+		}
+	}
+}

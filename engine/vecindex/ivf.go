@@ -206,7 +206,7 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint3
 // similarity to the query plus the estimate of the member's offset's, plus
 // bitBound factors: an upper bound on the member's similarity that holds
 // but for an error of 2.5 standard deviations.
-func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk, buf *[]uint64) {
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk, buf *[]uint64, minSim float32) {
 	cl := &iv.clusters[c]
 	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
 	n := len(cl.rows)
@@ -221,7 +221,7 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, group
 		}
 		f := cl.scales[j]
 		s := cq + bq.estimate(scans[j], f) + bitBound*f
-		if t.admits(s) {
+		if s >= minSim && t.admits(s) {
 			t.push(cand{s, int64(r)})
 		}
 	}
@@ -238,11 +238,11 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, group
 const bitBound = 1.5
 
 // rescoreBits re-scores the candidates, best upper bound first, until the
-// next one's bound is below the k-th best exact score: none after it can
-// enter the top k. Where rows are close together (a million rows of one
+// next one's bound is below the k-th best exact score, or below minSim:
+// none after it can enter the top k. Where rows are close together (a million rows of one
 // topic) this re-scores many, where they are not, few. Blocks of
 // candidates are re-scored on all workers.
-func (ix *Index) rescoreBits(cs []cand, q []float32, k int) []cand {
+func (ix *Index) rescoreBits(cs []cand, q []float32, k int, minSim float32) []cand {
 	const block = 64
 	t := newTopk(k)
 	scores := make([]float32, block)
@@ -253,7 +253,7 @@ func (ix *Index) rescoreBits(cs []cand, q []float32, k int) []cand {
 		}
 	}
 	for lo := 0; lo < len(cs); lo += block {
-		if len(t.h) == k && cs[lo].s < t.h[0].s {
+		if cs[lo].s < minSim || (len(t.h) == k && cs[lo].s < t.h[0].s) {
 			break
 		}
 		hi := min(lo+block, len(cs))
@@ -289,7 +289,7 @@ func (iv *ivf) bytes() int64 {
 // searchIVF probes the clusters nearest q with the codes, keeps the best
 // candidates and re-scores them against the float32 matrix. Callers hold mu
 // for reading.
-func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit {
+func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim float32) []Hit {
 	iv := ix.ivf
 	n := len(ix.keys)
 	allowed := ix.allowedRows(allow)
@@ -316,7 +316,7 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit 
 		bq := iv.rot.prepare(q)
 		bufs := make([][]uint64, len(tops))
 		parallel(len(tops), len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w], &bufs[w])
+			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w], &bufs[w], minSim)
 		})
 	} else {
 		qc := quantizeQuery(q)
@@ -325,11 +325,11 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int) []Hit 
 		})
 	}
 	cs := best(tops, nc)
-	if len(cs) < k && len(cs) < allowed {
+	if len(cs) < k && len(cs) < allowed && math.IsInf(float64(minSim), -1) {
 		return ix.exact(q, k, allow)
 	}
 	if iv.rot != nil {
-		return hits(ix.rescoreBits(cs, q, k))
+		return hits(ix.rescoreBits(cs, q, k, minSim))
 	}
 	t := newTopk(k)
 	var buf []float32

@@ -1,5 +1,10 @@
 package vecindex
 
+import (
+	"math"
+	"slices"
+)
+
 // scanChunk is the number of matrix elements (1 MiB) a worker claims at a
 // time: large enough that the shared counter is touched rarely, small enough
 // that a stalled worker's share is quickly picked up by the others.
@@ -17,19 +22,27 @@ func (ix *Index) Search(q []float32, k int, allow *Groups) []Hit {
 // per query (0: the index's setting). A duplicate check, which only looks
 // for near-identical vectors, needs far fewer probes than a recall.
 func (ix *Index) SearchProbes(q []float32, k int, allow *Groups, probes int) []Hit {
+	return ix.SearchAbove(q, k, allow, probes, float32(math.Inf(-1)))
+}
+
+// SearchAbove is SearchProbes for hits of similarity at least minSim
+// only: a duplicate check's question. Bit codes then neither keep nor
+// re-score a candidate whose bound is below it, so a check that finds no
+// duplicate reads only the codes.
+func (ix *Index) SearchAbove(q []float32, k int, allow *Groups, probes int, minSim float32) []Hit {
+	var hs []Hit
 	if ix.mode != IVF {
-		return ix.SearchExact(q, k, allow)
+		hs = ix.SearchExact(q, k, allow)
+	} else if qn, zero := ix.query(q, k); qn != nil {
+		ix.mu.RLock()
+		if ix.ivf == nil || zero || len(ix.keys) < ix.exactBelow() {
+			hs = ix.exact(qn, k, allow)
+		} else {
+			hs = ix.searchIVF(qn, k, allow, probes, minSim)
+		}
+		ix.mu.RUnlock()
 	}
-	qn, zero := ix.query(q, k)
-	if qn == nil {
-		return nil
-	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	if ix.ivf == nil || zero || len(ix.keys) < ix.exactBelow() {
-		return ix.exact(qn, k, allow)
-	}
-	return ix.searchIVF(qn, k, allow, probes)
+	return slices.DeleteFunc(hs, func(h Hit) bool { return h.Sim < minSim })
 }
 
 // SearchExact is Search by a full scan, whatever the mode.
