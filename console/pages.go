@@ -487,24 +487,58 @@ type memoryView struct {
 type kv struct{ K, V string }
 
 func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
+	agent, d, ok := s.show(w, r)
+	if !ok {
+		return
+	}
+	v := memoryView{Agent: agent, Memory: d.Memory, Replaced: d.Replaced, ReplacedBy: d.ReplacedBy, Categories: categoryNames(),
+		Metadata: metadataOf(d.Memory.Metadata), Saved: r.URL.Query().Get("saved") == "1"}
+	s.render(w, r, http.StatusOK, "memory", v)
+}
+
+// show reads the memory the path names, as the agent the query names;
+// false: it failed and the page says why.
+func (s *Server) show(w http.ResponseWriter, r *http.Request) (string, query.ShowDetails, bool) {
 	p := paramsOf(r)
 	agent := p.agent()
 	id := r.PathValue("id")
 	if p.err == nil && !validID(id) {
 		p.err = badRequest("%q is not a memory id (8 to 36 characters of hex and dashes)", shortText(id))
 	}
-	if p.err != nil {
-		s.failWith(w, r, p.err)
-		return
-	}
 	var d query.ShowDetails
-	if err := s.call(r.Context(), schemas.OpShow, agent, schemas.ShowRequest{MemoryID: id}, &d); err != nil {
-		s.failWith(w, r, err)
-		return
+	err := p.err
+	if err == nil {
+		err = s.call(r.Context(), schemas.OpShow, agent, schemas.ShowRequest{MemoryID: id}, &d)
 	}
-	v := memoryView{Agent: agent, Memory: d.Memory, Replaced: d.Replaced, ReplacedBy: d.ReplacedBy, Categories: categoryNames(),
-		Metadata: metadataOf(d.Memory.Metadata), Saved: p.q.Get("saved") == "1"}
-	s.render(w, r, http.StatusOK, "memory", v)
+	if err != nil {
+		s.failWith(w, r, err)
+		return "", d, false
+	}
+	return agent, d, true
+}
+
+// formTarget is the memory id of a change's path and the agent of its
+// form, both checked; false: the page says what is wrong.
+func (s *Server) formTarget(w http.ResponseWriter, r *http.Request) (id, agent string, ok bool) {
+	id = r.PathValue("id")
+	if agent, ok = s.formAgent(w, r); ok && !validID(id) {
+		s.fail(w, r, http.StatusBadRequest, "Not a memory id.")
+		ok = false
+	}
+	return id, agent, ok
+}
+
+// formAgent is a form's agent ("" for admin), checked; false: it is not
+// an agent id and the page says so.
+func (s *Server) formAgent(w http.ResponseWriter, r *http.Request) (string, bool) {
+	agent := strings.TrimSpace(r.PostForm.Get("agent"))
+	if agent != "" {
+		if err := schemas.ValidateAgentID(agent); err != nil {
+			s.fail(w, r, http.StatusBadRequest, "agent: "+err.Error())
+			return "", false
+		}
+	}
+	return agent, true
 }
 
 // validID: a full id or a prefix of one, as the tools take them.
@@ -550,16 +584,9 @@ func metadataOf(raw json.RawMessage) []kv {
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
-	id, agent := r.PathValue("id"), strings.TrimSpace(f.Get("agent"))
-	if !validID(id) {
-		s.fail(w, r, http.StatusBadRequest, "Not a memory id.")
+	id, agent, ok := s.formTarget(w, r)
+	if !ok {
 		return
-	}
-	if agent != "" {
-		if err := schemas.ValidateAgentID(agent); err != nil {
-			s.fail(w, r, http.StatusBadRequest, "agent: "+err.Error())
-			return
-		}
 	}
 	req := schemas.UpdateRequest{MemoryID: id, Scope: strings.TrimSpace(f.Get("scope"))}
 	text := strings.TrimSpace(strings.ReplaceAll(f.Get("text"), "\r\n", "\n"))
@@ -602,35 +629,15 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteConfirm(w http.ResponseWriter, r *http.Request) {
-	p := paramsOf(r)
-	agent := p.agent()
-	id := r.PathValue("id")
-	if p.err == nil && !validID(id) {
-		p.err = badRequest("not a memory id")
+	if agent, d, ok := s.show(w, r); ok {
+		s.render(w, r, http.StatusOK, "delete", memoryView{Agent: agent, Memory: d.Memory})
 	}
-	if p.err != nil {
-		s.failWith(w, r, p.err)
-		return
-	}
-	var d query.ShowDetails
-	if err := s.call(r.Context(), schemas.OpShow, agent, schemas.ShowRequest{MemoryID: id}, &d); err != nil {
-		s.failWith(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "delete", memoryView{Agent: agent, Memory: d.Memory})
 }
 
 func (s *Server) deletePost(w http.ResponseWriter, r *http.Request) {
-	id, agent := r.PathValue("id"), strings.TrimSpace(r.PostForm.Get("agent"))
-	if !validID(id) {
-		s.fail(w, r, http.StatusBadRequest, "Not a memory id.")
+	id, agent, ok := s.formTarget(w, r)
+	if !ok {
 		return
-	}
-	if agent != "" {
-		if err := schemas.ValidateAgentID(agent); err != nil {
-			s.fail(w, r, http.StatusBadRequest, "agent: "+err.Error())
-			return
-		}
 	}
 	if r.PostForm.Get("confirm") != "yes" {
 		s.fail(w, r, http.StatusBadRequest, "Deleting needs the confirmation box ticked.")
@@ -893,12 +900,10 @@ func (s *Server) distillRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotImplemented, "Re-running a distillation is not available in this console (run it with clawmem up, or use clawmem distill run).")
 		return
 	}
-	agent, session := strings.TrimSpace(r.PostForm.Get("agent")), strings.TrimSpace(r.PostForm.Get("session"))
-	if agent != "" {
-		if err := schemas.ValidateAgentID(agent); err != nil {
-			s.fail(w, r, http.StatusBadRequest, "agent: "+err.Error())
-			return
-		}
+	session := strings.TrimSpace(r.PostForm.Get("session"))
+	agent, ok := s.formAgent(w, r)
+	if !ok {
+		return
 	}
 	if session == "" || len(session) > maxInput || !utf8.ValidString(session) || strings.ContainsAny(session, "\x00\n") {
 		s.fail(w, r, http.StatusBadRequest, "Name the session to distil.")

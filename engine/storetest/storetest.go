@@ -573,28 +573,24 @@ func testListFilters(t *testing.T, open Opener) {
 	if len(page) != 6 || page[0].Timestamp != 10_400 || page[5].Timestamp != 10_200 {
 		t.Fatalf("time range: %d rows %v", len(page), page)
 	}
-	// Text: a substring, any case; LIKE's wildcards are literal.
-	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "COFFEE"})
-	if len(page) != 17 {
-		t.Fatalf("text COFFEE: %d rows", len(page))
-	}
-	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "_50%"})
-	if len(page) != 17 {
-		t.Fatalf("text with wildcards: %d rows", len(page))
-	}
-	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "%"}); len(page) != 17 {
-		t.Fatalf("text %%: %d rows", len(page))
-	}
-	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Text: "t_a"}); len(page) != 0 {
-		t.Fatalf("text t_a matched %d rows as a wildcard", len(page))
-	}
-	// Session: named by either key; other metadata, or none, is not.
-	page, _ = s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Session: "s-1"})
-	if len(page) != 10 {
-		t.Fatalf("session s-1: %d rows", len(page))
-	}
-	if page, _ := s.List(ctx, engine.ListOptions{Scopes: all, Limit: 100, Session: "7"}); len(page) != 0 {
-		t.Fatalf("session 7 matched a number: %d rows", len(page))
+	// Text: a substring, any case; LIKE's wildcards are literal. Session:
+	// named by either key; other metadata, or none, is not.
+	for _, tc := range []struct {
+		name string
+		o    engine.ListOptions
+		want int
+	}{
+		{"text COFFEE", engine.ListOptions{Text: "COFFEE"}, 17},
+		{"text with wildcards", engine.ListOptions{Text: "_50%"}, 17},
+		{"text %", engine.ListOptions{Text: "%"}, 17},
+		{"text t_a, not a wildcard", engine.ListOptions{Text: "t_a"}, 0},
+		{"session s-1", engine.ListOptions{Session: "s-1"}, 10},
+		{"session 7, not the number", engine.ListOptions{Session: "7"}, 0},
+	} {
+		tc.o.Scopes, tc.o.Limit = all, 100
+		if page, err := s.List(ctx, tc.o); err != nil || len(page) != tc.want {
+			t.Fatalf("%s: %d rows, want %d (%v)", tc.name, len(page), tc.want, err)
+		}
 	}
 	page, _ = s.List(ctx, engine.ListOptions{Scopes: engine.InScopes("agent:a"), Limit: 100, Text: "tea", Since: 11_000})
 	for _, m := range page {
