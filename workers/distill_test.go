@@ -140,9 +140,11 @@ func (p *pipeline) publishSessionEvent(t testing.TB, kind schemas.EventKind, age
 	t.Helper()
 	ev, _ := json.Marshal(se)
 	body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionID: se.SessionID, Timestamp: time.Now().UnixMilli(), Event: ev})
-	if _, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, agent), body); err != nil {
+	ack, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, agent), body)
+	if err != nil {
 		t.Fatal(err)
 	}
+	p.published(ack.Sequence)
 }
 
 // job returns the newest job of a session, if any.
@@ -258,11 +260,12 @@ func (p *pipeline) handled(n int) error {
 	return nil
 }
 
-// waitSettled waits until the distill consumer has nothing pending, in
-// flight or waiting to be retried.
+// waitSettled waits until the distill consumer has acknowledged the last
+// session event published and has nothing pending, in flight or waiting
+// to be retried.
 func (p *pipeline) waitSettled(t *testing.T) {
 	t.Helper()
-	waitFor(t, 15*time.Second, func() error { return p.handled(0) })
+	waitFor(t, 15*time.Second, func() error { return p.handled(int(p.lastEvent.Load())) })
 }
 
 func publishEntries(t *testing.T, js jetstream.JetStream, agent, session string, start int, texts ...string) {
@@ -660,9 +663,11 @@ func TestDistillWorkerLateEventStopsAtItsTime(t *testing.T) {
 	end := func(kind schemas.EventKind, ts int64) {
 		ev, _ := json.Marshal(schemas.SessionEvent{SessionID: "s7", Reason: "new"})
 		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: kind, SessionID: "s7", Timestamp: ts, Event: ev})
-		if _, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, "main"), body); err != nil {
+		ack, err := p.js.Publish(context.Background(), schemas.EventSubject(kind, "main"), body)
+		if err != nil {
 			t.Fatal(err)
 		}
+		p.published(ack.Sequence)
 	}
 	now := time.Now().UnixMilli()
 	entry(1, "Lesson: the first range ends here", now-5000)

@@ -38,6 +38,21 @@ type pipeline struct {
 	js  jetstream.JetStream
 	nc  *nats.Conn
 	eng *memory.Engine
+	// lastEvent is the stream sequence of the last session event the test
+	// published: waitSettled waits for it to be acknowledged, because a
+	// consumer learns of a new message a moment after the stream stores
+	// it, and until then it reports nothing pending.
+	lastEvent atomic.Uint64
+}
+
+// published records a session event's stream sequence.
+func (p *pipeline) published(seq uint64) {
+	for {
+		old := p.lastEvent.Load()
+		if seq <= old || p.lastEvent.CompareAndSwap(old, seq) {
+			return
+		}
+	}
 }
 
 // newEngine opens a real store with the local embedder (or emb).
