@@ -188,6 +188,27 @@ type NATS struct {
 	// subjects (default 16); fixed at deploy: changing it moves every
 	// memory's subject.
 	Partitions int `json:"partitions"`
+	// Sync is when the embedded server flushes JetStream to disk:
+	// "default" (every 2 minutes: an acknowledged event survives a crash
+	// of the process, not a power loss), "always" (each write before its
+	// acknowledgement), or a duration such as "1s".
+	Sync string `json:"sync"`
+}
+
+// SyncPolicy reads Sync: always, or the flush interval (0: the server's
+// default).
+func (n NATS) SyncPolicy() (always bool, interval time.Duration, err error) {
+	switch n.Sync {
+	case "", "default":
+		return false, 0, nil
+	case "always":
+		return true, 0, nil
+	}
+	d, err := time.ParseDuration(n.Sync)
+	if err != nil || d <= 0 {
+		return false, 0, fmt.Errorf("%q: want default, always or a positive duration such as 1s", n.Sync)
+	}
+	return false, d, nil
 }
 
 // Ingest is the hook ingest HTTP endpoint.
@@ -547,6 +568,9 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if _, _, err := net.SplitHostPort(c.Ingest.Addr); err != nil {
 		bad("ingest.addr is %q: want host:port", c.Ingest.Addr)
+	}
+	if _, _, err := c.NATS.SyncPolicy(); err != nil {
+		bad("nats.sync is %v", err)
 	}
 	if c.UI.Listen != "off" {
 		if host, _, err := net.SplitHostPort(c.UI.Listen); err != nil {

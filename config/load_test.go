@@ -254,6 +254,8 @@ func TestRejects(t *testing.T) {
 		{"int8 exact", "c.json", `{"store":{"index":"exact","memory":"int8"}}`, `store.memory "int8" needs the approximate index`},
 		{"undefined default scope", "c.json", `{"scopes":{"default":"team"}}`, `scopes.default "team" is not defined`},
 		{"ingest addr", "c.json", `{"ingest":{"addr":"7433"}}`, `ingest.addr is "7433": want host:port`},
+		{"nats sync", "c.json", `{"nats":{"sync":"sometimes"}}`, `nats.sync is "sometimes": want default, always or a positive duration such as 1s`},
+		{"nats sync negative", "c.json", `{"nats":{"sync":"-1s"}}`, `nats.sync is "-1s"`},
 		{"ui listen", "c.json", `{"ui":{"listen":"7434"}}`, `ui.listen is "7434": want host:port, or off`},
 		{"ui off loopback", "c.json", `{"ui":{"listen":"0.0.0.0:7434"}}`, `ui.listen is 0.0.0.0:7434, off loopback: set ui.adminToken`},
 		{"ui read token only", "c.json", `{"ui":{"listen":"10.0.0.5:7434","readToken":"r"}}`, `off loopback: set ui.adminToken`},

@@ -100,7 +100,12 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		if !o.Embedded {
 			natsURL = LocalNATS(cfg)
 		} else {
-			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log})
+			always, interval, err := cfg.NATS.SyncPolicy()
+			if err != nil {
+				return fmt.Errorf("nats.sync is %w", err)
+			}
+			sync := natsembed.Sync{Always: always, Interval: interval}
+			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log, Sync: sync})
 			if err != nil {
 				return err
 			}

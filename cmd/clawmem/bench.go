@@ -158,6 +158,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.IntVar(&o.Rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
 	f.IntVar(&o.Contend, "contend", 0, "other processes that keep a core busy each during the run (each ends by itself within 15 minutes)")
+	f.StringVar(&o.Sync, "sync", "default", "nats.sync of the bench's embedded server: default, always or a duration such as 1s")
 	return cmd
 }
 

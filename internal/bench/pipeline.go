@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,7 @@ import (
 type PipelineReport struct {
 	Index         string                `json:"index"`
 	Preloaded     int                   `json:"preloaded"`
+	Sync          string                `json:"natsSync"`
 	PreloadSec    float64               `json:"preloadSeconds"`
 	IngestHTTP    producers.BenchResult `json:"ingestHttp"`
 	IngestDirect  producers.BenchResult `json:"ingestDirect"`
@@ -60,7 +62,10 @@ type PipelineOptions struct {
 	// which ends by itself after its bound.
 	Contend        int
 	ContendCommand []string
-	Logf           func(format string, args ...any)
+	// Sync is nats.sync for the bench's server: default, always or a
+	// duration.
+	Sync string
+	Logf func(format string, args ...any)
 }
 
 // Pipeline runs the whole pipeline in process on a temporary data dir with
@@ -86,12 +91,14 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	cfg.Store.Index = index
+	cfg.Store.Index, cfg.NATS.Sync = index, o.Sync
 	if err := cfg.Validate(); err != nil {
 		return rep, err
 	}
+	always, interval, _ := cfg.NATS.SyncPolicy()
+	rep.Sync = cmp.Or(o.Sync, "default")
 	quiet := slog.New(slog.DiscardHandler)
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: dir + "/nats", Port: -1})
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: dir + "/nats", Port: -1, Sync: natsembed.Sync{Always: always, Interval: interval}})
 	if err != nil {
 		return rep, err
 	}
@@ -310,7 +317,7 @@ func Sentence(rng *rand.Rand, i int) string {
 
 // WriteText prints the figures for a person.
 func (rep PipelineReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s)\n", rep.Index, rep.Preloaded, rep.PreloadSec)
+	fmt.Fprintf(w, "pipeline, local embedder, %s index, %d memories preloaded (%.1f s), nats.sync %s\n", rep.Index, rep.Preloaded, rep.PreloadSec, rep.Sync)
 	if rep.Contended > 0 {
 		fmt.Fprintf(w, "  while %d other process(es) kept a core busy each (--contend)\n", rep.Contended)
 	}

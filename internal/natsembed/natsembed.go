@@ -29,6 +29,18 @@ type Options struct {
 	// MaxPayload raises NATS's 1 MB message limit (hook events carry whole
 	// conversations). 0 means 8 MB.
 	MaxPayload int32
+	// Sync is when JetStream flushes its files to disk (see ParseSync):
+	// zero is the server's default interval (an acknowledged message can be
+	// lost on power loss, not on a process crash).
+	Sync Sync
+}
+
+// Sync is JetStream's flush policy: Always flushes every write before it
+// is acknowledged; otherwise every Interval (0: the server's default, 2
+// minutes).
+type Sync struct {
+	Always   bool
+	Interval time.Duration
 }
 
 // Server is a running embedded NATS server.
@@ -53,6 +65,10 @@ func Start(o Options) (*Server, error) {
 		StoreDir:   o.StoreDir,
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true,
+		// SyncAlways flushes each write; the interval still bounds what a
+		// write that bypasses it could leave unflushed.
+		SyncAlways:   o.Sync.Always,
+		SyncInterval: o.Sync.Interval,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
