@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -387,4 +391,62 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 		t.Fatalf("evaluate %s: %v", js, err)
 	}
 	return v
+}
+
+// `clawmem ui` serves the console against the clawmem running on the data
+// dir: its pages answer from that instance, and it stops with its context.
+func TestUICommand(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, "")
+	serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
+	var info node.RunInfo
+	b, _ := os.ReadFile(filepath.Join(dir, node.RunFile))
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(info.NATSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	res, err := client.NewNATS(nc).Call(context.Background(), schemas.OpStore, "main", schemas.StoreRequest{Text: "The ui command test memory is about herons"})
+	if err != nil || res.IsError {
+		t.Fatalf("store: %v %+v", err, res)
+	}
+	logs := &lockedBuffer{}
+	a := &app{stdout: io.Discard, stderr: logs}
+	root := a.rootCmd()
+	root.SetArgs([]string{"ui", "--data-dir", dir, "--listen", "127.0.0.1:0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	urlRE := regexp.MustCompile(`console listening" url=(http://127\.0\.0\.1:\d+)`)
+	var base string
+	waitUntil(t, 20*time.Second, func() error {
+		if m := urlRE.FindStringSubmatch(logs.String()); m != nil {
+			base = m[1]
+			return nil
+		}
+		return fmt.Errorf("no console yet:\n%s", logs.String())
+	})
+	for path, want := range map[string]string{"/": "memories that hold", "/memories?agent=main": "herons"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("%s: %d %q", path, resp.StatusCode, body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ui: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("ui did not stop")
+	}
 }
