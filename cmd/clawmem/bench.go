@@ -18,7 +18,34 @@ func (a *app) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd(), a.benchBurnCmd())
+	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd(), a.benchConsoleCmd(), a.benchBurnCmd())
+	return cmd
+}
+
+func (a *app) benchConsoleCmd() *cobra.Command {
+	o := bench.ConsoleOptions{}
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "Benchmark the web console's server time",
+		Long: `Stores N memories in a fresh store (local embedder) and measures the web console's server time,
+its handler called directly, p50 and p99 over --requests each: the memories list (first page, a page
+halfway down by cursor, a text filter, an agent's view), a memory's page and an explained search.`,
+		Example: "  clawmem bench console\n  clawmem bench console --n 20000 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.N < 1 || o.Requests < 1 {
+				return fmt.Errorf("--n and --requests must be at least 1")
+			}
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			rep, err := bench.Console(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return a.emit(rep, rep.WriteText)
+		},
+	}
+	cmd.Flags().IntVar(&o.N, "n", 100_000, "memories stored first")
+	cmd.Flags().IntVar(&o.Requests, "requests", 50, "requests per page")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawmem/clawmem/engine"
@@ -128,5 +129,40 @@ func TestChangeLogFeedsAReplica(t *testing.T) {
 	}
 	if seq, _ := replica.LogSeq(ctx); seq != 42 || len(texts(replica)) != 3 {
 		t.Fatalf("after a refused batch: seq %d, %v", seq, texts(replica))
+	}
+}
+
+// The queries a console page and a recall run for every memory they show
+// use an index, not a scan of every row: a memory's predecessors (the
+// partial index on superseded_by, which SQLite uses only when the query
+// says the id is not empty), and a list page after a cursor.
+func TestQueriesUseIndexes(t *testing.T) {
+	s, err := Open(context.Background(), t.TempDir(), Options{Dimensions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	plan := func(q string, args ...any) string {
+		rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(detail + "; ")
+		}
+		return b.String()
+	}
+	if p := plan(`SELECT id FROM memories WHERE superseded_by = ? AND superseded_by != '' AND 1 ORDER BY invalidated_at DESC, seq DESC`, "x"); !strings.Contains(p, "memories_by_successor") {
+		t.Fatalf("predecessors: %s", p)
+	}
+	if p := plan(`SELECT id FROM memories WHERE 1 AND invalidated_at = 0 AND timestamp <= ? AND (timestamp < ? OR id < ?) ORDER BY timestamp DESC, id DESC LIMIT 50`, 5, 5, "x"); !strings.Contains(p, "memories_by_time") || strings.Contains(p, "TEMP B-TREE") {
+		t.Fatalf("a page after a cursor: %s", p)
 	}
 }

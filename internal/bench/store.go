@@ -216,9 +216,9 @@ invoice customer email phone birthday travel flight hotel budget report review r
 func Memories(rng *rand.Rand, offset, count, dim int) []schemas.Memory {
 	out := make([]schemas.Memory, count)
 	for i := range out {
-		words := make([]string, 8)
-		for j := range words {
-			words[j] = words[rng.IntN(len(words))]
+		ws := make([]string, 8)
+		for j := range ws {
+			ws[j] = words[rng.IntN(len(words))]
 		}
 		v := make([]float32, dim)
 		var norm float64
@@ -232,7 +232,7 @@ func Memories(rng *rand.Rand, offset, count, dim int) []schemas.Memory {
 			v[j] *= inv
 		}
 		out[i] = schemas.Memory{
-			Text:       fmt.Sprintf("memory %d: %s", offset+i, strings.Join(words, " ")),
+			Text:       fmt.Sprintf("memory %d: %s", offset+i, strings.Join(ws, " ")),
 			Vector:     v,
 			Category:   schemas.Categories[rng.IntN(5)],
 			Scope:      []string{"global", "agent:main", "agent:ops"}[rng.IntN(3)],

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/console"
+	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
+)
+
+// ConsoleOptions sizes the console benchmark.
+type ConsoleOptions struct {
+	N        int // memories stored first
+	Requests int // per page
+	Logf     func(format string, args ...any)
+}
+
+// ConsoleReport is the console's server time per page.
+type ConsoleReport struct {
+	Memories int           `json:"memories"`
+	TargetMs float64       `json:"targetMs"` // the memories list's bound
+	Pages    []ConsolePage `json:"pages"`
+}
+
+// ConsolePage is one page's server time over the requests.
+type ConsolePage struct {
+	Name  string  `json:"name"`
+	Path  string  `json:"path"`
+	P50ms float64 `json:"p50ms"`
+	P99ms float64 `json:"p99ms"`
+}
+
+// Console stores N memories in a fresh store and measures the web
+// console's server time (the handler, called directly) for the memories
+// list — first page, a page halfway down by cursor, a text filter, an
+// agent's view — a memory's page and a search.
+func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
+	rep := ConsoleReport{TargetMs: 300}
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	dir, err := os.MkdirTemp("", "clawmem-bench-console-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		return rep, err
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
+	if err != nil {
+		return rep, err
+	}
+	defer st.Close()
+	logf("storing %d memories...", o.N)
+	rng := rand.New(rand.NewPCG(3, 9))
+	now := time.Now().UnixMilli()
+	for done := 0; done < o.N; {
+		ms := Memories(rng, done, min(1000, o.N-done), st.Dimensions())
+		for i := range ms {
+			ms[i].Timestamp = now - int64(done+i)*60_000
+		}
+		if err := st.Import(ctx, ms...); err != nil {
+			return rep, err
+		}
+		done += len(ms)
+	}
+	rep.Memories = st.Len()
+	c := client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, quiet), nil)
+	p := client.NewLocalPipeline(cfg)
+	defer p.Close()
+	srv, err := console.New(console.Config{}, console.Options{Client: c, Pipeline: p, Log: quiet})
+	if err != nil {
+		return rep, err
+	}
+	h := srv.Handler()
+	// The page halfway down, and a memory to show: read through the
+	// operations the pages use.
+	res, err := c.Call(ctx, schemas.OpList, "", schemas.ListRequest{Limit: 1, Offset: o.N / 2})
+	if err != nil || res.IsError {
+		return rep, fmt.Errorf("list: %v %v", err, res.Content)
+	}
+	var mid query.ListDetails
+	if err := decodeDetails(res, &mid); err != nil || len(mid.Memories) == 0 {
+		return rep, fmt.Errorf("list: %v", err)
+	}
+	m := mid.Memories[0]
+	cursor := fmt.Sprintf("%d:%s", m.Timestamp, m.ID)
+	for _, pg := range []ConsolePage{
+		{Name: "memories, first page", Path: "/memories"},
+		{Name: "memories, halfway by cursor", Path: "/memories?cursor=" + url.QueryEscape(cursor)},
+		{Name: "memories, text filter", Path: "/memories?text=deploy+server"},
+		{Name: "memories, an agent's view", Path: "/memories?agent=main&category=fact"},
+		{Name: "a memory", Path: "/memories/" + m.ID},
+		{Name: "search (hybrid recall, explained)", Path: "/search?agent=main&q=deploy+server+config"},
+	} {
+		var lat []time.Duration
+		for i := -2; i < o.Requests; i++ { // two unmeasured warm-ups
+			rec := httptest.NewRecorder()
+			t0 := time.Now()
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, pg.Path, nil))
+			d := time.Since(t0)
+			if rec.Code != http.StatusOK {
+				body, _ := io.ReadAll(rec.Body)
+				return rep, fmt.Errorf("%s: %d %s", pg.Path, rec.Code, strings.TrimSpace(string(body[:min(len(body), 300)])))
+			}
+			if i >= 0 {
+				lat = append(lat, d)
+			}
+		}
+		pg.P50ms, pg.P99ms = Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))
+		rep.Pages = append(rep.Pages, pg)
+	}
+	return rep, nil
+}
+
+// WriteText prints the figures for a person.
+func (r ConsoleReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "web console, server time at %d memories (the memories list's target: %.0f ms)\n", r.Memories, r.TargetMs)
+	for _, p := range r.Pages {
+		fmt.Fprintf(w, "  %-36s p50 %7.2f ms  p99 %7.2f ms\n", p.Name, p.P50ms, p.P99ms)
+	}
+	return nil
+}
+
+// decodeDetails decodes a reply's details into v.
+func decodeDetails(res schemas.ToolResult, v any) error {
+	raw, err := json.Marshal(res.Details)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
