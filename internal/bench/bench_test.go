@@ -132,3 +132,20 @@ func TestContend(t *testing.T) {
 		t.Errorf("Burn(50ms) took %v", el)
 	}
 }
+
+// The console bench stores its memories and times every page, each of
+// which must answer 200 (it fails otherwise).
+func TestConsoleBench(t *testing.T) {
+	rep, err := Console(context.Background(), ConsoleOptions{N: 300, Requests: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Memories != 300 || len(rep.Pages) != 6 {
+		t.Fatalf("%+v", rep)
+	}
+	for _, p := range rep.Pages {
+		if p.P50ms <= 0 || p.P99ms < p.P50ms {
+			t.Fatalf("page %+v", p)
+		}
+	}
+}

@@ -54,15 +54,11 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	dir, err := os.MkdirTemp("", "clawmem-bench-console-")
+	dir, cfg, err := scratch("console")
 	if err != nil {
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := config.Load("", dir)
-	if err != nil {
-		return rep, err
-	}
 	quiet := slog.New(slog.DiscardHandler)
 	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
 	if err != nil {
@@ -147,4 +143,19 @@ func decodeDetails(res schemas.ToolResult, v any) error {
 		return err
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// scratch makes a temporary data dir for a bench and its default
+// configuration; the caller removes the dir.
+func scratch(name string) (string, *config.Config, error) {
+	dir, err := os.MkdirTemp("", "clawmem-bench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, cfg, nil
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
@@ -82,15 +81,11 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		defer stop()
 		logf("contention: %d other process(es) keep a core busy each", o.Contend)
 	}
-	dir, err := os.MkdirTemp("", "clawmem-bench-pipeline-")
+	dir, cfg, err := scratch("pipeline")
 	if err != nil {
 		return rep, err
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := config.Load("", dir)
-	if err != nil {
-		return rep, err
-	}
 	cfg.Store.Index, cfg.NATS.Sync = index, o.Sync
 	if err := cfg.Validate(); err != nil {
 		return rep, err

@@ -1,0 +1,218 @@
+// Package chaos is the start of clawmem's fault harness (issue 19): for
+// now the hostile-input scenario, which sends a corpus of bad bodies to a
+// running clawmem's surfaces and checks that each is refused with an error
+// and stores nothing.
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Entry is one bad input: to the hook ingest (Kind), a query operation
+// (Op, as Agent, or as admin with Agent ""), or a raw subject.
+type Entry struct {
+	Surface string `json:"surface"` // ingest, query or subject
+	Name    string `json:"name"`
+	Kind    string `json:"kind,omitempty"`
+	Op      string `json:"op,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Body    string `json:"body,omitempty"`
+	BodyHex string `json:"bodyHex,omitempty"` // for bytes JSON cannot hold (invalid UTF-8)
+}
+
+func (e Entry) body() ([]byte, error) {
+	if e.BodyHex != "" {
+		return hex.DecodeString(strings.ReplaceAll(e.BodyHex, " ", ""))
+	}
+	return []byte(e.Body), nil
+}
+
+// LoadCorpus reads a corpus file (testdata/chaos/hostile.json) and adds
+// the entries too large or too deep to keep in a file.
+func LoadCorpus(path string) ([]Entry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c []Entry
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", path, err)
+	}
+	huge := `{"event":{"success":true,"messages":[{"role":"user","content":"` + strings.Repeat("x", 10<<20) + `"}]},"ctx":{"agentId":"main"}}`
+	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+	return append(c,
+		Entry{Surface: "ingest", Kind: "agent_end", Name: "10 MB body", Body: huge},
+		Entry{Surface: "ingest", Kind: "agent_end", Name: "nesting 100,000 deep", Body: deep},
+		Entry{Surface: "query", Op: "recall", Agent: "main", Name: "recall: nesting 100,000 deep", Body: deep},
+		Entry{Surface: "query", Op: "store", Agent: "main", Name: "store: 2 MB text", Body: `{"text":"` + strings.Repeat("y", 2<<20) + `"}`},
+	), nil
+}
+
+// Outcome is what one entry got.
+type Outcome struct {
+	Name    string `json:"name"`
+	Surface string `json:"surface"`
+	Refused bool   `json:"refused"`
+	Answer  string `json:"answer"` // the status, error code or error
+}
+
+// HostileReport is the scenario's result: every entry refused, nothing
+// stored, and the instance still answering.
+type HostileReport struct {
+	Tried, Refused int
+	Before, After  int // memories (and history) before and after
+	Answering      bool
+	Outcomes       []Outcome
+	Pass           bool
+}
+
+// Target is a running clawmem: its hook ingest and its NATS.
+type Target struct {
+	IngestURL string
+	NC        *nats.Conn
+}
+
+// Hostile sends every entry to t and reports what each got.
+func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, error) {
+	var rep HostileReport
+	count := func() (int, error) {
+		var st struct {
+			Total   int `json:"total"`
+			History int `json:"history"`
+		}
+		_, err := request(ctx, t.NC, schemas.AdminSubject(schemas.OpStats), []byte(`{}`), &st)
+		return st.Total + st.History, err
+	}
+	var err error
+	if rep.Before, err = count(); err != nil {
+		return rep, fmt.Errorf("stats before: %w", err)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	for _, e := range corpus {
+		body, err := e.body()
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", e.Name, err)
+		}
+		o := Outcome{Name: e.Name, Surface: e.Surface}
+		switch e.Surface {
+		case "ingest":
+			o.Refused, o.Answer = postHook(ctx, hc, t.IngestURL+"/v1/hooks/"+e.Kind, body)
+		case "query":
+			subject := schemas.AdminSubject(e.Op)
+			if e.Agent != "" {
+				subject = schemas.ServiceSubject(e.Agent, e.Op)
+			}
+			o.Refused, o.Answer = ask(ctx, t.NC, subject, body)
+		case "subject":
+			o.Refused, o.Answer = ask(ctx, t.NC, e.Subject, body)
+		default:
+			return rep, fmt.Errorf("%s: unknown surface %q", e.Name, e.Surface)
+		}
+		rep.Tried++
+		if o.Refused {
+			rep.Refused++
+		}
+		rep.Outcomes = append(rep.Outcomes, o)
+	}
+	after, err := count()
+	rep.After, rep.Answering = after, err == nil
+	rep.Pass = rep.Answering && rep.Refused == rep.Tried && rep.After == rep.Before
+	return rep, nil
+}
+
+// postHook sends a hook body; a 4xx is a refusal (a 2xx accepted it, a
+// 5xx is a failure of clawmem's).
+func postHook(ctx context.Context, hc *http.Client, url string, body []byte) (bool, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return true, "request refused by the client: " + err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, "no answer: " + err.Error()
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	return resp.StatusCode >= 400 && resp.StatusCode < 500, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+}
+
+// ask sends a request; an error reply, no responder (a subject no
+// operation listens on) or a subject NATS refuses is a refusal.
+func ask(ctx context.Context, nc *nats.Conn, subject string, body []byte) (bool, string) {
+	code, err := request(ctx, nc, subject, body, nil)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return true, "no responders"
+	case errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrMaxPayload):
+		return true, "refused by NATS: " + err.Error()
+	case err != nil:
+		return false, err.Error()
+	}
+	return code != "", cmpOr(code, "accepted")
+}
+
+// request sends body to subject and decodes the reply's details into out;
+// it returns the error code of an error reply.
+func request(ctx context.Context, nc *nats.Conn, subject string, body []byte, out any) (string, error) {
+	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	msg, err := nc.RequestWithContext(rctx, subject, body)
+	if err != nil {
+		return "", err
+	}
+	var res struct {
+		Details json.RawMessage `json:"details"`
+		IsError bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(msg.Data, &res); err != nil {
+		return "", fmt.Errorf("reply is not a tool result: %w", err)
+	}
+	if res.IsError {
+		var d schemas.ErrorDetails
+		_ = json.Unmarshal(res.Details, &d)
+		return cmpOr(d.Code, "error"), nil
+	}
+	if out != nil {
+		return "", json.Unmarshal(res.Details, out)
+	}
+	return "", nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// WriteText prints the scenario's line and every entry not refused.
+func (r HostileReport) WriteText(w io.Writer) error {
+	verdict := "FAIL"
+	if r.Pass {
+		verdict = "pass"
+	}
+	fmt.Fprintf(w, "hostile input   %d tried, %d refused, memories %d before and %d after, still answering: %v   %s\n",
+		r.Tried, r.Refused, r.Before, r.After, r.Answering, verdict)
+	for _, o := range r.Outcomes {
+		if !o.Refused {
+			fmt.Fprintf(w, "  not refused: %s (%s): %s\n", o.Name, o.Surface, o.Answer)
+		}
+	}
+	return nil
+}
