@@ -136,7 +136,7 @@ type Invalidation struct {
 type ListOptions struct {
 	Scopes   ScopeFilter
 	Category schemas.Category // empty: any
-	Limit    int              // <= 0: 20
+	Limit    int              // <= 0: DefaultListLimit
 	Offset   int
 	History  bool // include memories that no longer hold (superseded, archived)
 	// Since and Until bound the memories' timestamps (epoch ms): Since
@@ -167,6 +167,9 @@ func NamesSession(metadata json.RawMessage, session string) bool {
 	}
 	return md.ID == session || md.Key == session
 }
+
+// DefaultListLimit is a List page's size when none is given.
+const DefaultListLimit = 20
 
 // ListKey is a memory's place in List's order.
 type ListKey struct {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/clawmem/clawmem/schemas"
@@ -21,5 +22,14 @@ func TestStampedAndForImport(t *testing.T) {
 	}
 	if _, err := ForImport([]schemas.Memory{{ID: "../x"}}, 1); !errors.Is(err, schemas.ErrInvalid) {
 		t.Fatalf("a non-UUID id gave %v", err)
+	}
+}
+
+// CosineForScore is VectorScore's inverse over the cosines' range.
+func TestCosineForScore(t *testing.T) {
+	for _, c := range []float64{-1, -0.3, 0, 0.5, 0.9, 0.98, 1} {
+		if got := CosineForScore(VectorScore(c)); math.Abs(got-c) > 1e-12 {
+			t.Fatalf("cosine %v: round trip %v", c, got)
+		}
 	}
 }

@@ -160,6 +160,10 @@ func (s *stage) run(ctx context.Context) error {
 	// settled at a time, and all of it before the stage returns.
 	var settling sync.WaitGroup
 	defer settling.Wait()
+	settleNext := func(settle func()) {
+		settling.Wait()
+		settling.Go(settle)
+	}
 	// A pipelined stage hands each prepared batch to its committer, which
 	// commits them one at a time in order: the next batch is fetched and
 	// prepared meanwhile, one batch ahead at most.
@@ -169,9 +173,7 @@ func (s *stage) run(ctx context.Context) error {
 		var committer sync.WaitGroup
 		committer.Go(func() {
 			for b := range commits {
-				settle := b.run.end(s, b.commit())
-				settling.Wait()
-				settling.Go(settle)
+				settleNext(b.run.end(s, b.commit()))
 			}
 		})
 		defer committer.Wait()
@@ -186,9 +188,7 @@ func (s *stage) run(ctx context.Context) error {
 		// reach the server or it would all be redelivered.
 		b := s.begin(context.WithoutCancel(ctx), msgs)
 		if s.prepare == nil {
-			settle := b.end(s, s.safely(len(b.live), func() []error { return s.handle(b.ctx, b.live) }))
-			settling.Wait()
-			settling.Go(settle)
+			settleNext(b.end(s, s.safely(len(b.live), func() []error { return s.handle(b.ctx, b.live) })))
 			continue
 		}
 		var commit func(context.Context) []error

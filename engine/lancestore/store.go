@@ -724,7 +724,7 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		return nil, err
 	}
 	if o.Limit <= 0 {
-		o.Limit = 20
+		o.Limit = engine.DefaultListLimit
 	}
 	o.Offset = max(o.Offset, 0)
 	s.mu.RLock()

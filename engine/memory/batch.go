@@ -174,13 +174,9 @@ func (e *Engine) CommitBatch(ctx context.Context, p *PreparedBatch) ([]StoreResu
 				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(hits[0].Memory), Score: hits[0].Score}
 				continue
 			}
-			if dup := batchDuplicate(since, m, filters[i], it.Dedup); dup >= 0 {
-				d := since[dup]
-				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(d.m), Score: engine.VectorScore(float64(vecindex.Cosine(d.m.Vector, m.Vector)))}
-				continue
-			}
-			if dup := batchDuplicate(accepted, m, filters[i], it.Dedup); dup >= 0 {
-				d := accepted[dup]
+			// Then the memories stored since the searches, and the earlier
+			// items of this batch.
+			if d, ok := earlierDuplicate(m, filters[i], it.Dedup, since, accepted); ok {
 				results[i] = StoreResult{Status: Duplicate, Memory: withoutVector(d.m), Score: engine.VectorScore(float64(vecindex.Cosine(d.m.Vector, m.Vector)))}
 				continue
 			}
@@ -330,15 +326,17 @@ type pendingItem struct {
 	supersedes string // full id of the memory it replaces, when the request names one
 }
 
-// batchDuplicate finds an earlier accepted item the new one duplicates and
-// whose scope the new one's caller can see.
-func batchDuplicate(accepted []pendingItem, m schemas.Memory, f engine.ScopeFilter, dedup float64) int {
-	for j, p := range accepted {
-		if f.Allows(p.m.Scope) && engine.VectorScore(float64(vecindex.Cosine(p.m.Vector, m.Vector))) >= dedup {
-			return j
+// earlierDuplicate finds, in the lists in turn, an earlier item the new one
+// duplicates and whose scope the new one's caller can see.
+func earlierDuplicate(m schemas.Memory, f engine.ScopeFilter, dedup float64, lists ...[]pendingItem) (pendingItem, bool) {
+	for _, l := range lists {
+		for _, p := range l {
+			if f.Allows(p.m.Scope) && engine.VectorScore(float64(vecindex.Cosine(p.m.Vector, m.Vector))) >= dedup {
+				return p, true
+			}
 		}
 	}
-	return -1
+	return pendingItem{}, false
 }
 
 // prepareItem applies Store's checks and defaults to one request.

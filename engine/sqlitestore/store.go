@@ -902,7 +902,7 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		return nil, nil
 	}
 	if o.Limit <= 0 {
-		o.Limit = 20
+		o.Limit = engine.DefaultListLimit
 	}
 	if o.Offset < 0 {
 		o.Offset = 0
@@ -1074,12 +1074,12 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
 	}
-	// A minimum vector score is a minimum cosine, 2 − 1/score (VectorScore
-	// inverted), which the index uses to skip hopeless candidates; a hair
-	// below it, so rounding never drops a hit the score check keeps.
+	// A minimum vector score is a minimum cosine, which the index uses to
+	// skip hopeless candidates; a hair below it, so rounding never drops a
+	// hit the score check keeps.
 	minSim := float32(math.Inf(-1))
 	if o.MinScore > 0 {
-		minSim = float32(2-1/o.MinScore) - 1e-5
+		minSim = float32(engine.CosineForScore(o.MinScore)) - 1e-5
 	}
 	hits := s.ix.SearchAbove(vec, o.Limit, groups, o.Probes, minSim)
 	seqs := make([]int64, 0, len(hits))

@@ -119,8 +119,8 @@ func fwht(x []float32) {
 	}
 }
 
-// bitWords is the number of 64-bit words in a bit code of the rotation.
-func (r *rotation) bitWords() int { return (r.d + 63) / 64 }
+// bitWords is the number of 64-bit words in a bit code of d coordinates.
+func bitWords(d int) int { return (d + 63) / 64 }
 
 // words views a code's bytes as the little-endian words of a bit code.
 // Codes start 8-aligned (heap arrays and page-aligned mappings, at a
@@ -177,7 +177,7 @@ func (r *rotation) prepare(q []float32) bitQuery {
 	for _, v := range x {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	b := bitQuery{planes: make([]uint64, 4*r.bitWords()), lo: lo, delta: (hi - lo) / 15}
+	b := bitQuery{planes: make([]uint64, 4*bitWords(r.d)), lo: lo, delta: (hi - lo) / 15}
 	var usum int
 	for i, v := range x {
 		u := 0
@@ -201,13 +201,6 @@ func (r *rotation) prepare(q []float32) bitQuery {
 func (b *bitQuery) estimate(scan uint64, f float32) float32 {
 	set := b.lo*float32(scan>>32) + b.delta*float32(uint32(scan))
 	return f * (2*set - b.sum)
-}
-
-// dot estimates ⟨o, q⟩ for one code w with factor f.
-func (b *bitQuery) dot(w []uint64, f float32) float32 {
-	var out [1]uint64
-	bitScanGeneric(w, len(w), b.planes, out[:])
-	return b.estimate(out[0], f)
 }
 
 // bitScanGeneric is the portable bitScan, and the reference the assembly

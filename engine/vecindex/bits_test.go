@@ -65,7 +65,7 @@ func TestBitEstimate(t *testing.T) {
 				o[i] = v[i] - c[i]
 			}
 			want := dot64(o, q)
-			e := float64(bq.dot(words(code), f)) - want
+			e := float64(estimateOne(&bq, code, f)) - want
 			sum += e
 			sq += e * e
 			norm += math.Sqrt(dot64(o, o))
@@ -78,10 +78,19 @@ func TestBitEstimate(t *testing.T) {
 		}
 		v := unit(randVec(rng, dim))
 		f := r.encodeBits(code, v, v, buf)
-		if bq := r.prepare(v); f != 0 || bq.dot(words(code), f) != 0 {
+		if bq := r.prepare(v); f != 0 || estimateOne(&bq, code, f) != 0 {
 			t.Errorf("dim %d: a vector on its centroid has factor %v", dim, f)
 		}
 	}
+}
+
+// estimateOne is the search's estimate of ⟨o, q⟩ for one code: its scan,
+// then the estimator.
+func estimateOne(bq *bitQuery, code []int8, f float32) float32 {
+	w := words(code)
+	var out [1]uint64
+	bitScan(w, len(w), bq.planes, out[:])
+	return bq.estimate(out[0], f)
 }
 
 func unit(v []float32) []float32 {

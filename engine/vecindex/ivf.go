@@ -75,7 +75,7 @@ func (iv *ivf) setCodes(c Codes) {
 // codeWidth is the bytes per row of codes c at dimension dim.
 func codeWidth(dim int, c Codes) int {
 	if c == CodesBits {
-		return 8 * ((ceilPow2(dim) + 63) / 64)
+		return 8 * bitWords(ceilPow2(dim))
 	}
 	return dim
 }

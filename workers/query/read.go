@@ -165,7 +165,7 @@ func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okRe
 		views[i] = schemas.View(m)
 	}
 	d := ListDetails{Count: len(views), Offset: r.Offset, Memories: views}
-	if limit := cmp.Or(r.Limit, 20); len(views) > 0 && len(views) == min(limit, memory.MaxListLimit) {
+	if limit := cmp.Or(r.Limit, engine.DefaultListLimit); len(views) > 0 && len(views) == min(limit, memory.MaxListLimit) {
 		d.NextCursor = listCursor(views[len(views)-1])
 	}
 	if len(views) == 0 {
