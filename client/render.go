@@ -11,22 +11,30 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// WriteRecall prints a recall reply as the CLI's search does: one line
-// per memory, and with explain where its score came from.
-func WriteRecall(w io.Writer, res schemas.ToolResult, explain bool) error {
+// RecallReply is a recall reply's details with each memory's score
+// sources typed (the wire type leaves them open).
+type RecallReply struct {
+	Mode, Rerank string
+	Memories     []struct {
+		schemas.MemoryView
+		Sources *retrieve.Sources `json:"sources"`
+	}
+}
+
+// DecodeDetails decodes a reply's details into v.
+func DecodeDetails(res schemas.ToolResult, v any) error {
 	raw, err := json.Marshal(res.Details)
 	if err != nil {
 		return err
 	}
-	// Sources is typed here; the wire type leaves it open.
-	var d struct {
-		Mode, Rerank string
-		Memories     []struct {
-			schemas.MemoryView
-			Sources *retrieve.Sources `json:"sources"`
-		}
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
+	return json.Unmarshal(raw, v)
+}
+
+// WriteRecall prints a recall reply as the CLI's search does: one line
+// per memory, and with explain where its score came from.
+func WriteRecall(w io.Writer, res schemas.ToolResult, explain bool) error {
+	var d RecallReply
+	if err := DecodeDetails(res, &d); err != nil {
 		return fmt.Errorf("unexpected recall reply: %w", err)
 	}
 	if len(d.Memories) == 0 {

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -237,7 +238,7 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		sess := s.sessionOf(w, r)
 		if sess == nil {
 			if r.Method == http.MethodGet {
-				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
 			s.fail(w, r, http.StatusUnauthorized, "Log in first.")

@@ -17,7 +17,8 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/query"
@@ -209,13 +210,8 @@ func (s *Server) knownAgent(ctx context.Context, agent string) error {
 // that holds memories (a defined custom scope, or one an import brought).
 // Anything else is more likely a typing mistake than an empty answer.
 func (s *Server) knownScope(ctx context.Context, scope string) error {
-	if scope == "" || scope == "global" {
+	if typ, _ := scopes.Parse(scope); scope == "" || typ != "" {
 		return nil
-	}
-	for _, p := range []string{"agent:", "custom:", "project:", "user:"} {
-		if strings.HasPrefix(scope, p) && len(scope) > len(p) {
-			return nil
-		}
 	}
 	var st struct {
 		ByScope map[string]int `json:"byScope"`
@@ -256,38 +252,15 @@ type liveView struct {
 	Checks    []StartupCheck
 	ChecksAt  string
 	HasChecks bool
-	Index     *indexView
+	Index     *engine.IndexState
 	Err       string
 }
 
-type indexView struct {
-	Kind, Memory, Codes, From, Why, SpillFailure string
-	Rows, Lists, Probes                          int
-	Trained, Mapped                              bool
-	VectorMB, IndexMB                            float64
-}
-
+// adminStats is the part of an admin stats reply the overview shows.
 type adminStats struct {
-	Total      int            `json:"total"`
-	History    int            `json:"history"`
-	ByScope    map[string]int `json:"byScope"`
-	ByCategory map[string]int `json:"byCategory"`
-	ByDay      map[string]int `json:"byDay"`
-	Index      *struct {
-		Kind         string `json:"kind"`
-		Rows         int    `json:"rows"`
-		Trained      bool   `json:"trained"`
-		Lists        int    `json:"lists"`
-		Probes       int    `json:"probes"`
-		Codes        string `json:"codes"`
-		Memory       string `json:"memory"`
-		Mapped       bool   `json:"mapped"`
-		From         string `json:"from"`
-		Why          string `json:"why"`
-		VectorBytes  int64  `json:"vectorBytes"`
-		IndexBytes   int64  `json:"indexBytes"`
-		SpillFailure string `json:"spillFailure"`
-	} `json:"index"`
+	engine.Stats
+	ByDay map[string]int     `json:"byDay"`
+	Index *engine.IndexState `json:"index"`
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
@@ -330,12 +303,7 @@ func (s *Server) liveState(ctx context.Context, st *adminStats) liveView {
 			v.Err = err.Error()
 		}
 	}
-	v.Total, v.History = st.Total, st.History
-	if ix := st.Index; ix != nil {
-		v.Index = &indexView{Kind: ix.Kind, Memory: ix.Memory, Codes: ix.Codes, From: ix.From, Why: ix.Why, SpillFailure: ix.SpillFailure,
-			Rows: ix.Rows, Lists: ix.Lists, Probes: ix.Probes, Trained: ix.Trained, Mapped: ix.Mapped,
-			VectorMB: float64(ix.VectorBytes) / (1 << 20), IndexMB: float64(ix.IndexBytes) / (1 << 20)}
-	}
+	v.Total, v.History, v.Index = st.Total, st.History, st.Index
 	pctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	if status, err := s.o.Pipeline.Status(pctx); err != nil {
@@ -699,13 +667,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.failWith(w, r, err)
 		return
 	}
-	var d struct {
-		Mode, Rerank string
-		Memories     []struct {
-			schemas.MemoryView
-			Sources *retrieve.Sources `json:"sources"`
-		}
-	}
+	var d client.RecallReply
 	if err := s.call(r.Context(), schemas.OpRecall, v.Agent, schemas.RecallRequest{Query: v.Query, Scope: v.Scope, Limit: v.Limit, IncludeSuperseded: v.History}, &d); err != nil {
 		s.failWith(w, r, err)
 		return

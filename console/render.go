@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -26,6 +25,7 @@ var funcs = template.FuncMap{
 		}
 		return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04")
 	},
+	"mb": func(bytes int64) float64 { return float64(bytes) / (1 << 20) },
 	"short": func(id string) string {
 		if len(id) > 8 {
 			return id[:8]
@@ -79,5 +79,3 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
-
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }

@@ -8,13 +8,14 @@ import (
 
 // InstanceRunning reports a live `clawmem up` on dataDir.
 func InstanceRunning(dataDir string) bool {
-	b, err := os.ReadFile(filepath.Join(dataDir, RunFile))
-	if err != nil {
-		return false
-	}
+	info, ok := ReadRunInfo(dataDir)
+	return ok && info.PID > 0 && processAlive(info.PID)
+}
+
+// ReadRunInfo reads the run file of the `clawmem up` on dataDir; false
+// when there is none, or it does not decode.
+func ReadRunInfo(dataDir string) (RunInfo, bool) {
 	var info RunInfo
-	if json.Unmarshal(b, &info) != nil || info.PID <= 0 {
-		return false
-	}
-	return processAlive(info.PID)
+	b, err := os.ReadFile(filepath.Join(dataDir, RunFile))
+	return info, err == nil && json.Unmarshal(b, &info) == nil
 }

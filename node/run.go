@@ -280,12 +280,8 @@ func writeRunInfo(dir string, info RunInfo) error {
 // LocalNATS is the NATS of the `clawmem up` using this data dir, else the
 // default embedded address.
 func LocalNATS(cfg *config.Config) string {
-	b, err := os.ReadFile(filepath.Join(cfg.DataDir, RunFile))
-	if err == nil {
-		var info RunInfo
-		if json.Unmarshal(b, &info) == nil && info.NATSURL != "" {
-			return info.NATSURL
-		}
+	if info, ok := ReadRunInfo(cfg.DataDir); ok && info.NATSURL != "" {
+		return info.NATSURL
 	}
 	return fmt.Sprintf("nats://127.0.0.1:%d", cfg.NATS.Port)
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -39,9 +36,8 @@ refused may store something.`,
 				return err
 			}
 			if ingestURL == "" {
-				var info node.RunInfo
-				b, err := os.ReadFile(filepath.Join(cfg.DataDir, node.RunFile))
-				if err != nil || json.Unmarshal(b, &info) != nil || info.IngestURL == "" {
+				info, ok := node.ReadRunInfo(cfg.DataDir)
+				if !ok || info.IngestURL == "" {
 					return fmt.Errorf("no running clawmem on %s: start clawmem up, or give --ingest-url and --nats-url", cfg.DataDir)
 				}
 				ingestURL = info.IngestURL

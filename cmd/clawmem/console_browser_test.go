@@ -399,10 +399,9 @@ func TestUICommand(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "")
 	serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
-	var info node.RunInfo
-	b, _ := os.ReadFile(filepath.Join(dir, node.RunFile))
-	if err := json.Unmarshal(b, &info); err != nil {
-		t.Fatal(err)
+	info, ok := node.ReadRunInfo(dir)
+	if !ok {
+		t.Fatal("no run file")
 	}
 	nc, err := nats.Connect(info.NATSURL)
 	if err != nil {

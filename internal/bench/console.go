@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -94,7 +93,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 		return rep, fmt.Errorf("list: %v %v", err, res.Content)
 	}
 	var mid query.ListDetails
-	if err := decodeDetails(res, &mid); err != nil || len(mid.Memories) == 0 {
+	if err := client.DecodeDetails(res, &mid); err != nil || len(mid.Memories) == 0 {
 		return rep, fmt.Errorf("list: %v", err)
 	}
 	m := mid.Memories[0]
@@ -134,15 +133,6 @@ func (r ConsoleReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  %-36s p50 %7.2f ms  p99 %7.2f ms\n", p.Name, p.P50ms, p.P99ms)
 	}
 	return nil
-}
-
-// decodeDetails decodes a reply's details into v.
-func decodeDetails(res schemas.ToolResult, v any) error {
-	raw, err := json.Marshal(res.Details)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, v)
 }
 
 // scratch makes a temporary data dir for a bench and its default

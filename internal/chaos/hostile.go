@@ -6,6 +6,7 @@ package chaos
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -164,7 +165,7 @@ func ask(ctx context.Context, nc *nats.Conn, subject string, body []byte) (bool,
 	case err != nil:
 		return false, err.Error()
 	}
-	return code != "", cmpOr(code, "accepted")
+	return code != "", cmp.Or(code, "accepted")
 }
 
 // request sends body to subject and decodes the reply's details into out;
@@ -186,19 +187,12 @@ func request(ctx context.Context, nc *nats.Conn, subject string, body []byte, ou
 	if res.IsError {
 		var d schemas.ErrorDetails
 		_ = json.Unmarshal(res.Details, &d)
-		return cmpOr(d.Code, "error"), nil
+		return cmp.Or(d.Code, "error"), nil
 	}
 	if out != nil {
 		return "", json.Unmarshal(res.Details, out)
 	}
 	return "", nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // WriteText prints the scenario's line and every entry not refused.
