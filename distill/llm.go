@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 // LLM is a chat model that answers one prompt. Implementations must be safe
@@ -155,6 +158,11 @@ func (p callPolicy) do(ctx context.Context, a attempt) (Response, error) {
 		}
 		status := a.status(err)
 		if ctx.Err() != nil || !retryable(status) || try >= p.maxRetries {
+			if ctx.Err() == nil && (retryable(status) || errors.Is(err, ErrTimeout) || unreachable(err)) {
+				// The provider is down, overloaded or hanging: a failure
+				// of the moment, which the pipeline waits out.
+				err = schemas.Unavailable(err)
+			}
 			if try > 0 {
 				err = fmt.Errorf("after %d attempts: %w", try+1, err)
 			}
@@ -174,6 +182,15 @@ func (p callPolicy) once(ctx context.Context, call func(context.Context) (Respon
 		return Response{}, fmt.Errorf("%w: no answer within %s (raise the llm timeout for slow models): %w", ErrTimeout, p.timeout, context.DeadlineExceeded)
 	}
 	return resp, err
+}
+
+// unreachable reports a failure to reach the provider at all (refused,
+// reset, no route, DNS).
+func unreachable(err error) bool {
+	var ne net.Error
+	var ue *url.Error
+	var oe *net.OpError
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &ne)
 }
 
 func retryable(status int) bool {

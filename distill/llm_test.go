@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 const testPrompt = "<transcript>\n[U1] I prefer table-driven tests with t.Run subtests\n</transcript>"
@@ -47,7 +48,8 @@ func TestProviderRetriesAndTimeouts(t *testing.T) {
 						t.Errorf("resp %+v lessons %v err %v", resp, ls, err)
 					}
 				case c.wantErr != nil:
-					if !errors.Is(err, c.wantErr) || !errors.Is(err, context.DeadlineExceeded) {
+					// A hang is the provider's failure of the moment.
+					if !errors.Is(err, c.wantErr) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, schemas.ErrUnavailable) {
 						t.Errorf("err = %v, want %v", err, c.wantErr)
 					}
 					if elapsed < c.timeout || elapsed > c.timeout+2*time.Second {
@@ -56,6 +58,9 @@ func TestProviderRetriesAndTimeouts(t *testing.T) {
 				default:
 					if err == nil || !strings.Contains(err.Error(), c.errText) || !strings.Contains(err.Error(), p) {
 						t.Errorf("err = %v, want it to name %s and %q", err, p, c.errText)
+					}
+					if !errors.Is(err, schemas.ErrUnavailable) {
+						t.Errorf("err = %v: retries used up on 429 is not marked unavailable", err)
 					}
 				}
 			})

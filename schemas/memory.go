@@ -71,6 +71,15 @@ const (
 // input from failures of the system.
 var ErrInvalid = errors.New("invalid input")
 
+// ErrUnavailable is wrapped by errors of a provider (embedding, LLM) that
+// is down, overloaded, timing out or answering garbage: a failure of the
+// moment, not of the input, so a pipeline stage retries it for as long
+// as it lasts instead of dead-lettering the message.
+var ErrUnavailable = errors.New("provider unavailable")
+
+// Unavailable marks err as a provider's failure of the moment.
+func Unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
+
 var scopePattern = regexp.MustCompile(`^[a-zA-Z0-9._:-]+$`)
 
 // ValidateScope checks a scope name's format: ^[a-zA-Z0-9._:-]+$, at most 100 chars.

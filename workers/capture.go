@@ -80,7 +80,13 @@ func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m
 	}
 	c.st = stage{name: schemas.ConsumerCapture, js: js, stream: schemas.StreamEvents,
 		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*"), schemas.EventSubject(schemas.KindMessageReceived, "*"),
-			schemas.EventSubject(schemas.KindMessageSent, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log}
+			schemas.EventSubject(schemas.KindMessageSent, "*")}, cfg: cfg.Stage, handle: c.handle, metrics: m, log: log,
+		probe: func(ctx context.Context) error {
+			if r := emb.Test(ctx); !r.Success {
+				return errors.New(r.Error)
+			}
+			return nil
+		}}
 	return c
 }
 

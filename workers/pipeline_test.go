@@ -283,7 +283,9 @@ func TestFlakyEmbedderLosesNothingAndPoisonGoesToDLQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast := StageConfig{Batch: 4, MaxDeliver: 40, Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}}
+	// A flaky provider's failures are waited out (they do not count while
+	// its probe fails too), so few deliveries are needed.
+	fast := StageConfig{Batch: 4, MaxDeliver: 8, Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}}
 	p := startPipeline(t, emb, fast)
 	want := map[string]bool{}
 	for i := 0; i < 12; i++ {
@@ -307,7 +309,7 @@ func TestFlakyEmbedderLosesNothingAndPoisonGoesToDLQ(t *testing.T) {
 	// A message that can never be embedded ends in the DLQ with its reason.
 	p.publishAgentEnd(t, "main", "cursed-session", []schemas.Message{userMsg("Remember the cursed password hint")}, "")
 	var dlq jetstream.RawStreamMsg
-	waitFor(t, 30*time.Second, func() error {
+	waitFor(t, 90*time.Second, func() error {
 		s, err := p.js.Stream(context.Background(), schemas.StreamDLQ)
 		if err != nil {
 			return err
@@ -321,7 +323,7 @@ func TestFlakyEmbedderLosesNothingAndPoisonGoesToDLQ(t *testing.T) {
 	})
 	h := dlq.Header
 	if h.Get(schemas.HeaderDLQStage) != "capture" || !strings.Contains(h.Get(schemas.HeaderDLQReason), "500") ||
-		h.Get(schemas.HeaderDLQAttempts) != "40" || h.Get(schemas.HeaderDLQSubject) != schemas.EventSubject(schemas.KindAgentEnd, "main") {
+		h.Get(schemas.HeaderDLQAttempts) != "8" || h.Get(schemas.HeaderDLQSubject) != schemas.EventSubject(schemas.KindAgentEnd, "main") {
 		t.Fatalf("DLQ headers: %v", h)
 	}
 	if !strings.Contains(string(dlq.Data), "cursed password") {

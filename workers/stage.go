@@ -93,11 +93,19 @@ type stage struct {
 	prepare prepareHandler
 	metrics *StageMetrics
 	log     *slog.Logger
+	// waited counts, by stream sequence, the deliveries of a message that
+	// ended in a provider's outage: they do not count towards MaxDeliver.
+	// Each run makes its own.
+	waited *sync.Map // uint64 -> int
+	// probe, when set, asks the stage's provider whether it is up (a
+	// request of its own, not a message's): a message that fails on a
+	// provider that answers the probe is the message's fault, and counts.
+	probe func(ctx context.Context) error
 }
 
 // StageMetrics are the per-stage Prometheus series.
 type StageMetrics struct {
-	Messages *prometheus.CounterVec   // stage, result: ok, retry, dlq
+	Messages *prometheus.CounterVec   // stage, result: ok, retry, unavailable, dlq
 	Duration *prometheus.HistogramVec // stage
 }
 
@@ -139,6 +147,7 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
+	s.waited = new(sync.Map)
 	cons, err := jsretry.Do(ctx, s.log, s.name+" consumer", func(ctx context.Context) (jetstream.Consumer, error) {
 		return s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
 	})
@@ -188,7 +197,7 @@ func (s *stage) run(ctx context.Context) error {
 		// reach the server or it would all be redelivered.
 		b := s.begin(context.WithoutCancel(ctx), msgs)
 		if s.prepare == nil {
-			settleNext(b.end(s, s.safely(len(b.live), func() []error { return s.handle(b.ctx, b.live) })))
+			settleNext(b.end(s, s.waitOut(ctx, b)))
 			continue
 		}
 		var commit func(context.Context) []error
@@ -263,7 +272,7 @@ func (s *stage) begin(ctx context.Context, msgs []jetstream.Msg) *batchRun {
 	b := &batchRun{start: time.Now(), results: make([]string, len(msgs))}
 	for i, m := range msgs {
 		md, err := m.Metadata()
-		if err == nil && int(md.NumDelivered) > s.cfg.MaxDeliver {
+		if err == nil && s.attempts(md) > s.cfg.MaxDeliver {
 			// Earlier attempts timed out or crashed without an answer.
 			b.results[i] = s.deadLetter(ctx, m, fmt.Sprintf("no result after %d deliveries (handler timed out or crashed)", md.NumDelivered-1))
 			continue
@@ -342,9 +351,99 @@ func (s *stage) heartbeat(msgs []jetstream.Msg) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
+// Provider outages (errors wrapping schemas.ErrUnavailable) are waited
+// out: a batch is held and retried in place for up to MaxHold, then handed
+// back with a delay of up to UnavailableRetry, and neither counts towards
+// MaxDeliver while the message is younger than MaxOutage and the stage's
+// probe (if any) says the provider is down.
+const (
+	UnavailableRetry = 10 * time.Second
+	MaxHold          = 2 * time.Minute
+	MaxOutage        = 30 * time.Minute
+)
+
+// providerUp asks the stage's probe; with none, the provider is taken to
+// be down (the failure said so).
+func (s *stage) providerUp(ctx context.Context) bool {
+	if s.probe == nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.probe(pctx) == nil
+}
+
+// attempts is a message's deliveries that count towards MaxDeliver: all
+// but those that ended in a provider's outage (as this process saw them).
+func (s *stage) attempts(md *jetstream.MsgMetadata) int {
+	v, _ := s.waited.Load(md.Sequence.Stream)
+	n, _ := v.(int)
+	return int(md.NumDelivered) - n
+}
+
+// unavailable reports a failure that is a provider's outage.
+func unavailable(err error) bool {
+	return err != nil && errors.Is(err, schemas.ErrUnavailable) && !IsPermanent(err)
+}
+
+// waitOut runs a one-phase handler on a batch and, while some of its
+// messages fail on a provider's outage, runs it again on those after a
+// growing wait (up to UnavailableRetry), holding them (the heartbeat keeps
+// them in progress) rather than handing them back: an outage costs no
+// deliveries and keeps the messages' order. It stops waiting when ctx
+// (the stage's run) ends; what still failed is then settled as usual.
+func (s *stage) waitOut(ctx context.Context, b *batchRun) []error {
+	errs := s.safely(len(b.live), func() []error { return s.handle(b.ctx, b.live) })
+	held := time.Now()
+	for wait := 500 * time.Millisecond; ; wait = min(2*wait, UnavailableRetry) {
+		var idx []int
+		for i, err := range errs {
+			if unavailable(err) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 || time.Since(held) > MaxHold {
+			return errs
+		}
+		if s.providerUp(ctx) {
+			// The provider answers: these messages fail on their own
+			// account, and their deliveries count.
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("%s (while the provider answered a probe)", errs[i])
+			}
+			return errs
+		}
+		s.log.Warn("provider unavailable; holding the batch", "stage", s.name, "messages", len(idx), "retryIn", wait, "err", errs[idx[0]])
+		select {
+		case <-ctx.Done():
+			return errs
+		case <-time.After(wait):
+		}
+		again := make([]jetstream.Msg, len(idx))
+		for j, i := range idx {
+			again[j] = b.live[i]
+		}
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.MaxDuration)
+		res := s.safely(len(again), func() []error { return s.handle(actx, again) })
+		cancel()
+		if res == nil {
+			res = make([]error, len(again))
+		}
+		if errs == nil {
+			errs = make([]error, len(b.live))
+		}
+		for j, i := range idx {
+			errs[i] = res[j]
+		}
+	}
+}
+
 // settle acks, retries or dead-letters one message and names the outcome.
 func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 	if err == nil {
+		if md, merr := m.Metadata(); merr == nil {
+			s.waited.Delete(md.Sequence.Stream)
+		}
 		if aerr := m.DoubleAck(ctx); aerr != nil {
 			s.log.Warn("ack failed; the message will be redelivered", "stage", s.name, "err", aerr)
 		}
@@ -360,7 +459,23 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 	md, merr := m.Metadata()
 	attempts := 1
 	if merr == nil {
-		attempts = int(md.NumDelivered)
+		attempts = s.attempts(md)
+	}
+	if unavailable(err) && (merr != nil || time.Since(md.Timestamp) < MaxOutage) && !s.providerUp(ctx) {
+		// A provider's outage is not the message's fault: the delivery is
+		// not counted, and the message does not go to the DLQ for it
+		// (until it is MaxOutage old).
+		n := 1
+		if merr == nil {
+			v, _ := s.waited.Load(md.Sequence.Stream)
+			n, _ = v.(int)
+			n++
+			s.waited.Store(md.Sequence.Stream, n)
+		}
+		delay := min(s.cfg.Backoff[min(n-1, len(s.cfg.Backoff)-1)], UnavailableRetry)
+		s.log.Warn("provider unavailable; will retry", "stage", s.name, "retryIn", delay, "err", err)
+		_ = m.NakWithDelay(delay)
+		return "unavailable"
 	}
 	if IsPermanent(err) || attempts >= s.cfg.MaxDeliver {
 		return s.deadLetter(ctx, m, err.Error())
@@ -383,7 +498,8 @@ func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) 
 	}
 	attempts := "1"
 	if md, err := m.Metadata(); err == nil {
-		attempts = strconv.FormatUint(md.NumDelivered, 10)
+		attempts = strconv.Itoa(s.attempts(md))
+		defer s.waited.Delete(md.Sequence.Stream)
 		h.Set(schemas.HeaderDLQStream, md.Stream)
 		h.Set(schemas.HeaderDLQSequence, strconv.FormatUint(md.Sequence.Stream, 10))
 	}

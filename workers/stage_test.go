@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 // A stage settles a batch while it handles the next, one batch at a time,
@@ -184,4 +185,74 @@ func TestStagePipelinesPrepareWithCommit(t *testing.T) {
 		t.Fatalf("acked up to %d of %d", info.AckFloor.Stream, n)
 	}
 	t.Logf("%d batches, %d prepared during a commit", len(prepared), overlaps.Load())
+}
+
+// A provider's outage (schemas.ErrUnavailable) is retried past MaxDeliver
+// and never dead-letters a message; any other failure still does, with
+// its reason.
+func TestStageWaitsOutAProviderOutage(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	for _, sc := range []jetstream.StreamConfig{
+		{Name: "T", Subjects: []string{"t.>"}},
+		{Name: schemas.StreamDLQ, Subjects: []string{schemas.DLQSubject}},
+	} {
+		if _, err := js.CreateStream(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tries sync.Map // body -> *atomic.Int64
+	var stored atomic.Int64
+	runCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	s := &stage{name: "t", js: js, stream: "T", subjects: []string{"t.>"},
+		cfg:     StageConfig{Batch: 4, AckWait: 5 * time.Second, MaxDeliver: 2, Backoff: []time.Duration{10 * time.Millisecond}},
+		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler),
+		handle: func(_ context.Context, msgs []jetstream.Msg) []error {
+			errs := make([]error, len(msgs))
+			for i, m := range msgs {
+				c, _ := tries.LoadOrStore(string(m.Data()), new(atomic.Int64))
+				n := c.(*atomic.Int64).Add(1)
+				switch {
+				case string(m.Data()) == "poison":
+					errs[i] = fmt.Errorf("not an event")
+				case n <= 3:
+					errs[i] = schemas.Unavailable(fmt.Errorf("HTTP 503"))
+				default:
+					if stored.Add(1) == 3 {
+						go func() { time.Sleep(200 * time.Millisecond); stop() }()
+					}
+				}
+			}
+			return errs
+		}}
+	for _, b := range []string{"a", "b", "poison", "c"} {
+		if _, err := js.Publish(ctx, "t.x", []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.run(runCtx); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Load() != 3 {
+		t.Fatalf("%d of 3 messages handled after the outage", stored.Load())
+	}
+	dlq, err := js.Stream(ctx, schemas.StreamDLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := dlq.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d messages dead-lettered, want only the poison one", info.State.Msgs)
+	}
+	m, err := dlq.GetMsg(ctx, info.State.FirstSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Data) != "poison" || m.Header.Get(schemas.HeaderDLQReason) != "not an event" {
+		t.Fatalf("dead letter %q, reason %q", m.Data, m.Header.Get(schemas.HeaderDLQReason))
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/clawmem/clawmem/schemas"
 )
 
 type remoteConfig struct {
@@ -132,6 +134,27 @@ func (r *remote) embedCached(ctx context.Context, texts []string, task string) (
 // timeout bounds each request rather than the whole of EmbedPassages, so a
 // large backfill is not cut short just for having many batches.
 func (r *remote) call(ctx context.Context, inputs []string, task string) ([][]float32, error) {
+	// A provider's passing failure (a 5xx, a 429, a refused connection, a
+	// garbled reply) is tried again twice at once, so a provider failing
+	// one request in two costs little; a timeout is not (it would wait
+	// as long again).
+	for try := 0; ; try++ {
+		vecs, err := r.callOnce(ctx, inputs, task)
+		if err == nil || try == len(retryDelays) || !errors.Is(err, schemas.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			return vecs, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(retryDelays[try]):
+		}
+	}
+}
+
+// retryDelays are the waits before call's second and third tries.
+var retryDelays = []time.Duration{100 * time.Millisecond, 300 * time.Millisecond}
+
+func (r *remote) callOnce(ctx context.Context, inputs []string, task string) ([][]float32, error) {
 	callCtx, cancel := context.WithTimeout(ctx, r.cfg.timeout)
 	defer cancel()
 	resp, err := r.client.CreateEmbeddings(callCtx, r.request(inputs, task))
@@ -170,18 +193,18 @@ func (r *remote) request(inputs []string, task string) openai.EmbeddingRequestSt
 // to answer in input order, and some proxies do not.
 func (r *remote) ordered(resp openai.EmbeddingResponse, n int) ([][]float32, error) {
 	if len(resp.Data) != n {
-		return nil, fmt.Errorf("embedding endpoint %s returned %d vectors for %d inputs", r.cfg.baseURL, len(resp.Data), n)
+		return nil, schemas.Unavailable(fmt.Errorf("embedding endpoint %s returned %d vectors for %d inputs", r.cfg.baseURL, len(resp.Data), n))
 	}
 	out := make([][]float32, n)
 	for _, item := range resp.Data {
 		if item.Index < 0 || item.Index >= n {
-			return nil, fmt.Errorf("embedding endpoint %s returned index %d for a batch of %d inputs", r.cfg.baseURL, item.Index, n)
+			return nil, schemas.Unavailable(fmt.Errorf("embedding endpoint %s returned index %d for a batch of %d inputs", r.cfg.baseURL, item.Index, n))
 		}
 		if out[item.Index] != nil {
-			return nil, fmt.Errorf("embedding endpoint %s returned index %d twice", r.cfg.baseURL, item.Index)
+			return nil, schemas.Unavailable(fmt.Errorf("embedding endpoint %s returned index %d twice", r.cfg.baseURL, item.Index))
 		}
 		if err := checkVector(item.Embedding, r.cfg.dims, r.cfg.model); err != nil {
-			return nil, err
+			return nil, schemas.Unavailable(err)
 		}
 		out[item.Index] = item.Embedding
 	}
@@ -208,18 +231,18 @@ func (r *remote) describe(ctx context.Context, err error) error {
 	case status == http.StatusNotFound:
 		return fmt.Errorf("%s failed with HTTP 404; check embedding.baseURL (usually ending in /v1) and embedding.model: %w", where, err)
 	case status == http.StatusTooManyRequests:
-		return fmt.Errorf("%s was rate limited (HTTP 429); retry later or check the account's quota: %w", where, err)
+		return fmt.Errorf("%s was rate limited (HTTP 429); retry later or check the account's quota: %w", where, schemas.Unavailable(err))
 	case status >= 500:
-		return fmt.Errorf("%s failed with HTTP %d on the provider's side; retry later: %w", where, status, err)
+		return fmt.Errorf("%s failed with HTTP %d on the provider's side; retry later: %w", where, status, schemas.Unavailable(err))
 	case status != 0:
 		return fmt.Errorf("%s was rejected with HTTP %d; check embedding.model, embedding.dimensions and the task settings: %w", where, status, err)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s abandoned: %w", where, err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s timed out after %s; check that embedding.baseURL is reachable and responsive: %w", where, r.cfg.timeout, err)
+		return fmt.Errorf("%s timed out after %s; check that embedding.baseURL is reachable and responsive: %w", where, r.cfg.timeout, schemas.Unavailable(err))
 	case errors.As(err, &urlErr):
-		return fmt.Errorf("%s could not reach the server; check embedding.baseURL: %w", where, err)
+		return fmt.Errorf("%s could not reach the server; check embedding.baseURL: %w", where, schemas.Unavailable(err))
 	default:
-		return fmt.Errorf("%s got an unreadable reply; check that embedding.baseURL is an OpenAI-compatible endpoint: %w", where, err)
+		return fmt.Errorf("%s got an unreadable reply; check that embedding.baseURL is an OpenAI-compatible endpoint: %w", where, schemas.Unavailable(err))
 	}
 }

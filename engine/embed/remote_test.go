@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 const (
@@ -648,6 +649,13 @@ func TestRemoteBadReplies(t *testing.T) {
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("error %v is not %v", err, tt.is)
 			}
+			// A provider that is down or answers garbage is a failure of
+			// the moment (the pipeline waits it out); a refusal of the
+			// request or the key is not.
+			refused := tt.name == "OpenAI style 401" || tt.name == "404" || tt.name == "400"
+			if errors.Is(err, schemas.ErrUnavailable) == refused {
+				t.Errorf("error %v: unavailable %v, want %v", err, !refused, refused)
+			}
 			if got := e.(StatsProvider).CacheStats().Size; got != 0 {
 				t.Errorf("a failed reply left %d cache entries", got)
 			}
@@ -677,7 +685,7 @@ func TestRemoteTimeout(t *testing.T) {
 	start := time.Now()
 	_, err := e.EmbedQuery(context.Background(), "anyone there?")
 	elapsed := time.Since(start)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 100ms") {
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, schemas.ErrUnavailable) || !strings.Contains(err.Error(), "timed out after 100ms") {
 		t.Fatalf("error = %v, want a timeout after 100ms", err)
 	}
 	if elapsed > 5*time.Second {
@@ -703,7 +711,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	cfg := remoteConfigFor(t, f)
 	f.srv.Close()
 	_, err := newTestRemote(t, cfg).EmbedQuery(context.Background(), "hello")
-	if err == nil || !strings.Contains(err.Error(), "could not reach") {
+	if !errors.Is(err, schemas.ErrUnavailable) || !strings.Contains(err.Error(), "could not reach") {
 		t.Fatalf("error = %v, want an unreachable-server error", err)
 	}
 }
@@ -939,8 +947,8 @@ func TestRemoteFailedBatchKeepsEarlierBatches(t *testing.T) {
 	f := newFakeAPI(t, testDims)
 	var calls int
 	f.reply = func(w http.ResponseWriter, r *http.Request, req sentRequest) {
-		calls++ // requests are sequential
-		if calls == 2 {
+		calls++                                        // requests are sequential
+		if calls >= 2 && calls <= 2+len(retryDelays) { // the second batch, and each of its tries
 			http.Error(w, "flaky", http.StatusBadGateway)
 			return
 		}
@@ -958,7 +966,35 @@ func TestRemoteFailedBatchKeepsEarlierBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := f.requests()
-	if len(sent) != 3 || !slices.Equal(sent[2].Input, []string{"c", "d"}) {
+	if len(sent) != 3+len(retryDelays) || !slices.Equal(sent[len(sent)-1].Input, []string{"c", "d"}) {
 		t.Fatalf("retry sent %q, want only the batch that failed", sent[len(sent)-1].Input)
+	}
+}
+
+// A provider's passing failure (here a 503, then a garbled reply) is
+// tried again at once; a refusal (400) is not.
+func TestRemoteRetriesPassingFailures(t *testing.T) {
+	f := newFakeAPI(t, testDims)
+	var calls int
+	f.reply = func(w http.ResponseWriter, r *http.Request, req sentRequest) {
+		calls++
+		switch calls {
+		case 1:
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case 2:
+			io.WriteString(w, "{garbled")
+		case 4:
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"input too long"}}`)
+		default:
+			writeEmbeddings(w, req, testDims, false)
+		}
+	}
+	e := newTestRemote(t, remoteConfigFor(t, f))
+	if _, err := e.EmbedQuery(context.Background(), "first"); err != nil || calls != 3 {
+		t.Fatalf("err %v after %d calls, want success on the third", err, calls)
+	}
+	if _, err := e.EmbedQuery(context.Background(), "second"); err == nil || calls != 4 || errors.Is(err, schemas.ErrUnavailable) {
+		t.Fatalf("err %v after %d calls, want the 400 at once, not marked unavailable", err, calls)
 	}
 }

@@ -174,8 +174,10 @@ func TestContextReturnsWithinTimeout(t *testing.T) {
 			if elapsed >= time.Second {
 				t.Fatalf("Context took %v with a 100ms timeout", elapsed)
 			}
-			if !res.TimedOut || res.Block != "" || len(res.Memories) != 0 {
-				t.Fatalf("result %+v, want timed out with an empty block", res)
+			// Either the wait ended (an empty block), or the embedder's
+			// share of the time ran out first and recall fell back to BM25.
+			if !res.TimedOut && res.Fallback == "" || res.TimedOut && (res.Block != "" || len(res.Memories) != 0) {
+				t.Fatalf("result %+v, want timed out with an empty block, or a BM25 fallback", res)
 			}
 		})
 	}
@@ -192,7 +194,7 @@ func TestContextParentCancelled(t *testing.T) {
 	if time.Since(start) >= time.Second {
 		t.Fatalf("Context ignored the caller's deadline (%v)", time.Since(start))
 	}
-	if err != nil || res.Block != "" || !res.TimedOut {
-		t.Fatalf("got %+v, %v; want timed out", res, err)
+	if err != nil || !res.TimedOut && res.Fallback == "" {
+		t.Fatalf("got %+v, %v; want timed out or a BM25 fallback", res, err)
 	}
 }

@@ -82,6 +82,9 @@ type Engine struct {
 	ret    *retrieve.Retriever
 	scopes *scopes.Manager
 	now    func() time.Time
+	// embedDownUntil (unix ns): until then a query is not embedded, after
+	// the embedder failed one (recall runs on BM25 alone meanwhile).
+	embedDownUntil atomic.Int64
 }
 
 // New builds an engine.
@@ -214,12 +217,57 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 	if strings.TrimSpace(query) == "" {
 		return retrieve.Result{}, fmt.Errorf("%w: query is empty", schemas.ErrInvalid)
 	}
-	qv, err := e.emb.EmbedQuery(ctx, retrieve.Truncate(query, retrieve.MaxQueryBytes))
+	qv, down, err := e.queryVector(ctx, query)
 	if err != nil {
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
 	}
-	return e.ret.Retrieve(ctx, retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore,
-		Direct: o.Direct, History: o.History})
+	q := retrieve.Query{Text: query, Vector: qv, Scopes: f, Limit: o.Limit, Category: o.Category, MinScore: o.MinScore,
+		Direct: o.Direct, History: o.History}
+	if down != nil {
+		if !e.store.HasFullText() {
+			return retrieve.Result{}, fmt.Errorf("embed query (and this store has no full-text index to fall back on): %w", down)
+		}
+		q.TextOnly, q.Fallback = true, "embedding unavailable: "+down.Error()
+	}
+	return e.ret.Retrieve(ctx, q)
+}
+
+// QueryEmbedTimeout bounds a query's embedding (or half the time left of
+// the caller's deadline, if less): past it, recall answers from BM25.
+const QueryEmbedTimeout = 5 * time.Second
+
+// EmbedDownFor is how long recall skips the embedder after it failed a
+// query, so an outage costs each recall nothing rather than a timeout.
+const EmbedDownFor = 10 * time.Second
+
+// queryVector embeds a query. An embedder that is down (a provider's
+// failure, schemas.ErrUnavailable), too slow, or failed within the last
+// EmbedDownFor yields down instead: the caller falls back to BM25.
+func (e *Engine) queryVector(ctx context.Context, query string) (vec []float32, down, err error) {
+	now := e.now()
+	if until := e.embedDownUntil.Load(); now.UnixNano() < until {
+		return nil, fmt.Errorf("the embedder failed a query %s ago", now.Sub(time.Unix(0, until).Add(-EmbedDownFor)).Round(time.Millisecond)), nil
+	}
+	budget := QueryEmbedTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	vec, err = e.emb.EmbedQuery(cctx, retrieve.Truncate(query, retrieve.MaxQueryBytes))
+	switch {
+	case err == nil:
+		return vec, nil, nil
+	case ctx.Err() != nil:
+		return nil, nil, err
+	case errors.Is(err, schemas.ErrUnavailable) || cctx.Err() != nil:
+		e.embedDownUntil.Store(now.Add(EmbedDownFor).UnixNano())
+		if cctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", budget.Round(time.Millisecond))
+		}
+		return nil, err, nil
+	}
+	return nil, nil, err
 }
 
 // ContextResult is auto-recall's answer.
@@ -228,6 +276,7 @@ type ContextResult struct {
 	Memories []retrieve.Candidate `json:"memories,omitempty"`
 	Skipped  string               `json:"skipped,omitempty"` // why retrieval did not run
 	TimedOut bool                 `json:"timedOut,omitempty"`
+	Fallback string               `json:"fallback,omitempty"` // why it ran on BM25 alone
 }
 
 // Context is auto-recall: it skips prompts that need no memory, retrieves
@@ -288,7 +337,7 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 			ms[i] = rules.ContextMemory{Category: c.Memory.Category, Scope: c.Memory.Scope, Text: c.Memory.Text, Score: c.Score,
 				Dates: temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp)}
 		}
-		return ContextResult{Block: rules.FormatRelevantMemories(ms), Memories: a.res.Candidates}, nil
+		return ContextResult{Block: rules.FormatRelevantMemories(ms), Memories: a.res.Candidates, Fallback: a.res.Fallback}, nil
 	case <-ctx.Done():
 		return ContextResult{TimedOut: true}, nil
 	}

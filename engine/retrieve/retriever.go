@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawmem/clawmem/engine"
@@ -22,7 +23,15 @@ type Retriever struct {
 	reranker rerank.Reranker // nil: cross-encoder mode falls back to cosine
 	now      func() time.Time
 	log      *slog.Logger
+	// rerankDownUntil (unix ns): until then the cross-encoder is not
+	// called, after it failed; the cosine fallback runs instead.
+	rerankDownUntil atomic.Int64
 }
+
+// RerankDownFor is how long retrieval skips a reranker that failed, so an
+// outage (a hang especially) costs each recall nothing rather than the
+// rerank timeout.
+const RerankDownFor = 10 * time.Second
 
 // Option configures a Retriever.
 type Option func(*Retriever)
@@ -64,14 +73,25 @@ type Query struct {
 	Direct bool
 	// History includes memories that no longer hold (superseded, archived).
 	History bool
+	// TextOnly runs BM25 alone, with no Vector: the query could not be
+	// embedded. Fallback says why; it is passed on in the Result.
+	TextOnly bool
+	Fallback string
 }
 
 // Result is the outcome of a retrieval.
 type Result struct {
 	Candidates []Candidate `json:"candidates"`
-	Mode       string      `json:"mode"`   // hybrid or vector (after any fallback)
+	Mode       string      `json:"mode"`   // hybrid, vector or bm25 (after any fallback)
 	Rerank     string      `json:"rerank"` // what the rerank stage did
+	// Fallback says why retrieval ran degraded (BM25 alone when the
+	// embedder is down); empty when it did not.
+	Fallback string `json:"fallback,omitempty"`
 }
+
+// ModeBM25 is the Result.Mode of a retrieval that fell back to BM25
+// alone because the query could not be embedded.
+const ModeBM25 = "bm25"
 
 // MaxLimit bounds the results of one retrieval.
 const MaxLimit = 100
@@ -82,8 +102,8 @@ const MaxQueryBytes = 8 * 1024
 
 // Retrieve runs the whole pipeline.
 func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
-	res := Result{Mode: r.cfg.Mode, Rerank: RerankNone}
-	if len(q.Vector) == 0 {
+	res := Result{Mode: r.cfg.Mode, Rerank: RerankNone, Fallback: q.Fallback}
+	if len(q.Vector) == 0 && !q.TextOnly {
 		return res, fmt.Errorf("%w: query vector is empty", schemas.ErrInvalid)
 	}
 	limit := q.Limit
@@ -94,7 +114,12 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	pool := max(r.cfg.CandidatePoolSize, limit)
 	text := Truncate(q.Text, MaxQueryBytes)
 	hybrid := r.cfg.Mode == ModeHybrid && r.store.HasFullText() && text != ""
-	if !hybrid {
+	switch {
+	case q.TextOnly && (!r.store.HasFullText() || text == ""):
+		return res, fmt.Errorf("%w: no query vector, and no full-text search to run instead", schemas.ErrInvalid)
+	case q.TextOnly:
+		hybrid, res.Mode = true, ModeBM25
+	case !hybrid:
 		res.Mode = ModeVector
 	}
 	// History is searched too where the store keeps it: a question about
@@ -115,7 +140,10 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if hybrid {
 		wg.Go(func() { bm, bmErr = r.store.TextSearch(ctx, text, opts) })
 	}
-	vec, err := r.store.VectorSearch(ctx, q.Vector, opts)
+	var err error
+	if !q.TextOnly {
+		vec, err = r.store.VectorSearch(ctx, q.Vector, opts)
+	}
 	wg.Wait()
 	if err != nil {
 		return res, err
@@ -136,7 +164,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
 	}
 	for i := range cs {
-		if !cs[i].Sources.VectorHit {
+		if !cs[i].Sources.VectorHit && !q.TextOnly {
 			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
 		}
 	}
@@ -218,11 +246,14 @@ func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([
 		scores = rerank.Lightweight(query, docs, fused)
 	case mode == RerankCosineFallback || query == "":
 		scores, how = rerank.Fallback(in), RerankCosineFallback
+	case r.now().UnixNano() < r.rerankDownUntil.Load():
+		scores, how = rerank.Fallback(in), RerankCosineFallback
 	default:
 		got, err := r.reranker.Rerank(ctx, query, docs, len(docs))
 		if err != nil {
 			if !errors.Is(err, context.Canceled) {
-				r.log.Warn("rerank failed; using cosine fallback", "err", err)
+				r.log.Warn("rerank failed; using cosine fallback", "err", err, "skipFor", RerankDownFor)
+				r.rerankDownUntil.Store(r.now().Add(RerankDownFor).UnixNano())
 			}
 			scores, how = rerank.Fallback(in), RerankCosineFallback
 		} else {

@@ -824,15 +824,20 @@ func TestCrossEncoderFallback(t *testing.T) {
 			start := time.Now()
 			q := q
 			q.Vector, q.Scopes = queryVec(), engine.AllScopes()
-			res, err := newRetriever(t, s, cfg, opts...).Retrieve(context.Background(), q)
+			rt := newRetriever(t, s, cfg, opts...)
+			res, err := rt.Retrieve(context.Background(), q)
 			if err != nil {
 				t.Fatalf("Retrieve: %v", err)
 			}
 			if el := time.Since(start); el > 2*time.Second {
 				t.Errorf("took %v: the 200ms rerank timeout did not hold", el)
 			}
+			// For RerankDownFor after a failure the reranker is not asked.
+			if again, err := rt.Retrieve(context.Background(), q); err != nil || again.Rerank != RerankCosineFallback {
+				t.Fatalf("second Retrieve: %v %q", err, again.Rerank)
+			}
 			if srv != nil && srv.calls.Load() != 1 {
-				t.Errorf("%d rerank calls, want 1", srv.calls.Load())
+				t.Errorf("%d rerank calls in two retrievals, want 1", srv.calls.Load())
 			}
 			if res.Rerank != "cosine-fallback" {
 				t.Fatalf("rerank %q, want cosine-fallback", res.Rerank)

@@ -22,8 +22,11 @@ import (
 type RecallDetails struct {
 	Count    int                  `json:"count"`
 	Memories []schemas.MemoryView `json:"memories"`
-	Mode     string               `json:"mode,omitempty"`   // hybrid or vector, after any fallback
+	Mode     string               `json:"mode,omitempty"`   // hybrid, vector or bm25, after any fallback
 	Rerank   string               `json:"rerank,omitempty"` // what the rerank stage did
+	// Fallback says why recall ran degraded: the embedder is down and it
+	// answered from BM25 alone.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
@@ -48,12 +51,12 @@ func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (ok
 		return okReply{}, err
 	}
 	views := memoryViews(res.Candidates)
-	d := RecallDetails{Count: len(views), Memories: views, Mode: res.Mode, Rerank: res.Rerank}
+	d := RecallDetails{Count: len(views), Memories: views, Mode: res.Mode, Rerank: res.Rerank, Fallback: res.Fallback}
 	if len(views) == 0 {
-		return okReply{text: "No relevant memories found.", details: d}, nil
+		return okReply{text: "No relevant memories found." + fallbackNote(res.Fallback), details: d}, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Found %d %s:", len(views), plural(len(views), "memory", "memories"))
+	fmt.Fprintf(&b, "Found %d %s%s:", len(views), plural(len(views), "memory", "memories"), fallbackNote(res.Fallback))
 	for i, c := range res.Candidates {
 		text := oneLine(c.Memory.Text) + life(schemas.View(c.Memory))
 		if note := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); note != "" {
@@ -63,6 +66,14 @@ func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (ok
 			text, c.Score*100, sourceSuffix(c.Sources))
 	}
 	return okReply{text: b.String(), details: d}, nil
+}
+
+// fallbackNote tells the reader of a recall that it ran degraded.
+func fallbackNote(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (by keywords only: " + why + ")"
 }
 
 // ContextDetails is the context endpoint's details: PrependContext is
