@@ -24,6 +24,11 @@ type Config struct {
 	// CommitEvery is how many entries a long read publishes between two
 	// offset writes; default 256.
 	CommitEvery int
+	// RegrowWait is how long a session file shorter than what was already
+	// published is given to grow back to those same bytes (a rewrite in
+	// place passes through a short file) before it is read again from the
+	// start as a new file. Default 1 s.
+	RegrowWait time.Duration
 	// Registerer receives the watcher's metrics; nil leaves them
 	// unregistered.
 	Registerer prometheus.Registerer
@@ -50,6 +55,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CommitEvery <= 0 {
 		c.CommitEvery = 256
+	}
+	if c.RegrowWait <= 0 {
+		c.RegrowWait = time.Second
 	}
 	return c, nil
 }

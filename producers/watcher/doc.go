@@ -10,9 +10,10 @@
 // # Offsets and exactly-once
 //
 // Each file has a record in the schemas.BucketWatch KV bucket: the byte
-// offset of the first line not yet published, the session id, and a file
-// id that names this generation of the file (a new one is chosen, and
-// stored, before a new, replaced or truncated file is read from byte 0).
+// offset of the first line not yet published, the session id, a SHA-256 of
+// the bytes before the offset, and a file id that names this generation of
+// the file (a new one is chosen, and stored, before a new, replaced or
+// truncated file is read from byte 0).
 // Every entry's Nats-Msg-Id is transcript.<agent>.<fileId>.<offset>, so a
 // line published again after a crash is dropped by the stream's duplicate
 // window. Offsets are stored only after JetStream acknowledged the entries
@@ -27,8 +28,14 @@
 // followed; a topic file's session id is its name without .jsonl, any other
 // file's is the id of its session header line (else its name). Lines are
 // read only when complete: a last line without its newline waits. A file
-// that shrinks below its offset, or whose first bytes change, is read again
-// from the start as a new generation. A file renamed to
+// that begins with the bytes already handled — rewritten in place, or
+// replaced by a copy renamed over it (as editors and compactions write),
+// with lines added or not — keeps its generation and is followed on from
+// its offset, so nothing is published twice. A file that shrinks below its
+// offset is given Config.RegrowWait to be written back, since a rewrite in
+// place passes through a shorter file; one still shorter then, or that
+// begins with other bytes, is read again from the start as a new
+// generation. A file renamed to
 // <name>.jsonl.reset.<ts> or <name>.jsonl.deleted.<ts> is matched to its
 // original by name, inode and a fingerprint of its first bytes, read to
 // its end, and the new file at the original name is followed from byte 0.

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -34,6 +35,15 @@ type tracked struct {
 	rec    record // rec.Offset is past every line already published
 	stored record // what the bucket holds at revision rev
 	rev    uint64 // 0: the bucket holds nothing for this file yet
+	// sum hashes the file's bytes before rec.Offset; nil when the record
+	// has no digest yet (see record.Digest).
+	sum *prefixHash
+
+	// shortSince is when the file was first seen shorter than rec.Offset
+	// and not (yet) handed over to a rotated file; waiting is set while it
+	// is given Config.RegrowWait to be written back.
+	shortSince time.Time
+	waiting    bool
 
 	// ignored: a rotated file the watcher cannot match to a live file it
 	// followed, so nothing of it is published.
@@ -81,7 +91,21 @@ func (w *Watcher) track(ctx context.Context, agent string, sf sessionFile) (*tra
 		return nil, err
 	}
 	t.rec, t.stored, t.rev = rec, rec, rev
+	t.sum = digestOf(rec)
 	return t, nil
+}
+
+// digestOf takes up the hash of a record's digest; nil when it has none,
+// or one that does not decode (the file is then hashed again when read).
+func digestOf(rec record) *prefixHash {
+	if rec.Digest == "" {
+		return nil
+	}
+	p, err := restorePrefixHash(rec.Digest)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // load reads a file's record; a missing one is the zero record at
@@ -114,6 +138,9 @@ func loadRecord[T any](ctx context.Context, w *Watcher, key, unreadable string) 
 // commit stores t's record if it changed. It runs even when ctx has ended,
 // so progress made before shutdown is kept.
 func (w *Watcher) commit(ctx context.Context, t *tracked) error {
+	if t.sum != nil {
+		t.rec.Digest = t.sum.state()
+	}
 	if t.rec.FileID == "" || (t.rev != 0 && t.rec == t.stored) {
 		return nil
 	}
@@ -176,11 +203,13 @@ func (w *Watcher) pass(ctx context.Context, t *tracked) (err error) {
 		if cerr := w.commit(ctx, t); err == nil {
 			err = cerr
 		}
-		if err == nil && ctx.Err() == nil {
+		// A file waiting to grow back is passed again on the next event
+		// or rescan, changed or not, until its wait is over.
+		if err == nil && ctx.Err() == nil && !t.waiting {
 			t.clean, t.seen = true, statOf(fi)
 		}
 	}()
-	if err := w.identify(ctx, t, f, fi); err != nil || t.ignored {
+	if err := w.identify(ctx, t, f, fi); err != nil || t.ignored || t.waiting {
 		return err
 	}
 	if fi.Size() == t.rec.Offset {
@@ -217,9 +246,13 @@ func (id identity) reason() string {
 }
 
 // identify makes t's record describe the file now at t.path: a rotated
-// file takes over its original's record, a new, replaced or truncated
-// live file starts a new generation, and the fingerprint grows.
+// file takes over its original's record; a live file that begins with the
+// bytes already published, whatever its inode, keeps its generation; a
+// new, replaced or truncated one starts a new generation, unless it is
+// shorter than what was published and still given time to be written
+// back (t.waiting); and the fingerprint grows.
 func (w *Watcher) identify(ctx context.Context, t *tracked, f *os.File, fi os.FileInfo) error {
+	t.waiting = false
 	if t.rec.FileID == "" {
 		if t.sf.rotated() {
 			return w.adopt(ctx, t, f, fi)
@@ -236,12 +269,73 @@ func (w *Watcher) identify(ctx context.Context, t *tracked, f *os.File, fi os.Fi
 		t.ignored = true
 		return nil
 	case id != sameFile:
-		if err := w.handOver(ctx, t); err != nil {
+		handed, err := w.handOver(ctx, t)
+		if err != nil {
 			return err
 		}
+		if !handed {
+			same, err := t.sameStart(f, fi)
+			if err != nil {
+				return err
+			}
+			if same {
+				return w.followOn(t, f, fi)
+			}
+			if fi.Size() < t.rec.Offset && t.sum != nil && w.regrowing(t) {
+				return nil
+			}
+		}
 		return w.newGeneration(ctx, t, f, fi, id.reason())
+	case !t.shortSince.IsZero():
+		// Seen shorter than its offset, it is the same file again only if
+		// it was written back with the same bytes: the fingerprint covers
+		// only the first of them.
+		same, err := t.sameStart(f, fi)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return w.newGeneration(ctx, t, f, fi, rewritten.reason())
+		}
 	}
+	t.shortSince = time.Time{}
 	return extendFingerprint(f, fi, &t.rec)
+}
+
+// sameStart reports whether f begins with the bytes t has handled: a
+// rewrite in place or a copy renamed over the file, which may have lines
+// added after them.
+func (t *tracked) sameStart(f *os.File, fi os.FileInfo) (bool, error) {
+	if t.sum == nil || fi.Size() < t.rec.Offset {
+		return false, nil
+	}
+	p, err := hashPrefix(f, t.rec.Offset)
+	if err != nil {
+		return false, err
+	}
+	return p.sameAs(t.sum), nil
+}
+
+// followOn keeps t's generation, and its offset, for a file that begins
+// with the bytes already handled: nothing is published again.
+func (w *Watcher) followOn(t *tracked, f *os.File, fi os.FileInfo) error {
+	w.log.Info("session file was rewritten with the lines already published first; following it on from its offset",
+		"file", t.rel, "offset", t.rec.Offset, "size", fi.Size())
+	t.rec.Inode, t.rec.FPLen, t.rec.FP = inodeOf(fi), 0, ""
+	t.shortSince = time.Time{}
+	return extendFingerprint(f, fi, &t.rec)
+}
+
+// regrowing reports whether a file shorter than what was published is
+// still given time to be written back with those bytes; it sets t.waiting.
+func (w *Watcher) regrowing(t *tracked) bool {
+	if t.shortSince.IsZero() {
+		t.shortSince = time.Now()
+		w.log.Info("session file is shorter than what was published; waiting for it to be written back before reading it again from the beginning",
+			"file", t.rel, "offset", t.rec.Offset, "wait", w.cfg.RegrowWait)
+	}
+	t.waiting = time.Since(t.shortSince) < w.cfg.RegrowWait
+	return t.waiting
 }
 
 // identityOf compares the open file with a record.
@@ -306,7 +400,7 @@ func (w *Watcher) newGeneration(ctx context.Context, t *tracked, f *os.File, fi 
 	if err := extendFingerprint(f, fi, &rec); err != nil {
 		return err
 	}
-	t.rec, t.reconciled, t.skipThrough = rec, true, -1
+	t.rec, t.sum, t.reconciled, t.skipThrough, t.shortSince = rec, newPrefixHash(), true, -1, time.Time{}
 	return w.commit(ctx, t)
 }
 
@@ -321,7 +415,7 @@ func (w *Watcher) adopt(ctx context.Context, t *tracked, f *os.File, fi os.FileI
 		if err != nil {
 			return err
 		}
-		orig = &tracked{rec: rec, skipThrough: -1}
+		orig = &tracked{rec: rec, sum: digestOf(rec), skipThrough: -1}
 	}
 	if orig.rec.FileID == "" {
 		w.log.Debug("rotated session file was never followed; skipping it", "file", t.rel)
@@ -336,20 +430,22 @@ func (w *Watcher) adopt(ctx context.Context, t *tracked, f *os.File, fi os.FileI
 	if w.files[origPath] == orig {
 		delete(w.files, origPath) // whatever is at the name now is another file
 	}
-	t.rec, t.rec.Path = orig.rec, t.rel
+	t.rec, t.rec.Path, t.sum = orig.rec, t.rel, orig.sum.clone()
 	t.reconciled, t.skipThrough = orig.reconciled, orig.skipThrough
 	w.log.Info("session file was rotated; finishing it", "file", t.rel, "offset", t.rec.Offset, "size", fi.Size())
 	return extendFingerprint(f, fi, &t.rec)
 }
 
-// handOver runs when a new file has taken t's name: if the file t followed
-// was renamed to a rotated name that has no state yet, that file gets t's
-// state and is read to its end before the new file is started.
-func (w *Watcher) handOver(ctx context.Context, t *tracked) error {
+// handOver runs when another file has taken t's name: if the file t
+// followed was renamed to a rotated name that has no state yet, that file
+// gets t's state and is read to its end before the new file is started.
+// It reports whether a rotated file holds t's generation, now or since an
+// earlier pass: the file at the name is then a new one.
+func (w *Watcher) handOver(ctx context.Context, t *tracked) (bool, error) {
 	dir := filepath.Dir(t.path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("list %s: %w", dir, err)
+		return false, fmt.Errorf("list %s: %w", dir, err)
 	}
 	for _, e := range entries {
 		sf, ok := parseFileName(e.Name())
@@ -358,27 +454,33 @@ func (w *Watcher) handOver(ctx context.Context, t *tracked) error {
 		}
 		path := filepath.Join(dir, sf.Name)
 		if s := w.files[path]; s != nil && s.rec.FileID != "" {
+			if s.rec.FileID == t.rec.FileID {
+				return true, nil
+			}
 			continue
 		}
 		s, err := w.track(ctx, t.agent, sf)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if s.rec.FileID != "" {
 			w.files[path] = s
+			if s.rec.FileID == t.rec.FileID {
+				return true, nil
+			}
 			continue
 		}
 		match, err := matches(path, t.rec)
 		if err != nil || !match {
 			continue
 		}
-		s.rec, s.rec.Path = t.rec, s.rel
+		s.rec, s.rec.Path, s.sum = t.rec, s.rel, t.sum.clone()
 		s.reconciled, s.skipThrough = t.reconciled, t.skipThrough
 		w.files[path] = s
 		w.log.Info("session file was rotated; finishing it", "file", s.rel, "offset", s.rec.Offset)
-		return w.pass(ctx, s)
+		return true, w.pass(ctx, s)
 	}
-	return nil
+	return false, nil
 }
 
 // matches reports whether the file at path is the one rec describes.
@@ -408,6 +510,13 @@ func (w *Watcher) readLines(ctx context.Context, t *tracked, f *os.File) error {
 	if err := w.reconcile(ctx, t); err != nil {
 		return err
 	}
+	if t.sum == nil {
+		sum, err := hashPrefix(f, t.rec.Offset)
+		if err != nil {
+			return err
+		}
+		t.sum = sum
+	}
 	if _, err := f.Seek(t.rec.Offset, io.SeekStart); err != nil {
 		return fmt.Errorf("seek %s to %d: %w", t.rel, t.rec.Offset, err)
 	}
@@ -426,6 +535,13 @@ func (w *Watcher) readLines(ctx context.Context, t *tracked, f *os.File) error {
 		if err != nil {
 			return err
 		}
+		if tooLong {
+			if err := t.sum.addRange(f, start, n); err != nil {
+				return err
+			}
+		} else {
+			t.sum.add(line, newline)
+		}
 		t.rec.Offset = start + n
 		if published {
 			pending++
@@ -439,6 +555,8 @@ func (w *Watcher) readLines(ctx context.Context, t *tracked, f *os.File) error {
 	}
 	return nil
 }
+
+var newline = []byte{'\n'}
 
 // handleLine publishes a message line, takes the session id from a header
 // line and skips lines that are not transcript entries. It reports

@@ -1,8 +1,15 @@
 package watcher
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding"
+	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -28,7 +35,76 @@ type record struct {
 	// the one the offset belongs to.
 	FPLen int64  `json:"fpLen,omitempty"`
 	FP    string `json:"fp,omitempty"`
+	// Digest is the state of a SHA-256 of the bytes before Offset (the
+	// lines already handled), so that a file rewritten with those same
+	// bytes first is known for the same file and followed on from Offset.
+	// Records written before it existed have none.
+	Digest string `json:"digest,omitempty"`
 }
+
+// prefixHash hashes what a file holds before an offset, as it is read.
+type prefixHash struct{ h hash.Hash }
+
+func newPrefixHash() *prefixHash { return &prefixHash{h: sha256.New()} }
+
+// hashPrefix hashes the first n bytes of f.
+func hashPrefix(f *os.File, n int64) (*prefixHash, error) {
+	p := newPrefixHash()
+	if _, err := io.Copy(p.h, io.NewSectionReader(f, 0, n)); err != nil {
+		return nil, fmt.Errorf("read the start of %s: %w", f.Name(), err)
+	}
+	return p, nil
+}
+
+// restorePrefixHash takes a hash up again from its encoded state.
+func restorePrefixHash(state string) (*prefixHash, error) {
+	b, err := base64.StdEncoding.DecodeString(state)
+	if err != nil {
+		return nil, err
+	}
+	p := newPrefixHash()
+	if err := p.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// state encodes the hash so that it can be taken up again.
+func (p *prefixHash) state() string {
+	b, err := p.h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return "" // unreachable: SHA-256 always marshals
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func (p *prefixHash) clone() *prefixHash {
+	if p == nil {
+		return nil
+	}
+	c, err := restorePrefixHash(p.state())
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// add hashes one more line: the bytes line and then nl.
+func (p *prefixHash) add(line, nl []byte) {
+	p.h.Write(line)
+	p.h.Write(nl)
+}
+
+// addRange hashes n bytes of f from off.
+func (p *prefixHash) addRange(f *os.File, off, n int64) error {
+	if _, err := io.Copy(p.h, io.NewSectionReader(f, off, n)); err != nil {
+		return fmt.Errorf("read %s at %d: %w", f.Name(), off, err)
+	}
+	return nil
+}
+
+// sameAs reports whether p and q have hashed the same bytes.
+func (p *prefixHash) sameAs(q *prefixHash) bool { return bytes.Equal(p.h.Sum(nil), q.h.Sum(nil)) }
 
 // recordKey is the bucket key of a session file: the agent, then a hash of
 // the name, since file names may hold characters keys may not. Session

@@ -70,8 +70,12 @@ type trackedDB struct {
 	agent, path, rel, key string
 	db                    *sql.DB
 	hasZstd               bool
-	rec, stored           dbRecord
-	rev                   uint64
+	// inode is the database file's when db was opened: a file renamed over
+	// it, or a database deleted and made anew, is another inode, which db
+	// would never see.
+	inode       uint64
+	rec, stored dbRecord
+	rev         uint64
 	// problem is the last error, logged once until it changes or clears.
 	problem string
 }
@@ -100,12 +104,17 @@ func (w *Watcher) dbPath(agent string) string {
 func (w *Watcher) scanDB(ctx context.Context, agent string) error {
 	path := w.dbPath(agent)
 	t := w.dbs[path]
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		if t != nil && errors.Is(err, fs.ErrNotExist) {
 			w.closeDB(t)
 			delete(w.dbs, path)
 		}
 		return nil
+	}
+	if t != nil && t.db != nil && inodeOf(fi) != t.inode {
+		w.log.Info("OpenClaw database file was replaced; opening the new one", "agent", agent, "db", path)
+		w.closeDB(t)
 	}
 	if t == nil {
 		rel, err := filepath.Rel(w.cfg.StateDir, path)
@@ -118,7 +127,7 @@ func (w *Watcher) scanDB(ctx context.Context, agent string) error {
 	}
 	// A database's problem is logged by reportDB, once; returning it would
 	// log it again on every rescan.
-	err := w.passDB(ctx, t)
+	err = w.passDB(ctx, t)
 	w.reportDB(t, err)
 	if err != nil && !errors.Is(err, errSchema) {
 		w.met.failures.Inc()
@@ -166,6 +175,12 @@ func (w *Watcher) closeDB(t *trackedDB) {
 
 // openDB opens t's database read-only and checks its schema.
 func (w *Watcher) openDB(ctx context.Context, t *trackedDB) error {
+	// The inode is taken before the open: a replacement in between is
+	// found on the next pass, never missed.
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", t.rel, err)
+	}
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(2000)")
@@ -195,7 +210,7 @@ func (w *Watcher) openDB(ctx context.Context, t *trackedDB) error {
 		}
 		return fmt.Errorf("%w: transcript_events in %s lacks %s (has %s)", errSchema, t.rel, strings.Join(missing, ", "), strings.Join(cols, ", "))
 	}
-	t.db, t.hasZstd = db, slices.Contains(cols, "event_zstd")
+	t.db, t.hasZstd, t.inode = db, slices.Contains(cols, "event_zstd"), inodeOf(fi)
 	return nil
 }
 

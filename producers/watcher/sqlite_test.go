@@ -156,6 +156,61 @@ func TestSQLiteTranscriptsAreFollowed(t *testing.T) {
 	}
 }
 
+// A database file replaced under the watcher (a copy renamed over it), or
+// deleted and made anew between two of its passes, is opened again: the
+// handle it holds would go on reading the old file and never see a new row.
+func TestSQLiteReplacedDatabaseIsReopened(t *testing.T) {
+	e := setup(t)
+	const sid = "80a2cfe9-01bd-4ccc-bb86-2ee8b0d5f072"
+	o := e.newOpenClawDB("main")
+	o.add(sid, ocMessage("00000001", "user", "I live in Prague."), false)
+	w := e.watcher(time.Hour)
+	msg := func(session, id, text string) schemas.TranscriptEntry {
+		return schemas.TranscriptEntry{V: schemas.Version, AgentID: "main", SessionID: session, EntryID: id, Role: "user", Text: text}
+	}
+	want := []schemas.TranscriptEntry{msg(sid, "00000001", "I live in Prague.")}
+	e.sync(w)
+	e.settleSQLite(w, want)
+
+	// A copy (VACUUM INTO) renamed over the database, its WAL gone with it.
+	tmp := o.path + ".copy"
+	o.exec(`VACUUM INTO ?`, tmp)
+	o.exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	o.db.Close()
+	if err := os.Rename(tmp, o.path); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(o.path + "-wal")
+	os.Remove(o.path + "-shm")
+	db, err := sql.Open("sqlite", "file:"+o.path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	o.db = db
+	o.add(sid, ocMessage("00000002", "user", "I work from home on Fridays."), false)
+	want = append(want, msg(sid, "00000002", "I work from home on Fridays."))
+	e.sync(w)
+	got := e.settleSQLite(w, want)
+	if fileIDOf(got[0].MsgID) != fileIDOf(got[1].MsgID) {
+		t.Errorf("the copy is another database: %s, then %s", got[0].MsgID, got[1].MsgID)
+	}
+
+	// Deleted and made anew (OpenClaw's schema_meta gets a new created_at)
+	// between two passes.
+	o.db.Close()
+	for _, f := range []string{o.path, o.path + "-wal", o.path + "-shm"} {
+		os.Remove(f)
+	}
+	const sid2 = "91b3d0fa-12ce-4ddd-8c97-3ff9c1e6a183"
+	o = e.newOpenClawDB("main")
+	o.exec(`UPDATE schema_meta SET created_at = created_at + 1`)
+	o.add(sid2, ocMessage("00000003", "user", "My new laptop is a ThinkPad."), false)
+	want = append(want, msg(sid2, "00000003", "My new laptop is a ThinkPad."))
+	e.sync(w)
+	e.settleSQLite(w, want)
+}
+
 // settleSQLite syncs and compares the stream with want, ignoring the
 // per-file fields (offset, file) the JSONL checks compare.
 func (e *env) settleSQLite(w *watcher.Watcher, want []schemas.TranscriptEntry) []entry {

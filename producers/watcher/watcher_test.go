@@ -90,11 +90,16 @@ func (b *syncBuffer) String() string {
 }
 
 // watcher makes a Watcher over the env's state dir. A long rescan makes
-// fsnotify do the work; tests of the rescan set a short one.
-func (e *env) watcher(rescan time.Duration) *watcher.Watcher {
+// fsnotify do the work; tests of the rescan set a short one. regrow, when
+// given, is the Config.RegrowWait.
+func (e *env) watcher(rescan time.Duration, regrow ...time.Duration) *watcher.Watcher {
 	e.t.Helper()
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w, err := watcher.New(watcher.Config{StateDir: e.state, Rescan: rescan, Registerer: e.reg}, e.js, log)
+	cfg := watcher.Config{StateDir: e.state, Rescan: rescan, Registerer: e.reg}
+	if len(regrow) > 0 {
+		cfg.RegrowWait = regrow[0]
+	}
+	w, err := watcher.New(cfg, e.js, log)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -405,7 +410,8 @@ func TestFollowsAppendsAndPartialLines(t *testing.T) {
 
 func TestTruncatedOrRewrittenFileStartsOver(t *testing.T) {
 	e := setup(t)
-	w := e.watcher(time.Hour)
+	const regrow = 50 * time.Millisecond
+	w := e.watcher(time.Hour, regrow)
 	tr := e.newTranscript("main", "s.jsonl")
 	tr.write(header("s"))
 	want := []schemas.TranscriptEntry{
@@ -416,12 +422,17 @@ func TestTruncatedOrRewrittenFileStartsOver(t *testing.T) {
 	before := e.entries()
 	e.check(before, want)
 
-	// Shorter than the offset: read again from byte 0. The same offsets
-	// get new Msg-Ids, so the stream does not drop them as duplicates.
+	// Shorter than the offset: given RegrowWait to be written back, then
+	// read again from byte 0. The same offsets get new Msg-Ids, so the
+	// stream does not drop them as duplicates.
 	tr.truncate()
 	tr.write(header("s"))
-	want = append(want, tr.message("s", "user", "00000003", "second life"))
+	second := tr.message("s", "user", "00000003", "second life")
 	e.sync(w)
+	e.check(e.entries(), want)
+	time.Sleep(regrow)
+	e.sync(w)
+	want = append(want, second)
 	got := e.entries()
 	e.check(got, want)
 	if got[2].Offset != before[0].Offset || got[2].MsgID == before[0].MsgID {
@@ -437,8 +448,89 @@ func TestTruncatedOrRewrittenFileStartsOver(t *testing.T) {
 		tr.message("s2", "assistant", "00000005", "indeed"))
 	e.sync(w)
 	e.check(e.entries(), want)
-	if n := e.counter("clawmem_watcher_file_generations_total", "reason", "truncated"); n != 2 {
-		t.Errorf("truncated metric %v, want 2", n)
+
+	// Cut, seen short, and written back past the offset with its first
+	// bytes (the fingerprint's) as they were but another line after them:
+	// a new generation too, or that line would never be published.
+	kept := want[len(want)-2]
+	all, err := os.ReadFile(tr.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.truncate()
+	tr.write(string(all[:kept.Offset]))
+	e.sync(w)
+	tr.message("s2", "user", "00000004", "third life, much longer than the second one so the offset is passed")
+	want = append(want, kept, tr.message("s2", "assistant", "00000006", "written back with another answer, longer"))
+	e.sync(w)
+	e.check(e.entries(), want)
+	if n := e.counter("clawmem_watcher_file_generations_total", "reason", "truncated"); n != 3 {
+		t.Errorf("truncated metric %v, want 3", n)
+	}
+}
+
+// A file rewritten with the lines already published first — a copy
+// renamed over it, as editors and compactions write, or a rewrite in place
+// through a short file, even across a restart — is followed on from its
+// offset: only the lines added are published, under the same file id.
+func TestRewrittenWithSameLinesIsFollowedOn(t *testing.T) {
+	e := setup(t)
+	w := e.watcher(time.Hour, time.Minute)
+	tr := e.newTranscript("main", "s.jsonl")
+	tr.write(header("s"))
+	want := []schemas.TranscriptEntry{
+		tr.message("s", "user", "00000001", "my cat is called Tom"),
+		tr.message("s", "assistant", "00000002", "Noted: Tom."),
+	}
+	e.sync(w)
+	e.check(e.entries(), want)
+	content := func() string {
+		b, err := os.ReadFile(tr.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	// Replaced atomically by a copy with a line more.
+	old := content()
+	tmp := filepath.Join(filepath.Dir(tr.path), ".s.jsonl.tmp")
+	if err := os.WriteFile(tmp, []byte(old+messageLine("user", "00000003", "and my dog Rex", 1767348000300)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, tr.path); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, schemas.TranscriptEntry{V: 1, AgentID: "main", SessionID: "s", File: "s.jsonl", Offset: int64(len(old)),
+		EntryID: "00000003", Role: "user", Text: "and my dog Rex", Timestamp: 1767348000300})
+	tr.size = int64(len(content()))
+	e.sync(w)
+	e.check(e.entries(), want)
+
+	// Rewritten in place in pieces, the watcher looking in between, and
+	// restarted while the file is short.
+	all := content()
+	tr.truncate()
+	tr.write(all[:len(all)/3])
+	e.sync(w)
+	tr.write(all[len(all)/3 : 2*len(all)/3])
+	w = e.watcher(time.Hour, time.Minute)
+	e.sync(w)
+	e.check(e.entries(), want)
+	tr.write(all[2*len(all)/3:])
+	want = append(want, tr.message("s", "assistant", "00000004", "Noted: Rex."))
+	e.sync(w)
+	got := e.entries()
+	e.check(got, want)
+	for _, g := range got[1:] {
+		if fileIDOf(g.MsgID) != fileIDOf(got[0].MsgID) {
+			t.Errorf("entry %s under file id %s, the first under %s", g.EntryID, fileIDOf(g.MsgID), fileIDOf(got[0].MsgID))
+		}
+	}
+	for _, reason := range []string{"truncated", "replaced"} {
+		if n := e.counter("clawmem_watcher_file_generations_total", "reason", reason); n != 0 {
+			t.Errorf("%v new generations (%s), want none", n, reason)
+		}
 	}
 }
 
