@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/titanous/json5"
 	"gopkg.in/yaml.v3"
@@ -223,6 +224,9 @@ func Decode(raw []byte, name string, o Options) (*File, error) {
 // other is tried as JSON, then JSON5, then YAML.
 func parse(raw []byte, name string) (top any, format string, warnings []string, err error) {
 	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
+	if err := checkUTF8(raw); err != nil {
+		return nil, "", nil, err
+	}
 	ext := strings.ToLower(filepath.Ext(name))
 	if len(bytes.TrimSpace(raw)) == 0 {
 		format = map[string]string{".json5": FormatJSON5, ".yaml": FormatYAML, ".yml": FormatYAML}[ext]
@@ -304,7 +308,51 @@ func unmarshalYAML(raw []byte, v *any) error {
 	return nil
 }
 
+// checkUTF8 refuses a file that is not UTF-8: the JSON decoders would
+// quietly turn its bad bytes into U+FFFD, changing a key or a path.
+func checkUTF8(raw []byte) error {
+	if utf8.Valid(raw) {
+		return nil
+	}
+	off := 0
+	for off < len(raw) {
+		r, n := utf8.DecodeRune(raw[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	before := raw[:off]
+	return fmt.Errorf("not UTF-8: a bad byte at line %d, column %d", bytes.Count(before, []byte("\n"))+1, off-bytes.LastIndexByte(before, '\n'))
+}
+
+// maxDepth bounds how deep objects and lists nest. The deepest key, an
+// OpenClaw document's plugins.entries.<id>.config.scopes.agentAccess.<id>
+// list, is eight levels down; the checks build every value's path, which
+// costs the square of the depth (JSON5 has no limit of its own).
+const maxDepth = 100
+
+// tooDeep reports whether v holds objects or lists nested more than left
+// levels deep.
+func tooDeep(v any, left int) bool {
+	var children []any
+	switch v := v.(type) {
+	case map[string]any:
+		children = slices.Collect(maps.Values(v))
+	case map[any]any:
+		children = slices.Collect(maps.Values(v))
+	case []any:
+		children = v
+	default:
+		return false
+	}
+	return left == 0 || slices.ContainsFunc(children, func(e any) bool { return tooDeep(e, left-1) })
+}
+
 func topObject(top any, format string, warnings []string) (any, string, []string, error) {
+	if tooDeep(top, maxDepth) {
+		return nil, format, nil, fmt.Errorf("values nest more than %d levels deep", maxDepth)
+	}
 	switch top.(type) {
 	case map[string]any, map[any]any:
 		return top, format, warnings, nil

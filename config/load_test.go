@@ -273,6 +273,13 @@ func TestRejects(t *testing.T) {
 		{"nothing it can read", "c.conf", "{[}: :", "neither JSON, JSON5 nor YAML"},
 		{"top level not an object", "c.json", `[1, 2]`, "the top level is a list: want an object"},
 		{"YAML key not a string", "c.yaml", "scopes:\n  agentAccess:\n    1: [global]\n", "scopes.agentAccess: key 1 is not a string"},
+		{"not UTF-8", "c.json", "{\"embedding\":\n {\"apiKey\":\"sk-\xff\xfe\"}}", "not UTF-8: a bad byte at line 2, column 16"},
+		{"not UTF-8 in JSON5", "c.json5", "{dbPath: '/srv/\xc3'}", "not UTF-8: a bad byte at line 1, column 16"},
+		// JSON5 has no depth limit, and the checks cost the square of the
+		// depth: 100,000 levels took minutes.
+		{"nesting 100,000 deep", "c.json", strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000), "values nest more than 100 levels deep"},
+		{"objects nesting deep", "c.json5", "{scopes: " + strings.Repeat("{a: ", 5000) + "1" + strings.Repeat("}", 5001), "values nest more than 100 levels deep"},
+		{"YAML nesting deep", "c.yaml", "scopes:\n  agentAccess:\n    main: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000), "values nest more than 100 levels deep"},
 		{"OpenClaw document without an entry", "openclaw.json", `{"plugins":{"entries":{"test-memory":{}}}}`, "plugins.entries has no clawmem, memory-lancedb-pro, memory-lancedb entry (it has test-memory)"},
 		{"OpenClaw entry config not an object", "openclaw.json", `{"plugins":{"entries":{"clawmem":{"config":[]}}}}`, "plugins.entries.clawmem.config: expected an object, got a list"},
 		{"OpenClaw entry with a bad key", "openclaw.json", `{"plugins":{"entries":{"memory-lancedb-pro":{"config":{"autoCaptur":true}}}}}`, `config openclaw.json (plugins.entries.memory-lancedb-pro.config): unknown key "autoCaptur" — did you mean "autoCapture"?`},

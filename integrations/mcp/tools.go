@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -217,6 +218,11 @@ func (t toolSpec) inputSchema() *jsonschema.Schema {
 // decodes them into the service request. Its errors are sentences for the
 // model that made the call: what is wrong and what is expected.
 func (t toolSpec) request(raw json.RawMessage, agent string) (any, error) {
+	// Decoding would turn bad bytes into U+FFFD and store that text; the
+	// query service refuses such a request, and so does the tool.
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("invalid arguments for %s: they are not valid UTF-8", t.name)
+	}
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
 		// Numbers stay as written, so that metadata passes through exactly.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/clawmem/clawmem/schemas"
@@ -121,6 +122,17 @@ func TestRequestDecodes(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %s = %+v, want %+v", tc.tool, tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestRequestRefusesInvalidUTF8: decoded, the bad bytes would become
+// U+FFFD and be stored as text (the hostile corpus's MCP entry did so).
+func TestRequestRefusesInvalidUTF8(t *testing.T) {
+	for _, s := range toolSpecs() {
+		raw := json.RawMessage("{\"" + s.params[0].name + "\":\"Remember \xff\xfe the bytes\"}")
+		if req, err := s.request(raw, "main"); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s: %+v %v, want an error about UTF-8", s.name, req, err)
 		}
 	}
 }
