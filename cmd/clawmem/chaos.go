@@ -10,11 +10,34 @@ import (
 )
 
 func (a *app) chaosCmd() *cobra.Command {
+	var f chaosFlags
+	var quick bool
+	var corpus string
 	cmd := &cobra.Command{
 		Use:   "chaos",
-		Short: "Fault scenarios against a running clawmem (so far: hostile input)",
+		Short: "Fault and soak scenarios: kills, full disks, flaky providers, NATS restarts, hostile input",
+		Long: `Runs clawmem through faults and counts what was lost. Each scenario starts its own clawmem up (this
+binary, on a scratch data dir, loopback only), stops by itself, and prints a line of figures and
+pass or fail; --json prints them all as one document. The command exits 1 if any scenario failed.
+
+With no subcommand it runs the full profile: kill loop (3,000 events, 10 kills), disk full, provider
+faults (60 s outage), NATS faults, watcher faults, hostile input and a 10-minute soak. --quick runs
+the short profile CI runs (about 3 minutes): kill loop with 3 kills, provider faults with a 15 s
+outage, hostile input and a 60 s soak. The subcommands run one scenario each, sized by flags.`,
+		Example: "  clawmem chaos --quick\n  clawmem chaos --json > chaos.json\n  clawmem chaos kill --kills 20",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := fullProfile
+			if quick {
+				p = quickProfile
+			}
+			return a.runProfile(cmd, &f, p, corpus)
+		},
 	}
-	cmd.AddCommand(a.chaosHostileCmd())
+	f.add(cmd)
+	cmd.Flags().BoolVar(&quick, "quick", false, "the short profile (about 3 minutes; what CI runs)")
+	cmd.Flags().StringVar(&corpus, "corpus", "testdata/chaos/hostile.json", "the hostile-input corpus")
+	cmd.AddCommand(a.chaosHostileCmd(), a.chaosKillCmd(), a.chaosProvidersCmd(), a.chaosWatcherCmd(), a.chaosSoakCmd())
 	return cmd
 }
 
@@ -23,11 +46,14 @@ func (a *app) chaosHostileCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hostile",
 		Short: "Send the hostile-input corpus to a running clawmem and check every entry is refused",
-		Long: `Sends every entry of the corpus (testdata/chaos/hostile.json, plus a 10 MB body, 100,000-deep
-nesting and a 2 MB memory) to the running clawmem's hook ingest, query operations and raw subjects.
-It passes when each is refused (a 4xx, an error reply, no responder), the count of memories is
-unchanged and clawmem still answers. Run it against a scratch instance: an entry that is not
-refused may store something.`,
+		Long: `Sends every entry of the corpus (testdata/chaos/hostile.json, plus 10 MB bodies, 100,000-deep
+nesting and 2 MB memories) to every surface of the running clawmem: its hook ingest, query
+operations and raw subjects; import files, imported over NATS as clawmem import does; config files,
+checked as clawmem config check does; and MCP sessions, served as clawmem mcp does with tool calls
+going to the running clawmem. It passes when each is refused (a 4xx, an error reply, no responder,
+an import with no row imported, a config error, a JSON-RPC error or a tool error), the count of
+memories is unchanged and clawmem still answers. Run it against a scratch instance: an entry that
+is not refused may store something.`,
 		Example: "  clawmem chaos hostile --corpus testdata/chaos/hostile.json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

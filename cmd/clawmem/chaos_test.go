@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -13,11 +15,12 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// The hostile corpus (testdata/chaos, plus a 10 MB body, 100,000-deep
-// nesting and a 2 MB memory) against a real `clawmem up`: every bad body
-// to the hook ingest, the query operations and raw subjects is refused
-// with a 4xx or an error reply, nothing is stored, and the instance still
-// answers and runs.
+// The hostile corpus (testdata/chaos, plus 10 MB bodies, 100,000-deep
+// nesting and 2 MB memories) against a real `clawmem up`: every bad body
+// to the hook ingest, the query operations, raw subjects, import files,
+// config files and MCP sessions is refused with a 4xx, an error reply, a
+// failed row, a config error or a JSON-RPC or tool error; nothing is
+// stored, and the instance still answers and runs.
 func TestHostileCorpus(t *testing.T) {
 	in := startUp(t, t.TempDir())
 	nc, err := nats.Connect(in.info.NATSURL)
@@ -44,13 +47,50 @@ func TestHostileCorpus(t *testing.T) {
 	var b bytes.Buffer
 	rep.WriteText(&b)
 	t.Log(b.String())
-	if !rep.Pass || rep.Before != 2 || rep.Tried != len(corpus) || in.cmd.ProcessState != nil {
+	if !rep.Pass || rep.Before != 2 || rep.After != 2 || rep.Tried != len(corpus) || in.cmd.ProcessState != nil {
 		t.Fatalf("%s\n%s", b.String(), in.logs.String())
+	}
+	surfaces := map[string]int{}
+	for _, o := range rep.Outcomes {
+		surfaces[o.Surface]++
+	}
+	if want := map[string]int{"ingest": 15, "query": 18, "subject": 4, "import": 25, "config": 28, "mcp": 21}; !maps.Equal(surfaces, want) {
+		t.Fatalf("entries by surface %v, want %v", surfaces, want)
 	}
 	// The same through the command, which finds the instance by its run
 	// file.
 	code, out, errOut := runCLI(t, "chaos", "hostile", "--data-dir", in.dir, "--corpus", "../../testdata/chaos/hostile.json")
-	if code != 0 || !strings.Contains(out, "37 tried, 37 refused") || !strings.Contains(out, "pass") {
+	if code != 0 || !strings.Contains(out, "111 tried, 111 refused") || !strings.Contains(out, "pass") {
 		t.Fatalf("clawmem chaos hostile: %d %s %s", code, out, errOut)
+	}
+}
+
+// The kill loop, provider faults and soak, small, against real `clawmem
+// up` processes, through the commands: each passes, and --json carries
+// the tally.
+func TestChaosScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs clawmem up for most of a minute")
+	}
+	bin := clawmemBinary(t)
+	for _, args := range [][]string{
+		{"kill", "--events", "150", "--rate", "50", "--kills", "2"},
+		{"providers", "--phase", "3s", "--outage", "5s", "--rate", "10", "--poison", "2"},
+		{"soak", "--duration", "35s", "--rate", "20", "--recall-rate", "5"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			code, out, errOut := runCLI(t, append([]string{"chaos", "--json", "--bin", bin, "--scratch", t.TempDir()}, args...)...)
+			var s chaos.Suite
+			if err := json.Unmarshal([]byte(out), &s); err != nil {
+				t.Fatalf("exit %d: %v\n%s\n%s", code, err, out, errOut)
+			}
+			if code != 0 || !s.Pass || len(s.Results) != 1 || s.Results[0].Events == nil {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			if e := s.Results[0].Events; e.Acked != e.Offered || e.Lost != 0 || e.Dup != 0 || e.Stored != e.Acked {
+				t.Fatalf("tally %+v", e)
+			}
+			t.Logf("%s: %s", s.Results[0].Scenario, s.Results[0].Summary)
+		})
 	}
 }

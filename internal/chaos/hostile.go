@@ -1,7 +1,8 @@
 // Package chaos is the start of clawmem's fault harness (issue 19): for
-// now the hostile-input scenario, which sends a corpus of bad bodies to a
-// running clawmem's surfaces and checks that each is refused with an error
-// and stores nothing.
+// now the hostile-input scenario, which sends a corpus of bad bodies to
+// every surface a running clawmem offers — hook ingest, query operations,
+// raw subjects, import files, config files, MCP tool calls — and checks
+// that each is refused with an error and stores nothing.
 package chaos
 
 import (
@@ -20,18 +21,23 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // Entry is one bad input: to the hook ingest (Kind), a query operation
-// (Op, as Agent, or as admin with Agent ""), or a raw subject.
+// (Op, as Agent, or as admin with Agent ""), a raw subject, an import file
+// or a config file (the Body written to File, whose extension matters),
+// or an MCP session (Body's JSON-RPC lines, after the handshake, to a
+// server acting for Agent, main when empty).
 type Entry struct {
-	Surface string `json:"surface"` // ingest, query or subject
+	Surface string `json:"surface"` // ingest, query, subject, import, config or mcp
 	Name    string `json:"name"`
 	Kind    string `json:"kind,omitempty"`
 	Op      string `json:"op,omitempty"`
 	Agent   string `json:"agent,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	File    string `json:"file,omitempty"`
 	Body    string `json:"body,omitempty"`
 	BodyHex string `json:"bodyHex,omitempty"` // for bytes JSON cannot hold (invalid UTF-8)
 }
@@ -44,7 +50,8 @@ func (e Entry) body() ([]byte, error) {
 }
 
 // LoadCorpus reads a corpus file (testdata/chaos/hostile.json) and adds
-// the entries too large or too deep to keep in a file.
+// the entries too large or too deep to keep in a file, on every surface
+// that reads a body.
 func LoadCorpus(path string) ([]Entry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -56,11 +63,28 @@ func LoadCorpus(path string) ([]Entry, error) {
 	}
 	huge := `{"event":{"success":true,"messages":[{"role":"user","content":"` + strings.Repeat("x", 10<<20) + `"}]},"ctx":{"agentId":"main"}}`
 	deep := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+	deepObject := strings.Repeat(`{"a":`, 100_000) + "1" + strings.Repeat("}", 100_000)
+	text2MB := strings.Repeat("y", 2<<20)
 	return append(c,
 		Entry{Surface: "ingest", Kind: "agent_end", Name: "10 MB body", Body: huge},
 		Entry{Surface: "ingest", Kind: "agent_end", Name: "nesting 100,000 deep", Body: deep},
 		Entry{Surface: "query", Op: "recall", Agent: "main", Name: "recall: nesting 100,000 deep", Body: deep},
-		Entry{Surface: "query", Op: "store", Agent: "main", Name: "store: 2 MB text", Body: `{"text":"` + strings.Repeat("y", 2<<20) + `"}`},
+		Entry{Surface: "query", Op: "store", Agent: "main", Name: "store: 2 MB text", Body: `{"text":"` + text2MB + `"}`},
+		Entry{Surface: "import", File: "memories.jsonl", Name: "import: a line over 4 MiB",
+			Body: `{"text":"Remember ` + strings.Repeat("x", 5<<20) + `"}`},
+		Entry{Surface: "import", File: "memories.jsonl", Name: "import: a text over 64 KiB",
+			Body: `{"text":"Remember ` + strings.Repeat("z", 70_000) + `"}`},
+		Entry{Surface: "import", File: "rows.json", Name: "import: nesting 100,000 deep", Body: deep},
+		Entry{Surface: "import", File: "memories.jsonl", Name: "import: metadata nesting 100,000 deep",
+			Body: `{"text":"Remember the hostile metadata","metadata":` + deepObject + `}`},
+		Entry{Surface: "config", File: "config.json", Name: "config: 10 MB file",
+			Body: `{"retrieval": {"minScore": "` + strings.Repeat("9", 10<<20) + `"}}`},
+		Entry{Surface: "config", File: "config.json", Name: "config: nesting 100,000 deep", Body: deep},
+		Entry{Surface: "config", File: "config.yaml", Name: "config: YAML nesting 100,000 deep", Body: deep},
+		Entry{Surface: "mcp", Name: "mcp: store 2 MB text",
+			Body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{"text":"` + text2MB + `"}}}`},
+		Entry{Surface: "mcp", Name: "mcp: nesting 100,000 deep",
+			Body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{"text":"x","metadata":` + deepObject + `}}}`},
 	), nil
 }
 
@@ -103,6 +127,11 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 	if rep.Before, err = count(); err != nil {
 		return rep, fmt.Errorf("stats before: %w", err)
 	}
+	dir, err := os.MkdirTemp("", "clawmem-hostile-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
 	hc := &http.Client{Timeout: 30 * time.Second}
 	for _, e := range corpus {
 		body, err := e.body()
@@ -121,6 +150,12 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 			o.Refused, o.Answer = ask(ctx, t.NC, subject, body)
 		case "subject":
 			o.Refused, o.Answer = ask(ctx, t.NC, e.Subject, body)
+		case "import":
+			o.Refused, o.Answer = importFile(ctx, t.NC, dir, e.File, body)
+		case "config":
+			o.Refused, o.Answer = checkConfig(dir, e.File, body)
+		case "mcp":
+			o.Refused, o.Answer = mcpSession(ctx, sharedConn{client.NewNATS(t.NC)}, cmp.Or(e.Agent, "main"), body)
 		default:
 			return rep, fmt.Errorf("%s: unknown surface %q", e.Name, e.Surface)
 		}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/internal/chaos"
+)
+
+// chaosFlags are the flags every scenario that runs its own clawmem takes.
+type chaosFlags struct {
+	scratch string
+	keep    bool
+	seed    uint64
+	bin     string
+}
+
+func (f *chaosFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.scratch, "scratch", "", "directory for the scenarios' data dirs (default: a temporary one, removed afterwards)")
+	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the scenarios' data dirs (for a look at what failed)")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed of the events' texts and the kills' timing")
+	cmd.Flags().StringVar(&f.bin, "bin", "", "the clawmem binary the scenarios run (default: this one)")
+}
+
+// env makes the scenarios' environment; done removes the scratch dir.
+func (f *chaosFlags) env() (chaos.Env, func(), error) {
+	dir := f.scratch
+	if dir == "" {
+		d, err := os.MkdirTemp("", "clawmem-chaos-")
+		if err != nil {
+			return chaos.Env{}, nil, err
+		}
+		dir = d
+	}
+	done := func() {
+		if !f.keep && f.scratch == "" {
+			os.RemoveAll(dir)
+		}
+	}
+	return chaos.Env{Bin: f.bin, Scratch: dir, Seed: f.seed}, done, nil
+}
+
+// runScenarios runs each scenario in turn, prints the suite and fails the
+// command if any scenario failed.
+func (a *app) runScenarios(cmd *cobra.Command, f *chaosFlags, runs ...func(context.Context, chaos.Env) (chaos.Result, error)) error {
+	env, done, err := f.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	var s chaos.Suite
+	s.Pass = true
+	for _, run := range runs {
+		r, err := run(cmd.Context(), env)
+		if err != nil {
+			r.Failures = append(r.Failures, "did not complete: "+err.Error())
+			r.Pass = false
+		}
+		if !a.jsonOut {
+			r.WriteText(a.stdout)
+		}
+		s.Results = append(s.Results, r)
+		s.Pass = s.Pass && (r.Pass || r.Skipped != "")
+	}
+	if a.jsonOut {
+		if err := a.printJSON(s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "chaos: %d scenario(s), %s\n", len(s.Results), map[bool]string{true: "pass", false: "FAIL"}[s.Pass])
+	}
+	if !s.Pass {
+		return errSilent{fmt.Errorf("chaos: a scenario failed (data dirs under %s%s)", env.Scratch, map[bool]string{true: "", false: "; --keep keeps them"}[f.keep])}
+	}
+	return nil
+}
+
+func (a *app) chaosKillCmd() *cobra.Command {
+	var f chaosFlags
+	var o chaos.KillOptions
+	cmd := &cobra.Command{
+		Use:   "kill",
+		Short: "Publish events while SIGKILLing and restarting clawmem up; count lost and duplicated",
+		Long: `Starts clawmem up on a scratch data dir, publishes --events distinct capturable agent_end events to its
+hook ingest at --rate per second (retrying each until it is acknowledged), and SIGKILLs and restarts
+clawmem up --kills times at random moments meanwhile. Then it counts the memories: every acknowledged
+event must be stored exactly once, nothing dead-lettered, and the last instance must stop cleanly.`,
+		Example: "  clawmem chaos kill --events 3000 --rate 50 --kills 10",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+				return chaos.KillLoop(ctx, env, o)
+			})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&o.Events, "events", 3000, "events to publish")
+	cmd.Flags().Float64Var(&o.Rate, "rate", 50, "events per second")
+	cmd.Flags().IntVar(&o.Kills, "kills", 10, "SIGKILLs of clawmem up")
+	return cmd
+}
+
+func (a *app) chaosProvidersCmd() *cobra.Command {
+	var f chaosFlags
+	var o chaos.ProviderOptions
+	cmd := &cobra.Command{
+		Use:   "providers",
+		Short: "Flaky, hanging, garbage-answering and vanished embedding, rerank and LLM providers",
+		Long: `Starts clawmem up with an OpenAI-compatible embedding endpoint, a Jina-style reranker and an
+OpenAI-compatible chat model (smart extraction) that are loopback fakes in this process. It publishes
+events at --rate and recalls twice a second throughout, while the fakes answer healthily, fail half
+their requests (HTTP 503), hang, answer garbage, and go away for --outage, then return.
+
+It passes when every acknowledged event is stored exactly once (nothing dead-lettered for a provider's
+outage), the --poison malformed events published straight to the stream are dead-lettered with a
+reason, every recall is answered (on BM25 alone while embeddings fail, with the cosine fallback while
+the reranker fails), and recall is hybrid and reranked again after the providers return, without a
+restart.`,
+		Example: "  clawmem chaos providers --outage 60s",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+				return chaos.Providers(ctx, env, o)
+			})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&o.Phase, "phase", 20*time.Second, "how long each fault (and each healthy phase) lasts")
+	cmd.Flags().DurationVar(&o.Outage, "outage", 60*time.Second, "how long the providers are gone")
+	cmd.Flags().Float64Var(&o.Rate, "rate", 10, "events per second")
+	cmd.Flags().IntVar(&o.Poison, "poison", 3, "malformed events published straight to the events stream")
+	return cmd
+}
+
+func (a *app) chaosSoakCmd() *cobra.Command {
+	var f chaosFlags
+	var o chaos.SoakOptions
+	cmd := &cobra.Command{
+		Use:   "soak",
+		Short: "A fixed ingest and recall load for a while; resources must stay flat",
+		Long: `Starts clawmem up on a scratch data dir and runs --rate events and --recall-rate recalls a second for
+--duration, sampling every second the process's resident memory, goroutines and open files and the
+streams' and KV buckets' sizes. After the warm-up (a fifth of the run, at least 10 s) the median of
+the last ten samples must stay within bounds of the first ten: resident memory ×1.15 + 16 MB,
+goroutines +10% (at least +10), open files +8, and the work queue's backlog must not build up. Every
+acknowledged event must be stored once and every recall answered.`,
+		Example: "  clawmem chaos soak --duration 10m --rate 20 --recall-rate 10",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+				return chaos.Soak(ctx, env, o)
+			})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Minute, "how long the load runs")
+	cmd.Flags().Float64Var(&o.Rate, "rate", 20, "events per second")
+	cmd.Flags().Float64Var(&o.RecallRate, "recall-rate", 10, "recalls per second")
+	return cmd
+}
+
+// chaosProfile is what `clawmem chaos` runs: the full profile, or with
+// --quick the short one CI runs.
+type chaosProfile struct {
+	kill      chaos.KillOptions
+	providers chaos.ProviderOptions
+	soak      chaos.SoakOptions
+	full      bool
+}
+
+var (
+	quickProfile = chaosProfile{
+		kill:      chaos.KillOptions{Events: 600, Rate: 30, Kills: 3},
+		providers: chaos.ProviderOptions{Phase: 6 * time.Second, Outage: 15 * time.Second, Rate: 10, Poison: 3},
+		soak:      chaos.SoakOptions{Duration: 60 * time.Second, Rate: 20, RecallRate: 10},
+	}
+	fullProfile = chaosProfile{
+		kill:      chaos.KillOptions{Events: 3000, Rate: 50, Kills: 10},
+		providers: chaos.ProviderOptions{Phase: 20 * time.Second, Outage: 60 * time.Second, Rate: 10, Poison: 3},
+		soak:      chaos.SoakOptions{Duration: 10 * time.Minute, Rate: 20, RecallRate: 10},
+		full:      true,
+	}
+)
+
+// runProfile runs the profile's scenarios; corpus is the hostile corpus.
+func (a *app) runProfile(cmd *cobra.Command, f *chaosFlags, p chaosProfile, corpus string) error {
+	runs := []func(context.Context, chaos.Env) (chaos.Result, error){
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.KillLoop(ctx, env, p.kill)
+		},
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.Providers(ctx, env, p.providers)
+		},
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.HostileScenario(ctx, env, corpus)
+		},
+	}
+	if p.full {
+		runs = append(runs, a.fullOnly()...)
+	}
+	runs = append(runs, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.Soak(ctx, env, p.soak) })
+	return a.runScenarios(cmd, f, runs...)
+}
+
+// fullOnly are the scenarios only the full profile runs.
+func (a *app) fullOnly() []func(context.Context, chaos.Env) (chaos.Result, error) {
+	return []func(context.Context, chaos.Env) (chaos.Result, error){
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.WatcherFaults(ctx, env, chaos.WatcherOptions{Files: 4, Entries: 80, Every: 150 * time.Millisecond})
+		},
+	}
+}

@@ -1,0 +1,224 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// Load publishes N distinct capturable agent_end events to a hook ingest
+// at a steady rate. An event is retried until the ingest acknowledges it
+// (202) or the load's context ends; each is acknowledged at most once
+// here, and the Msg-Id the ingest derives from the session and run makes
+// a retry after an unseen acknowledgement safe.
+type Load struct {
+	URL   string
+	N     int
+	Rate  float64 // events per second
+	Agent string  // default main
+	// Pad, when > 0, adds an assistant message of that many bytes to each
+	// event (not captured: it only makes the events bigger).
+	Pad int
+
+	texts   []string
+	acked   []atomic.Bool
+	nAcked  atomic.Int64
+	refused atomic.Int64 // answers other than 202 (503 while full, ...)
+	failed  atomic.Int64 // no answer (process down)
+	codes   sync.Map     // status -> *atomic.Int64
+}
+
+// textIndex finds an event's index in a stored memory's text.
+var textIndex = regexp.MustCompile(`item (\d+):`)
+
+// NewLoad makes the events' texts; seed fixes them.
+func NewLoad(url string, n int, rate float64, seed uint64) *Load {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	l := &Load{URL: url, N: n, Rate: rate, Agent: "main", texts: make([]string, n), acked: make([]atomic.Bool, n)}
+	for i := range l.texts {
+		l.texts[i] = "Remember that " + bench.Sentence(rng, i)
+	}
+	return l
+}
+
+// Acked is the number of events acknowledged so far.
+func (l *Load) Acked() int { return int(l.nAcked.Load()) }
+
+// Run publishes every event, each at its turn of the rate, retrying what
+// fails every 200 ms; it returns when all are acknowledged or ctx ends.
+func (l *Load) Run(ctx context.Context) {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	interval := time.Duration(float64(time.Second) / l.Rate)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	start := time.Now()
+	for i := range l.N {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			select {
+			case <-ctx.Done():
+				wg.Wait()
+				return
+			case <-time.After(d):
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			for ctx.Err() == nil {
+				if l.post(ctx, hc, i) {
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
+	msgs := []map[string]any{{"role": "user", "content": l.texts[i]}}
+	if l.Pad > 0 {
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": string(bytes.Repeat([]byte("z"), l.Pad))})
+	}
+	body, _ := json.Marshal(map[string]any{
+		"event": map[string]any{"success": true, "messages": msgs},
+		"ctx":   map[string]any{"agentId": l.Agent, "sessionKey": fmt.Sprintf("chaos-%d", i), "runId": "run-1"},
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.URL+"/v1/hooks/agent_end", bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		l.failed.Add(1)
+		return false
+	}
+	resp.Body.Close()
+	c, _ := l.codes.LoadOrStore(resp.StatusCode, new(atomic.Int64))
+	c.(*atomic.Int64).Add(1)
+	if resp.StatusCode != http.StatusAccepted {
+		l.refused.Add(1)
+		return false
+	}
+	if !l.acked[i].Swap(true) {
+		l.nAcked.Add(1)
+	}
+	return true
+}
+
+// Codes are the ingest's answers by HTTP status.
+func (l *Load) Codes() map[string]int64 {
+	out := map[string]int64{}
+	l.codes.Range(func(k, v any) bool {
+		out[strconv.Itoa(k.(int))] = v.(*atomic.Int64).Load()
+		return true
+	})
+	if n := l.failed.Load(); n > 0 {
+		out["no answer"] = n
+	}
+	return out
+}
+
+// Tally is what became of a load's events in the store.
+type Tally struct {
+	Offered int `json:"offered"`
+	Acked   int `json:"acked"`
+	Stored  int `json:"stored"` // distinct acknowledged events found as memories
+	Lost    int `json:"lost"`   // acknowledged, not stored
+	Dup     int `json:"dup"`    // stored more than once (extra copies)
+	// Unacked events may be stored too (acknowledged by the server but
+	// the answer never reached us): counted, not a fault.
+	StoredUnacked int `json:"storedUnacked,omitempty"`
+	DLQ           int `json:"dlq"` // messages in the dead-letter stream
+}
+
+// Count reads the store through the running instance and tallies the
+// load's events.
+func (l *Load) Count(ctx context.Context, nc *nats.Conn) (Tally, error) {
+	seen := make([]int, l.N)
+	err := client.NewNATSBulk(nc).Export(ctx, "", false, func(m schemas.Memory) error {
+		sm := textIndex.FindStringSubmatch(m.Text)
+		if sm == nil {
+			return nil
+		}
+		i, err := strconv.Atoi(sm[1])
+		if err == nil && i < l.N && m.Text == l.texts[i] {
+			seen[i]++
+		}
+		return nil
+	})
+	if err != nil {
+		return Tally{Offered: l.N, Acked: l.Acked()}, err
+	}
+	return l.tally(seen), nil
+}
+
+// tally counts the events against seen, how often each is stored.
+func (l *Load) tally(seen []int) Tally {
+	t := Tally{Offered: l.N, Acked: l.Acked()}
+	for i, n := range seen {
+		acked := l.acked[i].Load()
+		switch {
+		case n == 0 && acked:
+			t.Lost++
+		case n > 0 && acked:
+			t.Stored++
+		case n > 0:
+			t.StoredUnacked++
+		}
+		if n > 1 {
+			t.Dup += n - 1
+		}
+	}
+	return t
+}
+
+// Settle counts until every acknowledged event is stored, or nothing has
+// changed for quiet, or ctx ends; it returns the last tally.
+func (l *Load) Settle(ctx context.Context, nc *nats.Conn, quiet time.Duration) (Tally, error) {
+	var last Tally
+	changed := time.Now()
+	for {
+		t, err := l.Count(ctx, nc)
+		if err == nil {
+			if t != last {
+				changed = time.Now()
+			}
+			last = t
+			if t.Lost == 0 {
+				return t, nil
+			}
+		}
+		if time.Since(changed) > quiet {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
