@@ -19,6 +19,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
@@ -119,10 +120,13 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	rawJS, err := jetstream.New(nc)
 	if err != nil {
 		return err
 	}
+	// Every publish and KV call of the roles gets its own deadline: a
+	// reply lost in a reconnect must fail the call, not stall the stage.
+	js := jsbound.Wrap(rawJS, jsbound.Timeout)
 	if err := topology.Ensure(ctx, js, topology.Config{Replicas: cfg.NATS.Replicas, Log: log}); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
