@@ -77,6 +77,7 @@ func TestChaosScenarios(t *testing.T) {
 		{"kill", "--events", "150", "--rate", "50", "--kills", "2"},
 		{"providers", "--phase", "3s", "--outage", "5s", "--rate", "10", "--poison", "2"},
 		{"soak", "--duration", "35s", "--rate", "20", "--recall-rate", "5"},
+		{"nats", "--events", "200", "--rate", "40", "--restarts", "1", "--full-mb", "2", "--flood", "300"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			code, out, errOut := runCLI(t, append([]string{"chaos", "--json", "--bin", bin, "--scratch", t.TempDir()}, args...)...)

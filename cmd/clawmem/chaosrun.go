@@ -210,7 +210,42 @@ func (a *app) runProfile(cmd *cobra.Command, f *chaosFlags, p chaosProfile, corp
 func (a *app) fullOnly() []func(context.Context, chaos.Env) (chaos.Result, error) {
 	return []func(context.Context, chaos.Env) (chaos.Result, error){
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.NATSFaults(ctx, env, chaos.NATSOptions{Events: 1500, Rate: 50, Restarts: 3, Down: 2 * time.Second, FullMB: 4, Flood: 3000})
+		},
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
 			return chaos.WatcherFaults(ctx, env, chaos.WatcherOptions{Files: 4, Entries: 80, Every: 150 * time.Millisecond})
 		},
 	}
+}
+
+func (a *app) chaosNATSCmd() *cobra.Command {
+	var f chaosFlags
+	var o chaos.NATSOptions
+	cmd := &cobra.Command{
+		Use:   "nats",
+		Short: "Restart an external NATS server under load, fill JetStream's storage, flood the query service",
+		Long: `Starts a NATS server with JetStream in this process (loopback, a scratch store directory) and clawmem
+up against it (nats.url). While --events events are published at --rate, the server is stopped for
+--down and started again --restarts times. Then JetStream's storage is capped --full-mb above what it
+holds and events of 32 KB are published until it is full: ingest must answer 503 (the hook retries
+later) and recall must still answer; the cap is lifted with another restart and every event must get
+in. Last, --flood recalls are fired at once: the service may shed some, but must answer normally
+afterwards. It passes when every acknowledged event is stored exactly once, nothing is dead-lettered
+and clawmem up stops cleanly.`,
+		Example: "  clawmem chaos nats --restarts 5 --down 3s",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+				return chaos.NATSFaults(ctx, env, o)
+			})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&o.Events, "events", 1500, "events published across the restarts")
+	cmd.Flags().Float64Var(&o.Rate, "rate", 50, "events per second")
+	cmd.Flags().IntVar(&o.Restarts, "restarts", 3, "restarts of the server under load")
+	cmd.Flags().DurationVar(&o.Down, "down", 2*time.Second, "how long the server stays down each time")
+	cmd.Flags().IntVar(&o.FullMB, "full-mb", 4, "storage left before JetStream is full (MB)")
+	cmd.Flags().IntVar(&o.Flood, "flood", 3000, "recall requests fired at once")
+	return cmd
 }

@@ -69,5 +69,8 @@ func HostileScenario(ctx context.Context, env Env, corpusPath string) (Result, e
 	r.Summary = fmt.Sprintf("%d bad inputs tried %v, %d refused, memories %d before and %d after", rep.Tried, bySurface, rep.Refused, rep.Before, rep.After)
 	r.Seconds = time.Since(start).Seconds()
 	r.finish()
+	if !r.Pass {
+		up.SaveLogs()
+	}
 	return r, nil
 }

@@ -104,6 +104,9 @@ func KillLoop(ctx context.Context, env Env, o KillOptions) (Result, error) {
 	r.Summary = fmt.Sprintf("kills %d (down ≤ %.1f s each), offered %.0f/s, ingest answers %v", kills, worst, o.Rate, load.Codes())
 	r.Seconds = time.Since(start).Seconds()
 	r.finish()
+	if !r.Pass {
+		up.SaveLogs()
+	}
 	return r, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ func NewUp(bin, dir string, cfg map[string]any) (*Up, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Up{Bin: bin, Dir: dir, NATSPort: ports[0], IngestPort: ports[1], Config: cfg, logs: &tail{max: 64 << 10}}, nil
+	return &Up{Bin: bin, Dir: dir, NATSPort: ports[0], IngestPort: ports[1], Config: cfg, logs: &tail{max: 8 << 20}}, nil
 }
 
 // FreePorts returns n loopback ports free at the time of asking.
@@ -128,6 +129,7 @@ func (u *Up) Start(ctx context.Context) error {
 	os.Remove(filepath.Join(u.Dir, node.RunFile))
 	cmd := exec.Command(u.Bin, "up", "--data-dir", u.Dir, "--config", filepath.Join(u.Dir, "config.json"))
 	cmd.Stdout, cmd.Stderr = u.logs, u.logs
+	mark := u.logs.written()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -137,9 +139,16 @@ func (u *Up) Start(ctx context.Context) error {
 	u.cmd, u.done = cmd, done
 	u.mu.Unlock()
 	deadline := time.Now().Add(60 * time.Second)
+	external := u.NATSURL() != "nats://127.0.0.1:"+strconv.Itoa(u.NATSPort)
 	for {
 		if info, ok := node.ReadRunInfo(u.Dir); ok && info.PID == cmd.Process.Pid {
 			u.Info = info
+			return nil
+		}
+		// With an external server there is no run file: clawmem up says
+		// when it runs.
+		if external && strings.Contains(u.logs.since(mark), `msg="clawmem running"`) {
+			u.Info = node.RunInfo{PID: cmd.Process.Pid, NATSURL: u.NATSURL(), IngestURL: u.IngestURL()}
 			return nil
 		}
 		select {
@@ -210,16 +219,39 @@ func (u *Up) signal(sig syscall.Signal, wait time.Duration) error {
 // Logs is the end of the instance's output, for failure reports.
 func (u *Up) Logs() string { return u.logs.String() }
 
+// SaveLogs writes the end of the instance's output (the last 8 MB, over
+// all its restarts) to clawmem-up.log in its data dir, for --keep.
+func (u *Up) SaveLogs() {
+	os.WriteFile(filepath.Join(u.Dir, "clawmem-up.log"), []byte(u.logs.String()), 0o600)
+}
+
 // tail keeps the last max bytes written to it.
 type tail struct {
 	mu  sync.Mutex
 	max int
 	b   []byte
+	n   int64 // bytes ever written
+}
+
+// written is how many bytes were ever written.
+func (t *tail) written() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// since is what was written after mark (as much of it as is kept).
+func (t *tail) since(mark int64) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keep := min(int64(len(t.b)), t.n-mark)
+	return string(t.b[int64(len(t.b))-keep:])
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.n += int64(len(p))
 	t.b = append(t.b, p...)
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = t.b[over:]

@@ -221,6 +221,9 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 	r.Summary = fmt.Sprintf("poison %d dead-lettered with reasons, outage %.0f s, recovered without restart%s", dead, o.Outage.Seconds(), line)
 	r.Seconds = time.Since(start).Seconds()
 	r.finish()
+	if !r.Pass {
+		up.SaveLogs()
+	}
 	return r, nil
 }
 

@@ -191,5 +191,8 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 		o.Duration.Seconds(), o.Rate, o.RecallRate, rss0, rss1, g0, g1, f0, f1, w1, end.EventsMB, end.KVMB, p50, p99)
 	r.Seconds = time.Since(start).Seconds()
 	r.finish()
+	if !r.Pass {
+		up.SaveLogs()
+	}
 	return r, nil
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// zero is the server's default interval (an acknowledged message can be
 	// lost on power loss, not on a process crash).
 	Sync Sync
+	// MaxStore caps JetStream's file storage in bytes (0: the server's
+	// default, 75% of the disk's free space at start).
+	MaxStore int64
 }
 
 // Sync is JetStream's flush policy: Always flushes every write before it
@@ -67,8 +70,9 @@ func Start(o Options) (*Server, error) {
 		NoSigs:     true,
 		// SyncAlways flushes each write; the interval still bounds what a
 		// write that bypasses it could leave unflushed.
-		SyncAlways:   o.Sync.Always,
-		SyncInterval: o.Sync.Interval,
+		SyncAlways:        o.Sync.Always,
+		SyncInterval:      o.Sync.Interval,
+		JetStreamMaxStore: o.MaxStore,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
