@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -105,14 +106,21 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			if err != nil {
 				return fmt.Errorf("nats.sync is %w", err)
 			}
-			sync := natsembed.Sync{Always: always, Interval: interval}
-			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log, Sync: sync})
+			syncPolicy := natsembed.Sync{Always: always, Interval: interval}
+			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log, Sync: syncPolicy})
 			if err != nil {
 				return err
 			}
 			defer srv.Stop()
 			natsURL = srv.ClientURL()
 			log.Info("embedded NATS started", "url", natsURL)
+			// A full disk fails JetStream's writes for good until the
+			// server restarts: the guard restarts it once there is room.
+			guardCtx, stopGuard := context.WithCancel(ctx)
+			var guard sync.WaitGroup
+			guard.Go(func() { srv.Guard(guardCtx, time.Second) })
+			defer guard.Wait()
+			defer stopGuard()
 		}
 	}
 	nc, err := Connect(natsURL, cfg, "clawmem-"+roles[0])
@@ -227,6 +235,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return fmt.Errorf("ingest.token: %w", err)
 		}
 		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token}
+		if srv != nil {
+			ic.Admit = srv.CheckDisk
+		}
 		if err := ic.Validate(); err != nil {
 			return err
 		}

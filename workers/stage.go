@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -492,7 +493,10 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) string {
 	h := nats.Header{}
 	for k, v := range m.Headers() {
-		if k != jetstream.MsgIDHeader {
+		// The Msg-Id would be deduplicated against the original's, and a
+		// publisher's expectations (Nats-Expected-Stream: the events
+		// stream) make the DLQ refuse the copy.
+		if k != jetstream.MsgIDHeader && !strings.HasPrefix(k, "Nats-Expected-") {
 			h[k] = v
 		}
 	}

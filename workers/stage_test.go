@@ -2,14 +2,17 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -254,5 +257,71 @@ func TestStageWaitsOutAProviderOutage(t *testing.T) {
 	}
 	if string(m.Data) != "poison" || m.Header.Get(schemas.HeaderDLQReason) != "not an event" {
 		t.Fatalf("dead letter %q, reason %q", m.Data, m.Header.Get(schemas.HeaderDLQReason))
+	}
+}
+
+// A message its publisher sent with expectations (Nats-Expected-Stream,
+// as clawmem's event publisher and watcher do) is dead-lettered all the
+// same: the copy does not carry them to the DLQ, which would refuse it.
+func TestDeadLetterDropsPublishExpectations(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	for _, sc := range []jetstream.StreamConfig{
+		{Name: "T", Subjects: []string{"t.>"}},
+		{Name: schemas.StreamDLQ, Subjects: []string{schemas.DLQSubject}},
+	} {
+		if _, err := js.CreateStream(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: "t.x", Data: []byte("poison")}, jetstream.WithExpectStream("T"), jetstream.WithMsgID("m1")); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	s := &stage{name: "t", js: js, stream: "T", subjects: []string{"t.>"}, cfg: StageConfig{AckWait: 5 * time.Second},
+		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler),
+		handle: func(_ context.Context, msgs []jetstream.Msg) []error {
+			errs := make([]error, len(msgs))
+			for i := range errs {
+				errs[i] = Permanent(fmt.Errorf("not an event"))
+			}
+			return errs
+		}}
+	done := make(chan error, 1)
+	go func() { done <- s.run(runCtx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dlq, err := js.Stream(ctx, schemas.StreamDLQ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dlq.CachedInfo().State.Msgs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message was not dead-lettered")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStorageFull(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("commit: %w", errors.New("database or disk is full (13)")),
+		fmt.Errorf("write: %w", syscall.ENOSPC),
+	} {
+		if !storageFull(err) {
+			t.Errorf("%v: not taken for a full disk", err)
+		}
+	}
+	for _, err := range []error{nil, errors.New("constraint failed"), syscall.EIO} {
+		if storageFull(err) {
+			t.Errorf("%v: taken for a full disk", err)
+		}
 	}
 }

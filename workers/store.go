@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -180,6 +181,11 @@ func (w *StoreWorker) prepare(ctx context.Context, partition int, msgs []jetstre
 		if err == nil && w.Durable != nil {
 			err = w.durable(ctx, partition)
 		}
+		if storageFull(err) {
+			// A full disk is an outage of the store, not the batch's
+			// fault: its deliveries are not counted (see stage.settle).
+			err = schemas.Unavailable(err)
+		}
 		if err != nil {
 			for _, i := range owner {
 				if errs[i] == nil {
@@ -322,4 +328,10 @@ func (w *StoreWorker) invalidate(ctx context.Context, agent string, it schemas.C
 	}
 	w.outcome.WithLabelValues("error").Inc()
 	return err
+}
+
+// storageFull reports a write that failed for want of disk space: SQLite's
+// "database or disk is full" (SQLITE_FULL) or ENOSPC.
+func storageFull(err error) bool {
+	return err != nil && (errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "database or disk is full"))
 }

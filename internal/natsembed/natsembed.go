@@ -4,8 +4,15 @@
 package natsembed
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -47,7 +54,16 @@ type Sync struct {
 }
 
 // Server is a running embedded NATS server.
-type Server struct{ *server.Server }
+type Server struct {
+	*server.Server
+	mu   sync.Mutex // held while the server is swapped or stopped
+	opts *server.Options
+	log  *slog.Logger
+	// writeFailed is set when JetStream reports a failed write to its
+	// files (a full disk): its file store refuses every later write until
+	// the server starts again.
+	writeFailed atomic.Bool
+}
 
 // Start starts a server and waits until it accepts connections.
 func Start(o Options) (*Server, error) {
@@ -78,15 +94,31 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
-	if o.Logger != nil {
-		s.SetLoggerV2(&slogAdapter{l: o.Logger.With("component", "nats")}, false, false, false)
+	srv := &Server{opts: opts, log: o.Logger}
+	if err := srv.run(s); err != nil {
+		return nil, err
 	}
+	// A restart (Guard) must come back on the same port.
+	if addr, ok := s.Addr().(*net.TCPAddr); ok {
+		opts.Port = addr.Port
+	}
+	return srv, nil
+}
+
+// run starts s as the server's current one.
+func (srv *Server) run(s *server.Server) error {
+	log := srv.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s.SetLoggerV2(&slogAdapter{l: log.With("component", "nats"), failed: &srv.writeFailed}, false, false, false)
 	go s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
 		s.Shutdown()
-		return nil, fmt.Errorf("embedded nats did not start on %s:%d (is the port taken?)", o.Host, o.Port)
+		return fmt.Errorf("embedded nats did not start on %s:%d (is the port taken?)", srv.opts.Host, srv.opts.Port)
 	}
-	return &Server{s}, nil
+	srv.Server = s
+	return nil
 }
 
 // Connect opens a client connection to the server.
@@ -96,18 +128,102 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 
 // Stop shuts the server down and waits for it.
 func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.Shutdown()
 	s.WaitForShutdown()
 }
 
-// slogAdapter turns the server's logger interface into slog calls.
-type slogAdapter struct{ l *slog.Logger }
+// slogAdapter turns the server's logger interface into slog calls, and
+// notes a failed write to JetStream's files.
+type slogAdapter struct {
+	l      *slog.Logger
+	failed *atomic.Bool
+}
 
 // Notices (the start-up banner, connection chatter) go to debug: clawmem
 // logs its own start-up; the server's warnings and errors stay visible.
 func (a *slogAdapter) Noticef(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
 func (a *slogAdapter) Fatalf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Errorf(format string, v ...any)  { a.l.Error(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Debugf(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
-func (a *slogAdapter) Tracef(format string, v ...any)  { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Errorf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	if a.failed != nil && (strings.Contains(msg, "ritical write error") || strings.Contains(msg, "no space left on device")) {
+		a.failed.Store(true)
+	}
+	a.l.Error(msg)
+}
+func (a *slogAdapter) Debugf(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Tracef(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
+
+// DiskReserve is the free space below which the store directory's disk
+// counts as full: ingest refuses events (HTTP 507) before JetStream's
+// writes fail.
+const DiskReserve = 32 << 20
+
+// ErrDiskFull is what Guard's check returns while the disk is full.
+var ErrDiskFull = errors.New("the data dir's disk is full")
+
+// Free is the space left on the store directory's filesystem.
+func (srv *Server) Free() (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(srv.opts.StoreDir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// CheckDisk returns ErrDiskFull (wrapped, with the figures) while the store
+// directory's disk has less than DiskReserve free.
+func (srv *Server) CheckDisk() error {
+	free, err := srv.Free()
+	if err != nil || free >= DiskReserve {
+		return nil
+	}
+	return fmt.Errorf("%w: %d MB free of the %d MB kept in reserve; events are refused until space is freed", ErrDiskFull, free>>20, DiskReserve>>20)
+}
+
+// Guard watches the store directory's disk until ctx ends: once JetStream
+// has failed a write (its file store then refuses all writes) and the disk
+// has room again, it restarts the server on the same port and directory,
+// so clawmem recovers by itself when space returns. Clients reconnect.
+func (srv *Server) Guard(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !srv.writeFailed.Load() || srv.CheckDisk() != nil {
+			continue
+		}
+		srv.log.Warn("JetStream failed writes while the disk was full; there is room again: restarting the embedded NATS server")
+		if err := srv.Restart(); err != nil {
+			srv.log.Error("embedded NATS restart failed; will try again", "err", err)
+			continue
+		}
+		srv.writeFailed.Store(false)
+		srv.log.Info("embedded NATS restarted", "url", srv.ClientURL())
+	}
+}
+
+// Restart stops the server and starts it again with the same options.
+func (srv *Server) Restart() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	srv.Server.Shutdown()
+	srv.Server.WaitForShutdown()
+	var err error
+	for range 50 { // the port may linger a moment
+		var s *server.Server
+		if s, err = server.NewServer(srv.opts); err == nil {
+			if err = srv.run(s); err == nil {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}

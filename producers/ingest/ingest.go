@@ -46,6 +46,10 @@ type Config struct {
 	PublishTimeout time.Duration
 	// ShutdownTimeout bounds draining in-flight requests; default 15 s.
 	ShutdownTimeout time.Duration
+	// Admit, when set, is asked before each publish: an error refuses the
+	// event with HTTP 507 Insufficient Storage and the error's text (the
+	// embedded server's disk is full), and the hook is told to retry.
+	Admit func() error
 }
 
 func (c Config) withDefaults() Config {
@@ -229,6 +233,14 @@ func (s *Server) handleHook(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="clawmem"`)
 		fail(http.StatusUnauthorized, resUnauthorized, "missing or wrong bearer token (Authorization: Bearer <token>)")
 		return
+	}
+	if s.cfg.Admit != nil {
+		if err := s.cfg.Admit(); err != nil {
+			w.Header().Set("Retry-After", "10")
+			s.log.Debug("hook refused: storage full", "err", err)
+			fail(http.StatusInsufficientStorage, resUnavailable, err.Error())
+			return
+		}
 	}
 	if !kindOK {
 		fail(http.StatusBadRequest, resInvalid, fmt.Sprintf("unknown event kind %q (want one of %s)",

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -420,5 +422,29 @@ func TestRunListensAndStops(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v", err)
+	}
+}
+
+// While Admit says the storage is full, a hook gets 507 with the reason
+// and a Retry-After, and nothing is published; then it is accepted again.
+func TestHookRefusedWhileStorageFull(t *testing.T) {
+	var full atomic.Bool
+	full.Store(true)
+	e := setup(t, ingest.Config{Admit: func() error {
+		if full.Load() {
+			return errors.New("the data dir's disk is full: 3 MB free")
+		}
+		return nil
+	}})
+	r := e.do(http.MethodPost, "/v1/hooks/agent_end", []byte(agentEndBody))
+	if r.code != http.StatusInsufficientStorage || r.hdr.Get("Retry-After") == "" || !strings.Contains(r.errMsg(t), "disk is full") {
+		t.Fatalf("full: %d %v %s", r.code, r.hdr, r.body)
+	}
+	if n := e.msgs(t); n != 0 {
+		t.Fatalf("%d events published while full", n)
+	}
+	full.Store(false)
+	if r := e.do(http.MethodPost, "/v1/hooks/agent_end", []byte(agentEndBody)); r.code != http.StatusAccepted {
+		t.Fatalf("after: %d %s", r.code, r.body)
 	}
 }
