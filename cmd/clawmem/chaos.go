@@ -37,7 +37,7 @@ outage, hostile input and a 60 s soak. The subcommands run one scenario each, si
 	f.add(cmd)
 	cmd.Flags().BoolVar(&quick, "quick", false, "the short profile (about 3 minutes; what CI runs)")
 	cmd.Flags().StringVar(&corpus, "corpus", "testdata/chaos/hostile.json", "the hostile-input corpus")
-	cmd.AddCommand(a.chaosHostileCmd(), a.chaosKillCmd(), a.chaosProvidersCmd(), a.chaosNATSCmd(), a.chaosWatcherCmd(), a.chaosSoakCmd())
+	cmd.AddCommand(a.chaosHostileCmd(), a.chaosKillCmd(), a.chaosDiskCmd(), a.chaosProvidersCmd(), a.chaosNATSCmd(), a.chaosWatcherCmd(), a.chaosSoakCmd())
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
 	"strings"
 	"testing"
 
@@ -78,12 +79,19 @@ func TestChaosScenarios(t *testing.T) {
 		{"providers", "--phase", "3s", "--outage", "5s", "--rate", "10", "--poison", "2"},
 		{"soak", "--duration", "35s", "--rate", "20", "--recall-rate", "5"},
 		{"nats", "--events", "200", "--rate", "40", "--restarts", "1", "--full-mb", "2", "--flood", "300"},
+		{"disk", "--size-mb", "96", "--events", "200", "--rate", "20", "--full", "8s"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			code, out, errOut := runCLI(t, append([]string{"chaos", "--json", "--bin", bin, "--scratch", t.TempDir()}, args...)...)
 			var s chaos.Suite
 			if err := json.Unmarshal([]byte(out), &s); err != nil {
 				t.Fatalf("exit %d: %v\n%s\n%s", code, err, out, errOut)
+			}
+			if args[0] == "disk" && os.Geteuid() != 0 {
+				if code != 0 || s.Results[0].Skipped == "" {
+					t.Fatalf("disk without root: want skipped\n%s", out)
+				}
+				return
 			}
 			if code != 0 || !s.Pass || len(s.Results) != 1 || s.Results[0].Events == nil {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -210,6 +210,9 @@ func (a *app) runProfile(cmd *cobra.Command, f *chaosFlags, p chaosProfile, corp
 func (a *app) fullOnly() []func(context.Context, chaos.Env) (chaos.Result, error) {
 	return []func(context.Context, chaos.Env) (chaos.Result, error){
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.DiskFull(ctx, env, chaos.DiskOptions{SizeMB: 96, Events: 600, Rate: 20, Full: 15 * time.Second})
+		},
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
 			return chaos.NATSFaults(ctx, env, chaos.NATSOptions{Events: 1500, Rate: 50, Restarts: 3, Down: 2 * time.Second, FullMB: 4, Flood: 3000})
 		},
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
@@ -247,5 +250,31 @@ and clawmem up stops cleanly.`,
 	cmd.Flags().DurationVar(&o.Down, "down", 2*time.Second, "how long the server stays down each time")
 	cmd.Flags().IntVar(&o.FullMB, "full-mb", 4, "storage left before JetStream is full (MB)")
 	cmd.Flags().IntVar(&o.Flood, "flood", 3000, "recall requests fired at once")
+	return cmd
+}
+
+func (a *app) chaosDiskCmd() *cobra.Command {
+	var f chaosFlags
+	var o chaos.DiskOptions
+	cmd := &cobra.Command{
+		Use:   "disk",
+		Short: "Fill the data dir's filesystem while events arrive; clawmem must refuse, serve recall and recover",
+		Long: `Mounts a --size-mb tmpfs (root only: skipped with a message otherwise), starts clawmem up with its data
+dir on it, publishes --events at --rate, and fills the filesystem with a ballast file for --full. While
+full, ingest must refuse events with 503 or 507 (the hook retries) and recall must still answer; when
+the ballast is deleted, every event must get in and be stored exactly once, without a restart.`,
+		Example: "  sudo clawmem chaos disk --size-mb 96 --full 20s",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+				return chaos.DiskFull(ctx, env, o)
+			})
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&o.SizeMB, "size-mb", 96, "size of the tmpfs (MB)")
+	cmd.Flags().IntVar(&o.Events, "events", 600, "events published")
+	cmd.Flags().Float64Var(&o.Rate, "rate", 20, "events per second")
+	cmd.Flags().DurationVar(&o.Full, "full", 15*time.Second, "how long the filesystem stays full")
 	return cmd
 }
