@@ -196,14 +196,7 @@ func TestStagePipelinesPrepareWithCommit(t *testing.T) {
 func TestStageWaitsOutAProviderOutage(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	ctx := context.Background()
-	for _, sc := range []jetstream.StreamConfig{
-		{Name: "T", Subjects: []string{"t.>"}},
-		{Name: schemas.StreamDLQ, Subjects: []string{schemas.DLQSubject}},
-	} {
-		if _, err := js.CreateStream(ctx, sc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createStreams(t, js, "T", schemas.StreamDLQ)
 	var tries sync.Map // body -> *atomic.Int64
 	var stored atomic.Int64
 	runCtx, stop := context.WithTimeout(ctx, 30*time.Second)
@@ -266,14 +259,7 @@ func TestStageWaitsOutAProviderOutage(t *testing.T) {
 func TestDeadLetterDropsPublishExpectations(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	ctx := context.Background()
-	for _, sc := range []jetstream.StreamConfig{
-		{Name: "T", Subjects: []string{"t.>"}},
-		{Name: schemas.StreamDLQ, Subjects: []string{schemas.DLQSubject}},
-	} {
-		if _, err := js.CreateStream(ctx, sc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createStreams(t, js, "T", schemas.StreamDLQ)
 	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: "t.x", Data: []byte("poison")}, jetstream.WithExpectStream("T"), jetstream.WithMsgID("m1")); err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +308,17 @@ func TestStorageFull(t *testing.T) {
 	for _, err := range []error{nil, errors.New("constraint failed"), syscall.EIO} {
 		if storageFull(err) {
 			t.Errorf("%v: taken for a full disk", err)
+		}
+	}
+}
+
+// createStreams creates the test stream T (t.>) and the DLQ stream.
+func createStreams(t *testing.T, js jetstream.JetStream, names ...string) {
+	t.Helper()
+	subjects := map[string]string{"T": "t.>", schemas.StreamDLQ: schemas.DLQSubject}
+	for _, name := range names {
+		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{subjects[name]}}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -20,8 +20,9 @@ func (a *app) chaosCmd() *cobra.Command {
 binary, on a scratch data dir, loopback only), stops by itself, and prints a line of figures and
 pass or fail; --json prints them all as one document. The command exits 1 if any scenario failed.
 
-With no subcommand it runs the full profile: kill loop (3,000 events, 10 kills), disk full, provider
-faults (60 s outage), NATS faults, watcher faults, hostile input and a 10-minute soak. --quick runs
+With no subcommand it runs the full profile: kill loop (3,000 events, 10 kills), provider faults (60 s
+outage), hostile input, disk full, NATS faults, a 3-node cluster's rolling restarts, watcher faults and a
+10-minute soak. --quick runs
 the short profile CI runs (about 3 minutes): kill loop with 3 kills, provider faults with a 15 s
 outage, hostile input and a 60 s soak. The subcommands run one scenario each, sized by flags.`,
 		Example: "  clawmem chaos --quick\n  clawmem chaos --json > chaos.json\n  clawmem chaos kill --kills 20",
@@ -37,7 +38,7 @@ outage, hostile input and a 60 s soak. The subcommands run one scenario each, si
 	f.add(cmd)
 	cmd.Flags().BoolVar(&quick, "quick", false, "the short profile (about 3 minutes; what CI runs)")
 	cmd.Flags().StringVar(&corpus, "corpus", "testdata/chaos/hostile.json", "the hostile-input corpus")
-	cmd.AddCommand(a.chaosHostileCmd(), a.chaosKillCmd(), a.chaosDiskCmd(), a.chaosProvidersCmd(), a.chaosNATSCmd(), a.chaosWatcherCmd(), a.chaosSoakCmd())
+	cmd.AddCommand(a.chaosHostileCmd(), a.chaosKillCmd(), a.chaosDiskCmd(), a.chaosProvidersCmd(), a.chaosNATSCmd(), a.chaosClusterCmd(), a.chaosWatcherCmd(), a.chaosSoakCmd())
 	return cmd
 }
 

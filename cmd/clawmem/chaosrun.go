@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/clawmem/clawmem/internal/chaos"
 )
@@ -46,7 +47,7 @@ func (f *chaosFlags) env() (chaos.Env, func(), error) {
 
 // runScenarios runs each scenario in turn, prints the suite and fails the
 // command if any scenario failed.
-func (a *app) runScenarios(cmd *cobra.Command, f *chaosFlags, runs ...func(context.Context, chaos.Env) (chaos.Result, error)) error {
+func (a *app) runScenarios(cmd *cobra.Command, f *chaosFlags, runs ...scenario) error {
 	env, done, err := f.env()
 	if err != nil {
 		return err
@@ -79,90 +80,6 @@ func (a *app) runScenarios(cmd *cobra.Command, f *chaosFlags, runs ...func(conte
 	return nil
 }
 
-func (a *app) chaosKillCmd() *cobra.Command {
-	var f chaosFlags
-	var o chaos.KillOptions
-	cmd := &cobra.Command{
-		Use:   "kill",
-		Short: "Publish events while SIGKILLing and restarting clawmem up; count lost and duplicated",
-		Long: `Starts clawmem up on a scratch data dir, publishes --events distinct capturable agent_end events to its
-hook ingest at --rate per second (retrying each until it is acknowledged), and SIGKILLs and restarts
-clawmem up --kills times at random moments meanwhile. Then it counts the memories: every acknowledged
-event must be stored exactly once, nothing dead-lettered, and the last instance must stop cleanly.`,
-		Example: "  clawmem chaos kill --events 3000 --rate 50 --kills 10",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
-				return chaos.KillLoop(ctx, env, o)
-			})
-		},
-	}
-	f.add(cmd)
-	cmd.Flags().IntVar(&o.Events, "events", 3000, "events to publish")
-	cmd.Flags().Float64Var(&o.Rate, "rate", 50, "events per second")
-	cmd.Flags().IntVar(&o.Kills, "kills", 10, "SIGKILLs of clawmem up")
-	return cmd
-}
-
-func (a *app) chaosProvidersCmd() *cobra.Command {
-	var f chaosFlags
-	var o chaos.ProviderOptions
-	cmd := &cobra.Command{
-		Use:   "providers",
-		Short: "Flaky, hanging, garbage-answering and vanished embedding, rerank and LLM providers",
-		Long: `Starts clawmem up with an OpenAI-compatible embedding endpoint, a Jina-style reranker and an
-OpenAI-compatible chat model (smart extraction) that are loopback fakes in this process. It publishes
-events at --rate and recalls twice a second throughout, while the fakes answer healthily, fail half
-their requests (HTTP 503), hang, answer garbage, and go away for --outage, then return.
-
-It passes when every acknowledged event is stored exactly once (nothing dead-lettered for a provider's
-outage), the --poison malformed events published straight to the stream are dead-lettered with a
-reason, every recall is answered (on BM25 alone while embeddings fail, with the cosine fallback while
-the reranker fails), and recall is hybrid and reranked again after the providers return, without a
-restart.`,
-		Example: "  clawmem chaos providers --outage 60s",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
-				return chaos.Providers(ctx, env, o)
-			})
-		},
-	}
-	f.add(cmd)
-	cmd.Flags().DurationVar(&o.Phase, "phase", 20*time.Second, "how long each fault (and each healthy phase) lasts")
-	cmd.Flags().DurationVar(&o.Outage, "outage", 60*time.Second, "how long the providers are gone")
-	cmd.Flags().Float64Var(&o.Rate, "rate", 10, "events per second")
-	cmd.Flags().IntVar(&o.Poison, "poison", 3, "malformed events published straight to the events stream")
-	return cmd
-}
-
-func (a *app) chaosSoakCmd() *cobra.Command {
-	var f chaosFlags
-	var o chaos.SoakOptions
-	cmd := &cobra.Command{
-		Use:   "soak",
-		Short: "A fixed ingest and recall load for a while; resources must stay flat",
-		Long: `Starts clawmem up on a scratch data dir and runs --rate events and --recall-rate recalls a second for
---duration, sampling every second the process's resident memory, goroutines and open files and the
-streams' and KV buckets' sizes. After the warm-up (a fifth of the run, at least 10 s) the median of
-the last ten samples must stay within bounds of the first ten: resident memory ×1.15 + 16 MB,
-goroutines +10% (at least +10), open files +8, and the work queue's backlog must not build up. Every
-acknowledged event must be stored once and every recall answered.`,
-		Example: "  clawmem chaos soak --duration 10m --rate 20 --recall-rate 10",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
-				return chaos.Soak(ctx, env, o)
-			})
-		},
-	}
-	f.add(cmd)
-	cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Minute, "how long the load runs")
-	cmd.Flags().Float64Var(&o.Rate, "rate", 20, "events per second")
-	cmd.Flags().Float64Var(&o.RecallRate, "recall-rate", 10, "recalls per second")
-	return cmd
-}
-
 // chaosProfile is what `clawmem chaos` runs: the full profile, or with
 // --quick the short one CI runs.
 type chaosProfile struct {
@@ -188,7 +105,7 @@ var (
 
 // runProfile runs the profile's scenarios; corpus is the hostile corpus.
 func (a *app) runProfile(cmd *cobra.Command, f *chaosFlags, p chaosProfile, corpus string) error {
-	runs := []func(context.Context, chaos.Env) (chaos.Result, error){
+	runs := []scenario{
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
 			return chaos.KillLoop(ctx, env, p.kill)
 		},
@@ -207,8 +124,8 @@ func (a *app) runProfile(cmd *cobra.Command, f *chaosFlags, p chaosProfile, corp
 }
 
 // fullOnly are the scenarios only the full profile runs.
-func (a *app) fullOnly() []func(context.Context, chaos.Env) (chaos.Result, error) {
-	return []func(context.Context, chaos.Env) (chaos.Result, error){
+func (a *app) fullOnly() []scenario {
+	return []scenario{
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
 			return chaos.DiskFull(ctx, env, chaos.DiskOptions{SizeMB: 96, Events: 600, Rate: 20, Full: 15 * time.Second})
 		},
@@ -216,15 +133,91 @@ func (a *app) fullOnly() []func(context.Context, chaos.Env) (chaos.Result, error
 			return chaos.NATSFaults(ctx, env, chaos.NATSOptions{Events: 1500, Rate: 50, Restarts: 3, Down: 2 * time.Second, FullMB: 4, Flood: 3000})
 		},
 		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+			return chaos.ClusterFaults(ctx, env, chaos.ClusterOptions{Events: 1200, Rate: 20, Restarts: 3, Down: 3 * time.Second})
+		},
+		func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
 			return chaos.WatcherFaults(ctx, env, chaos.WatcherOptions{Files: 4, Entries: 80, Every: 150 * time.Millisecond})
 		},
 	}
 }
 
-func (a *app) chaosNATSCmd() *cobra.Command {
+// scenario runs one scenario in env.
+type scenario = func(context.Context, chaos.Env) (chaos.Result, error)
+
+// scenarioCmd completes cmd as a subcommand running one scenario: the
+// common flags, the scenario's own (flags), and the run.
+func (a *app) scenarioCmd(cmd *cobra.Command, flags func(*pflag.FlagSet), run scenario) *cobra.Command {
 	var f chaosFlags
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return a.runScenarios(cmd, &f, run) }
+	f.add(cmd)
+	flags(cmd.Flags())
+	return cmd
+}
+
+func (a *app) chaosKillCmd() *cobra.Command {
+	var o chaos.KillOptions
+	return a.scenarioCmd(&cobra.Command{
+		Use:   "kill",
+		Short: "Publish events while SIGKILLing and restarting clawmem up; count lost and duplicated",
+		Long: `Starts clawmem up on a scratch data dir, publishes --events distinct capturable agent_end events to its
+hook ingest at --rate per second (retrying each until it is acknowledged), and SIGKILLs and restarts
+clawmem up --kills times at random moments meanwhile. Then it counts the memories: every acknowledged
+event must be stored exactly once, nothing dead-lettered, and the last instance must stop cleanly.`,
+		Example: "  clawmem chaos kill --events 3000 --rate 50 --kills 10",
+	}, func(fs *pflag.FlagSet) {
+		fs.IntVar(&o.Events, "events", 3000, "events to publish")
+		fs.Float64Var(&o.Rate, "rate", 50, "events per second")
+		fs.IntVar(&o.Kills, "kills", 10, "SIGKILLs of clawmem up")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.KillLoop(ctx, env, o) })
+}
+
+func (a *app) chaosProvidersCmd() *cobra.Command {
+	var o chaos.ProviderOptions
+	return a.scenarioCmd(&cobra.Command{
+		Use:   "providers",
+		Short: "Flaky, hanging, garbage-answering and vanished embedding, rerank and LLM providers",
+		Long: `Starts clawmem up with an OpenAI-compatible embedding endpoint, a Jina-style reranker and an
+OpenAI-compatible chat model (smart extraction) that are loopback fakes in this process. It publishes
+events at --rate and recalls twice a second throughout, while the fakes answer healthily, fail half
+their requests (HTTP 503), hang, answer garbage, and go away for --outage, then return.
+
+It passes when every acknowledged event is stored exactly once (nothing dead-lettered for a provider's
+outage), the --poison malformed events published straight to the stream are dead-lettered with a
+reason, every recall is answered (on BM25 alone while embeddings fail, with the cosine fallback while
+the reranker fails), and recall is hybrid and reranked again after the providers return, without a
+restart.`,
+		Example: "  clawmem chaos providers --outage 60s",
+	}, func(fs *pflag.FlagSet) {
+		fs.DurationVar(&o.Phase, "phase", 20*time.Second, "how long each fault (and each healthy phase) lasts")
+		fs.DurationVar(&o.Outage, "outage", 60*time.Second, "how long the providers are gone")
+		fs.Float64Var(&o.Rate, "rate", 10, "events per second")
+		fs.IntVar(&o.Poison, "poison", 3, "malformed events published straight to the events stream")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.Providers(ctx, env, o) })
+}
+
+func (a *app) chaosSoakCmd() *cobra.Command {
+	var o chaos.SoakOptions
+	return a.scenarioCmd(&cobra.Command{
+		Use:   "soak",
+		Short: "A fixed ingest and recall load for a while; resources must stay flat",
+		Long: `Starts clawmem up on a scratch data dir and runs --rate events and --recall-rate recalls a second for
+--duration, sampling every second the process's resident memory, goroutines and open files and the
+streams' and KV buckets' sizes. After the warm-up (a fifth of the run, at least 10 s) the median of
+the last ten samples must stay within bounds of the first ten: resident memory ×1.15 + 16 MB,
+goroutines +10% (at least +10), open files +8, and the work queue's backlog must not build up. Every
+acknowledged event must be stored once and every recall answered.`,
+		Example: "  clawmem chaos soak --duration 10m --rate 20 --recall-rate 10",
+	}, func(fs *pflag.FlagSet) {
+		fs.DurationVar(&o.Duration, "duration", 10*time.Minute, "how long the load runs")
+		fs.Float64Var(&o.Rate, "rate", 20, "events per second")
+		fs.Float64Var(&o.RecallRate, "recall-rate", 10, "recalls per second")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.Soak(ctx, env, o) })
+}
+
+func (a *app) chaosNATSCmd() *cobra.Command {
 	var o chaos.NATSOptions
-	cmd := &cobra.Command{
+	return a.scenarioCmd(&cobra.Command{
 		Use:   "nats",
 		Short: "Restart an external NATS server under load, fill JetStream's storage, flood the query service",
 		Long: `Starts a NATS server with JetStream in this process (loopback, a scratch store directory) and clawmem
@@ -236,27 +229,19 @@ in. Last, --flood recalls are fired at once: the service may shed some, but must
 afterwards. It passes when every acknowledged event is stored exactly once, nothing is dead-lettered
 and clawmem up stops cleanly.`,
 		Example: "  clawmem chaos nats --restarts 5 --down 3s",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
-				return chaos.NATSFaults(ctx, env, o)
-			})
-		},
-	}
-	f.add(cmd)
-	cmd.Flags().IntVar(&o.Events, "events", 1500, "events published across the restarts")
-	cmd.Flags().Float64Var(&o.Rate, "rate", 50, "events per second")
-	cmd.Flags().IntVar(&o.Restarts, "restarts", 3, "restarts of the server under load")
-	cmd.Flags().DurationVar(&o.Down, "down", 2*time.Second, "how long the server stays down each time")
-	cmd.Flags().IntVar(&o.FullMB, "full-mb", 4, "storage left before JetStream is full (MB)")
-	cmd.Flags().IntVar(&o.Flood, "flood", 3000, "recall requests fired at once")
-	return cmd
+	}, func(fs *pflag.FlagSet) {
+		fs.IntVar(&o.Events, "events", 1500, "events published across the restarts")
+		fs.Float64Var(&o.Rate, "rate", 50, "events per second")
+		fs.IntVar(&o.Restarts, "restarts", 3, "restarts of the server under load")
+		fs.DurationVar(&o.Down, "down", 2*time.Second, "how long the server stays down each time")
+		fs.IntVar(&o.FullMB, "full-mb", 4, "storage left before JetStream is full (MB)")
+		fs.IntVar(&o.Flood, "flood", 3000, "recall requests fired at once")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.NATSFaults(ctx, env, o) })
 }
 
 func (a *app) chaosDiskCmd() *cobra.Command {
-	var f chaosFlags
 	var o chaos.DiskOptions
-	cmd := &cobra.Command{
+	return a.scenarioCmd(&cobra.Command{
 		Use:   "disk",
 		Short: "Fill the data dir's filesystem while events arrive; clawmem must refuse, serve recall and recover",
 		Long: `Mounts a --size-mb tmpfs (root only: skipped with a message otherwise), starts clawmem up with its data
@@ -264,17 +249,51 @@ dir on it, publishes --events at --rate, and fills the filesystem with a ballast
 full, ingest must refuse events with 503 or 507 (the hook retries) and recall must still answer; when
 the ballast is deleted, every event must get in and be stored exactly once, without a restart.`,
 		Example: "  sudo clawmem chaos disk --size-mb 96 --full 20s",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runScenarios(cmd, &f, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
-				return chaos.DiskFull(ctx, env, o)
-			})
-		},
-	}
-	f.add(cmd)
-	cmd.Flags().IntVar(&o.SizeMB, "size-mb", 96, "size of the tmpfs (MB)")
-	cmd.Flags().IntVar(&o.Events, "events", 600, "events published")
-	cmd.Flags().Float64Var(&o.Rate, "rate", 20, "events per second")
-	cmd.Flags().DurationVar(&o.Full, "full", 15*time.Second, "how long the filesystem stays full")
-	return cmd
+	}, func(fs *pflag.FlagSet) {
+		fs.IntVar(&o.SizeMB, "size-mb", 96, "size of the tmpfs (MB)")
+		fs.IntVar(&o.Events, "events", 600, "events published")
+		fs.Float64Var(&o.Rate, "rate", 20, "events per second")
+		fs.DurationVar(&o.Full, "full", 15*time.Second, "how long the filesystem stays full")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.DiskFull(ctx, env, o) })
+}
+
+func (a *app) chaosWatcherCmd() *cobra.Command {
+	var o chaos.WatcherOptions
+	return a.scenarioCmd(&cobra.Command{
+		Use:   "watcher",
+		Short: "Truncate, rotate, rewrite and delete the session files clawmem up follows; count entries lost and repeated",
+		Long: `Starts clawmem up on a scratch data dir and writes OpenClaw session files (JSONL) and an OpenClaw SQLite
+transcript database for its watcher to follow, one entry every --every per file, while it truncates files
+(and writes them back, or starts them over), rotates them as /new does, replaces them atomically by a copy
+with new entries, deletes them, and vacuums, replaces and re-creates the database; clawmem up is SIGKILLed
+and restarted once in the middle. Then every entry written must be in the transcript stream exactly once.`,
+		Example: "  clawmem chaos watcher --files 8 --entries 200",
+	}, func(fs *pflag.FlagSet) {
+		fs.IntVar(&o.Files, "files", 4, "JSONL session files written at once (file i suffers the faults of kind i mod 4)")
+		fs.IntVar(&o.Entries, "entries", 80, "entries appended to each file and to the database")
+		fs.DurationVar(&o.Every, "every", 150*time.Millisecond, "pause between two rounds of appends")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+		return chaos.WatcherFaults(ctx, env, o)
+	})
+}
+
+func (a *app) chaosClusterCmd() *cobra.Command {
+	var o chaos.ClusterOptions
+	return a.scenarioCmd(&cobra.Command{
+		Use:   "cluster",
+		Short: "Restart the nodes of a 3-node JetStream cluster one at a time under load",
+		Long: `Starts a 3-node NATS cluster with JetStream in this process (loopback, scratch store directories) and
+clawmem up against it with every stream and bucket replicated 3 times (nats.replicas: 3). While --events
+events are published at --rate, one node at a time is stopped for --down and restarted, --restarts times
+in turn. Every acknowledged event must be stored exactly once, nothing dead-lettered, and clawmem up must
+stop cleanly.`,
+		Example: "  clawmem chaos cluster --restarts 6",
+	}, func(fs *pflag.FlagSet) {
+		fs.IntVar(&o.Events, "events", 1200, "events published")
+		fs.Float64Var(&o.Rate, "rate", 20, "events per second")
+		fs.IntVar(&o.Restarts, "restarts", 3, "node restarts, one node at a time")
+		fs.DurationVar(&o.Down, "down", 3*time.Second, "how long a node stays down")
+	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) {
+		return chaos.ClusterFaults(ctx, env, o)
+	})
 }

@@ -21,7 +21,7 @@ func TestTallyFailsOnLostAndDuplicated(t *testing.T) {
 	// 0 stored once, 1 lost, 2 stored three times, 3 once, 4 (never
 	// acknowledged) stored once.
 	got := l.tally([]int{1, 0, 3, 1, 1})
-	want := Tally{Offered: 5, Acked: 4, Stored: 3, Lost: 1, Dup: 2, StoredUnacked: 1}
+	want := Tally{Offered: 5, Acked: 4, Texts: 5, Stored: 3, Lost: 1, Dup: 2, StoredUnacked: 1}
 	if got != want {
 		t.Fatalf("tally %+v, want %+v", got, want)
 	}

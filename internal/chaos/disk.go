@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/nats-io/nats.go"
 )
 
 // DiskOptions size the disk-full scenario.
@@ -57,16 +55,13 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 	if err := os.MkdirAll(up.Dir, 0o700); err != nil {
 		return r, err
 	}
-	if err := up.Start(ctx); err != nil {
-		return r, err
-	}
-	defer up.Kill()
-	pid := up.PID()
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"), nats.MaxReconnects(-1))
+	nc, err := connect(ctx, up)
 	if err != nil {
 		return r, err
 	}
+	defer up.Kill()
 	defer nc.Close()
+	pid := up.PID()
 
 	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -88,7 +83,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 	for time.Now().Before(deadline) {
 		time.Sleep(time.Second)
 		if fullRecall == "" {
-			if mode, failed := recallOnce(ctx, nc, load.texts[0]); failed {
+			if mode, failed := recallOnce(ctx, nc, load.Text(0)); failed {
 				r.fail("recall failed while the disk was full: %s", mode)
 				fullRecall = "failed"
 			} else {

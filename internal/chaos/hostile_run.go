@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -21,18 +19,11 @@ func HostileScenario(ctx context.Context, env Env, corpusPath string) (Result, e
 	if err != nil {
 		return r, err
 	}
-	up, err := env.up("hostile", nil)
+	up, nc, err := env.start(ctx, "hostile", nil)
 	if err != nil {
-		return r, err
-	}
-	if err := up.Start(ctx); err != nil {
 		return r, err
 	}
 	defer up.Kill()
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"))
-	if err != nil {
-		return r, err
-	}
 	defer nc.Close()
 	res, err := client.NewNATS(nc).Call(ctx, schemas.OpImport, "", schemas.ImportRequest{NoDedup: true, Memories: []schemas.Memory{
 		{ID: "ffffffff-ffff-4fff-8fff-ffffffffffff", Text: "Other's private note: the build flag is --fast", Scope: "agent:other"},

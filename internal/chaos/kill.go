@@ -31,14 +31,12 @@ type KillOptions struct {
 func KillLoop(ctx context.Context, env Env, o KillOptions) (Result, error) {
 	start := time.Now()
 	r := Result{Scenario: "kill loop"}
-	up, err := env.up("kill", nil)
+	up, nc, err := env.start(ctx, "kill", nil)
 	if err != nil {
 		return r, err
 	}
-	if err := up.Start(ctx); err != nil {
-		return r, err
-	}
 	defer up.Kill()
+	defer nc.Close()
 	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, time.Duration(float64(o.Events)/o.Rate*float64(time.Second))+5*time.Minute)
 	defer cancel()
@@ -76,11 +74,6 @@ func KillLoop(ctx context.Context, env Env, o KillOptions) (Result, error) {
 		downs = append(downs, time.Since(down).Seconds())
 	}
 	<-loaded
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"))
-	if err != nil {
-		return r, err
-	}
-	defer nc.Close()
 	t, err := load.Settle(ctx, nc, 30*time.Second)
 	if err != nil {
 		r.fail("counting the store: %v", err)
@@ -117,4 +110,29 @@ func (env Env) up(name string, cfg map[string]any) (*Up, error) {
 		return nil, err
 	}
 	return NewUp(env.Bin, dir, cfg)
+}
+
+// start makes a scenario's instance, starts it and connects to its NATS
+// (reconnecting for as long as it takes). The caller kills the instance
+// and closes the connection.
+func (env Env) start(ctx context.Context, name string, cfg map[string]any) (*Up, *nats.Conn, error) {
+	up, err := env.up(name, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := connect(ctx, up)
+	return up, nc, err
+}
+
+// connect starts up and connects to its NATS.
+func connect(ctx context.Context, up *Up) (*nats.Conn, error) {
+	if err := up.Start(ctx); err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		up.Kill()
+		return nil, err
+	}
+	return nc, nil
 }

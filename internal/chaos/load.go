@@ -47,15 +47,31 @@ var textIndex = regexp.MustCompile(`item (\d+):`)
 
 // NewLoad makes the events' texts; seed fixes them.
 func NewLoad(url string, n int, rate float64, seed uint64) *Load {
+	return NewPooledLoad(url, n, n, rate, seed)
+}
+
+// NewPooledLoad is a load of n events whose texts cycle through pool
+// distinct ones, each event in a session of its own: after the first
+// round every event is a duplicate of a stored memory, so the store stops
+// growing (a soak's steady state) while every stage still does its work.
+func NewPooledLoad(url string, n, pool int, rate float64, seed uint64) *Load {
+	pool = max(1, min(pool, n))
 	rng := rand.New(rand.NewPCG(seed, 19))
-	l := &Load{URL: url, N: n, Rate: rate, Agent: "main", texts: make([]string, n), acked: make([]atomic.Bool, n)}
+	l := &Load{URL: url, N: n, Rate: rate, Agent: "main", texts: make([]string, pool), acked: make([]atomic.Bool, pool)}
 	for i := range l.texts {
 		l.texts[i] = "Remember that " + bench.Sentence(rng, i)
 	}
 	return l
 }
 
-// Acked is the number of events acknowledged so far.
+// Text is a text for a query: the i-th of those acknowledged so far (in
+// a cycle), the first before any is.
+func (l *Load) Text(i int) string {
+	return l.texts[i%min(len(l.texts), max(1, l.Acked()))]
+}
+
+// Acked is the number of events acknowledged so far (each is posted until
+// it is acknowledged, then never again).
 func (l *Load) Acked() int { return int(l.nAcked.Load()) }
 
 // Run publishes every event, each at its turn of the rate, retrying what
@@ -98,7 +114,7 @@ func (l *Load) Run(ctx context.Context) {
 }
 
 func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
-	msgs := []map[string]any{{"role": "user", "content": l.texts[i]}}
+	msgs := []map[string]any{{"role": "user", "content": l.texts[i%len(l.texts)]}}
 	if l.Pad > 0 {
 		msgs = append(msgs, map[string]any{"role": "assistant", "content": string(bytes.Repeat([]byte("z"), l.Pad))})
 	}
@@ -123,9 +139,8 @@ func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
 		l.refused.Add(1)
 		return false
 	}
-	if !l.acked[i].Swap(true) {
-		l.nAcked.Add(1)
-	}
+	l.acked[i%len(l.texts)].Store(true)
+	l.nAcked.Add(1)
 	return true
 }
 
@@ -144,11 +159,14 @@ func (l *Load) Codes() map[string]int64 {
 
 // Tally is what became of a load's events in the store.
 type Tally struct {
-	Offered int `json:"offered"`
-	Acked   int `json:"acked"`
-	Stored  int `json:"stored"` // distinct acknowledged events found as memories
-	Lost    int `json:"lost"`   // acknowledged, not stored
-	Dup     int `json:"dup"`    // stored more than once (extra copies)
+	Offered int `json:"offered"` // events
+	Acked   int `json:"acked"`   // events
+	// Texts is the distinct texts the events carry (fewer than the
+	// events for a pooled load); the counts below are of texts.
+	Texts  int `json:"texts"`
+	Stored int `json:"stored"` // acknowledged texts found as memories
+	Lost   int `json:"lost"`   // acknowledged, not stored
+	Dup    int `json:"dup"`    // stored more than once (extra copies)
 	// Unacked events may be stored too (acknowledged by the server but
 	// the answer never reached us): counted, not a fault.
 	StoredUnacked int `json:"storedUnacked,omitempty"`
@@ -158,14 +176,14 @@ type Tally struct {
 // Count reads the store through the running instance and tallies the
 // load's events.
 func (l *Load) Count(ctx context.Context, nc *nats.Conn) (Tally, error) {
-	seen := make([]int, l.N)
+	seen := make([]int, len(l.texts))
 	err := client.NewNATSBulk(nc).Export(ctx, "", false, func(m schemas.Memory) error {
 		sm := textIndex.FindStringSubmatch(m.Text)
 		if sm == nil {
 			return nil
 		}
 		i, err := strconv.Atoi(sm[1])
-		if err == nil && i < l.N && m.Text == l.texts[i] {
+		if err == nil && i < len(l.texts) && m.Text == l.texts[i] {
 			seen[i]++
 		}
 		return nil
@@ -178,7 +196,7 @@ func (l *Load) Count(ctx context.Context, nc *nats.Conn) (Tally, error) {
 
 // tally counts the events against seen, how often each is stored.
 func (l *Load) tally(seen []int) Tally {
-	t := Tally{Offered: l.N, Acked: l.Acked()}
+	t := Tally{Offered: l.N, Acked: l.Acked(), Texts: len(l.texts)}
 	for i, n := range seen {
 		acked := l.acked[i].Load()
 		switch {

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -75,18 +74,11 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	}
 	defer ns.stop()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", ports[0])
-	up, err := env.up("nats-client", map[string]any{"nats": map[string]any{"url": url}})
+	up, nc, err := env.start(ctx, "nats-client", map[string]any{"nats": map[string]any{"url": url}})
 	if err != nil {
-		return r, err
-	}
-	if err := up.Start(ctx); err != nil {
 		return r, err
 	}
 	defer up.Kill()
-	nc, err := nats.Connect(url, nats.Name("clawmem-chaos"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		return r, err
-	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -150,7 +142,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	} else {
 		// Full for a while: recall still answers.
 		time.Sleep(3 * time.Second)
-		if mode, failed := recallOnce(ctx, nc, load.texts[0]); failed {
+		if mode, failed := recallOnce(ctx, nc, load.Text(0)); failed {
 			r.fail("recall failed while the store was full: %s", mode)
 		} else {
 			fullRecall = mode
@@ -178,7 +170,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	floodStart := time.Now()
 	for i := range o.Flood {
 		wg.Go(func() {
-			if _, failed := recallOnce(ctx, nc, fmt.Sprintf("%s, flood %d", load.texts[i%len(load.texts)], i)); failed {
+			if _, failed := recallOnce(ctx, nc, fmt.Sprintf("%s, flood %d", load.Text(i), i)); failed {
 				failedN.Add(1)
 			} else {
 				answered.Add(1)
@@ -188,7 +180,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	wg.Wait()
 	floodSec := time.Since(floodStart).Seconds()
 	after := time.Now()
-	if mode, failed := recallOnce(ctx, nc, load.texts[1]); failed || time.Since(after) > 5*time.Second {
+	if mode, failed := recallOnce(ctx, nc, load.Text(1)); failed || time.Since(after) > 5*time.Second {
 		r.fail("recall after the flood: %s in %s", mode, time.Since(after))
 	}
 	var slow uint64
@@ -224,6 +216,94 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 
 // plus adds two tallies of different events.
 func (t Tally) plus(u Tally) Tally {
-	return Tally{Offered: t.Offered + u.Offered, Acked: t.Acked + u.Acked, Stored: t.Stored + u.Stored, Lost: t.Lost + u.Lost,
+	return Tally{Offered: t.Offered + u.Offered, Acked: t.Acked + u.Acked, Texts: t.Texts + u.Texts, Stored: t.Stored + u.Stored, Lost: t.Lost + u.Lost,
 		Dup: t.Dup + u.Dup, StoredUnacked: t.StoredUnacked + u.StoredUnacked, DLQ: t.DLQ + u.DLQ}
+}
+
+// ClusterOptions size the cluster scenario.
+type ClusterOptions struct {
+	Events   int
+	Rate     float64
+	Restarts int           // node restarts, one node at a time, in turn
+	Down     time.Duration // how long a node stays down
+}
+
+// ClusterFaults runs `clawmem up` against a 3-node JetStream cluster in
+// this process (streams and buckets replicated 3 times) and, while events
+// are published, stops and restarts one node at a time, Restarts times in
+// turn. It passes when every acknowledged event is stored exactly once,
+// nothing is dead-lettered and clawmem up stops cleanly.
+func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, error) {
+	start := time.Now()
+	r := Result{Scenario: "nats cluster"}
+	dir, err := mkdirTemp(env.Scratch, "cluster")
+	if err != nil {
+		return r, err
+	}
+	c, err := natsembed.StartCluster(dir, 3)
+	if err != nil {
+		return r, err
+	}
+	defer c.Shutdown()
+	up, nc, err := env.start(ctx, "cluster-client", map[string]any{"nats": map[string]any{"url": c.URLs(), "replicas": 3}})
+	if err != nil {
+		return r, err
+	}
+	defer up.Kill()
+	defer nc.Close()
+	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
+	span := time.Duration(float64(o.Events) / o.Rate * float64(time.Second))
+	loadCtx, cancel := context.WithTimeout(ctx, span+5*time.Minute)
+	defer cancel()
+	loaded := make(chan struct{})
+	go func() { load.Run(loadCtx); close(loaded) }()
+	var ready []float64
+	for i := range o.Restarts {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(time.Until(start.Add(span * time.Duration(i+1) / time.Duration(o.Restarts+1)))):
+		}
+		node := i % c.Size()
+		c.Stop(node)
+		time.Sleep(o.Down)
+		if err := c.Restart(node); err != nil {
+			return r, fmt.Errorf("restart node %d: %w", node+1, err)
+		}
+		t0 := time.Now()
+		if err := c.WaitReady(60 * time.Second); err != nil {
+			r.fail("node %d back: %v", node+1, err)
+		}
+		ready = append(ready, time.Since(t0).Seconds())
+	}
+	<-loaded
+	t, err := load.Settle(ctx, nc, 60*time.Second)
+	if err != nil {
+		r.fail("counting the store: %v", err)
+	}
+	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
+		r.fail("counting the DLQ: %v", err)
+	}
+	r.checkTally(t)
+	if t.DLQ > 0 {
+		r.fail("%d messages dead-lettered", t.DLQ)
+	}
+	if !up.Running() {
+		r.fail("clawmem up exited")
+	} else if err := up.Stop(); err != nil {
+		r.fail("graceful stop: %v", err)
+	}
+	var worst float64
+	for _, d := range ready {
+		worst = max(worst, d)
+	}
+	r.Figures = map[string]any{"nodes": c.Size(), "restarts": o.Restarts, "downSec": o.Down.Seconds(), "rate": o.Rate, "maxRejoinSec": worst, "answers": load.Codes()}
+	r.Summary = fmt.Sprintf("3 nodes, replicas 3: %d node restarts in turn (down %.0f s, current again within %.1f s) under %.0f events/s, ingest answers %v",
+		o.Restarts, o.Down.Seconds(), worst, o.Rate, load.Codes())
+	r.Seconds = time.Since(start).Seconds()
+	r.finish()
+	if !r.Pass {
+		up.SaveLogs()
+	}
+	return r, nil
 }

@@ -73,7 +73,7 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 		}
 		return nil
 	}
-	up, err := env.up("providers", map[string]any{
+	up, nc, err := env.start(ctx, "providers", map[string]any{
 		"embedding": map[string]any{"provider": "openai", "baseURL": emb.URL() + "/v1", "model": "chaos-embed", "dimensions": 256, "apiKey": "chaos-fake"},
 		"retrieval": map[string]any{"rerank": "cross-encoder", "rerankProvider": "jina", "rerankEndpoint": rr.URL() + "/v1/rerank",
 			"rerankModel": "chaos-rerank", "rerankApiKey": "chaos-fake"},
@@ -83,16 +83,9 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 	if err != nil {
 		return r, err
 	}
-	if err := up.Start(ctx); err != nil {
-		return r, err
-	}
 	defer up.Kill()
-	pid := up.PID()
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"), nats.MaxReconnects(-1))
-	if err != nil {
-		return r, err
-	}
 	defer nc.Close()
+	pid := up.PID()
 
 	phases := []struct {
 		fault Fault
@@ -130,7 +123,7 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 			}
 			p := int(phase.Load())
 			// A query never asked before: the embedder's cache cannot answer it.
-			mode, failed := recallOnce(recallCtx, nc, fmt.Sprintf("%s, asked %d", load.texts[i%max(1, load.Acked())], i))
+			mode, failed := recallOnce(recallCtx, nc, fmt.Sprintf("%s, asked %d", load.Text(i), i))
 			if recallCtx.Err() == nil {
 				tallies[p].add(mode, failed)
 			}
@@ -167,7 +160,7 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 	// Recovery: recall is hybrid and cross-encoder reranked again.
 	recovered := -1.0
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if mode, failed := recallOnce(ctx, nc, load.texts[0]); !failed && mode == "hybrid/cross-encoder" {
+		if mode, failed := recallOnce(ctx, nc, load.Text(0)); !failed && mode == "hybrid/cross-encoder" {
 			recovered = time.Since(start).Seconds()
 			break
 		}

@@ -57,7 +57,11 @@ func (r Result) WriteText(w io.Writer) error {
 	line := r.Summary
 	if r.Events != nil {
 		t := r.Events
-		line = fmt.Sprintf("acked %d/%d stored %d lost %d dup %d dlq %d  %s", t.Acked, t.Offered, t.Stored, t.Lost, t.Dup, t.DLQ, line)
+		texts := ""
+		if t.Texts != t.Offered {
+			texts = fmt.Sprintf(" (%d distinct texts)", t.Texts)
+		}
+		line = fmt.Sprintf("acked %d/%d%s stored %d lost %d dup %d dlq %d  %s", t.Acked, t.Offered, texts, t.Stored, t.Lost, t.Dup, t.DLQ, line)
 	}
 	if r.Skipped != "" {
 		line = r.Skipped

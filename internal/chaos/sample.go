@@ -59,6 +59,7 @@ func DLQCount(ctx context.Context, nc *nats.Conn) (int, error) {
 // Proc is a process's resources at one moment.
 type Proc struct {
 	RSSMB      float64 `json:"rssMB"`
+	HeapMB     float64 `json:"heapMB"` // Go heap in use
 	Goroutines int     `json:"goroutines"`
 	OpenFiles  int     `json:"openFiles"`
 }
@@ -84,25 +85,30 @@ func ReadProc(pid int, metricsURL string) (Proc, error) {
 		return p, err
 	}
 	p.OpenFiles = len(fds)
-	p.Goroutines, err = metric(metricsURL, "go_goroutines")
+	var heap int
+	p.Goroutines, heap, err = metrics(metricsURL, "go_goroutines", "go_memstats_heap_inuse_bytes")
+	p.HeapMB = float64(heap) / (1 << 20)
 	return p, err
 }
 
-// metric reads one unlabelled gauge from a Prometheus text page.
-func metric(url, name string) (int, error) {
+// metrics reads two unlabelled gauges from a Prometheus text page.
+func metrics(url, a, b string) (int, int, error) {
 	hc := &http.Client{Timeout: 5 * time.Second}
 	resp, err := hc.Get(url)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var va, vb float64
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(f), err
+		if v, ok := strings.CutPrefix(sc.Text(), a+" "); ok {
+			va, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), b+" "); ok {
+			vb, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
-	return 0, sc.Err()
+	return int(va), int(vb), sc.Err()
 }

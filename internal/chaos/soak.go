@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -38,21 +36,19 @@ type Sample struct {
 func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 	start := time.Now()
 	r := Result{Scenario: "soak"}
-	up, err := env.up("soak", nil)
+	up, nc, err := env.start(ctx, "soak", nil)
 	if err != nil {
-		return r, err
-	}
-	if err := up.Start(ctx); err != nil {
 		return r, err
 	}
 	defer up.Kill()
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"))
-	if err != nil {
-		return r, err
-	}
 	defer nc.Close()
+	// The texts cycle after the warm-up: from then on every event is a
+	// duplicate (stored memories stay as many), so what grows after it
+	// is retained by design (the events stream, the capture cursors) or
+	// leaked.
 	n := int(o.Rate * o.Duration.Seconds())
-	load := NewLoad(up.IngestURL(), n, o.Rate, env.Seed)
+	warmup := max(10*time.Second, o.Duration/5)
+	load := NewPooledLoad(up.IngestURL(), n, int(o.Rate*warmup.Seconds()), o.Rate, env.Seed)
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	loaded := make(chan struct{})
@@ -72,7 +68,7 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 			case <-tick.C:
 			}
 			t0 := time.Now()
-			_, failed := recallOnce(runCtx, nc, fmt.Sprintf("%s, asked %d", load.texts[i%max(1, load.Acked())], i))
+			_, failed := recallOnce(runCtx, nc, fmt.Sprintf("%s, asked %d", load.Text(i), i))
 			if runCtx.Err() != nil {
 				return
 			}
@@ -142,7 +138,7 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 		r.fail("graceful stop: %v", err)
 	}
 
-	warm := max(10, len(samples)/5)
+	warm := int(warmup / time.Second)
 	if len(samples) < warm+20 {
 		r.fail("only %d samples: run the soak for at least %d s", len(samples), warm+20)
 		r.Seconds = time.Since(start).Seconds()

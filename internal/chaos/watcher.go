@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	_ "modernc.org/sqlite" // OpenClaw's database, written as OpenClaw writes it
 
@@ -79,18 +78,11 @@ func WatcherFaults(ctx context.Context, env Env, o WatcherOptions) (Result, erro
 	start := time.Now()
 	r := Result{Scenario: "watcher faults"}
 	o = o.withDefaults()
-	up, err := env.up("watcher", nil)
+	up, nc, err := env.start(ctx, "watcher", nil)
 	if err != nil {
-		return r, err
-	}
-	if err := up.Start(ctx); err != nil {
 		return r, err
 	}
 	defer up.Kill()
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		return r, err
-	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
