@@ -57,8 +57,10 @@ func TestUpStartsWhileTheEmbedderHangs(t *testing.T) {
 		t.Fatalf("log lacks the failed checks:\n%s", logs.String())
 	}
 	code, out, _ = runCLI(t, "doctor", "--data-dir", dir)
-	for _, want := range []string{"embedder: timed out after 4s", "retrieval: timed out after 4s"} {
-		if code != 1 || !strings.Contains(out, "[FAIL] startup   "+want) {
+	// The embedder check fails; the retrieval check answers all the same,
+	// from BM25 alone (recall's fallback while the embedder is down).
+	for _, want := range []string{"[FAIL] startup   embedder: timed out after 4s", "[ok  ] startup   retrieval: a test recall answered: mode bm25"} {
+		if code != 1 || !strings.Contains(out, want) {
 			t.Fatalf("doctor lacks %q:\n%s", want, out)
 		}
 	}
