@@ -109,13 +109,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 	if err != nil {
 		r.fail("counting the store: %v", err)
 	}
-	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
-		r.fail("counting the DLQ: %v", err)
-	}
-	r.checkTally(t)
-	if t.DLQ > 0 {
-		r.fail("%d messages dead-lettered", t.DLQ)
-	}
+	r.checkNoDLQ(ctx, nc, t)
 	for code, n := range load.Codes() {
 		if code != "202" && code != "503" && code != "507" && code != "no answer" {
 			r.fail("ingest answered %d events with %s", n, code)

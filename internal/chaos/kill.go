@@ -78,14 +78,7 @@ func KillLoop(ctx context.Context, env Env, o KillOptions) (Result, error) {
 	if err != nil {
 		r.fail("counting the store: %v", err)
 	}
-	t.DLQ, err = DLQCount(ctx, nc)
-	if err != nil {
-		r.fail("counting the DLQ: %v", err)
-	}
-	r.checkTally(t)
-	if t.DLQ > 0 {
-		r.fail("%d messages dead-lettered", t.DLQ)
-	}
+	r.checkNoDLQ(ctx, nc, t)
 	if err := up.Stop(); err != nil {
 		r.fail("graceful stop after the kills: %v", err)
 	}

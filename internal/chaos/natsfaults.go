@@ -189,13 +189,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	}
 
 	t := t1.plus(t2)
-	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
-		r.fail("counting the DLQ: %v", err)
-	}
-	r.checkTally(t)
-	if t.DLQ > 0 {
-		r.fail("%d messages dead-lettered", t.DLQ)
-	}
+	r.checkNoDLQ(ctx, nc, t)
 	if !up.Running() {
 		r.fail("clawmem up exited:\n%s", up.Logs())
 	} else if err := up.Stop(); err != nil {
@@ -281,13 +275,7 @@ func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, erro
 	if err != nil {
 		r.fail("counting the store: %v", err)
 	}
-	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
-		r.fail("counting the DLQ: %v", err)
-	}
-	r.checkTally(t)
-	if t.DLQ > 0 {
-		r.fail("%d messages dead-lettered", t.DLQ)
-	}
+	r.checkNoDLQ(ctx, nc, t)
 	if !up.Running() {
 		r.fail("clawmem up exited")
 	} else if err := up.Stop(); err != nil {

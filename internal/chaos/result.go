@@ -1,9 +1,12 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Result is one scenario's outcome: a line of figures, pass or fail, and
@@ -38,6 +41,19 @@ func (r *Result) checkTally(t Tally) {
 	}
 	if t.Dup > 0 {
 		r.fail("%d events stored twice", t.Dup)
+	}
+}
+
+// checkNoDLQ counts the dead-letter stream into t, then checks t as
+// checkTally does and that nothing was dead-lettered.
+func (r *Result) checkNoDLQ(ctx context.Context, nc *nats.Conn, t Tally) {
+	var err error
+	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
+		r.fail("counting the DLQ: %v", err)
+	}
+	r.checkTally(t)
+	if t.DLQ > 0 {
+		r.fail("%d messages dead-lettered", t.DLQ)
 	}
 }
 

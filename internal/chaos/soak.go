@@ -121,16 +121,10 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 	if err != nil {
 		r.fail("counting the store: %v", err)
 	}
-	if t.DLQ, err = DLQCount(ctx, nc); err != nil {
-		r.fail("counting the DLQ: %v", err)
-	}
 	// The load may not have offered every event if the run ended first:
 	// what was offered is what counts.
 	t.Offered = t.Acked
-	r.checkTally(t)
-	if t.DLQ > 0 {
-		r.fail("%d messages dead-lettered", t.DLQ)
-	}
+	r.checkNoDLQ(ctx, nc, t)
 	if recallErrs > 0 {
 		r.fail("%d recalls failed", recallErrs)
 	}
