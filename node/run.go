@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/internal/jsbound"
+	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
@@ -107,7 +109,17 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 				return fmt.Errorf("nats.sync is %w", err)
 			}
 			syncPolicy := natsembed.Sync{Always: always, Interval: interval}
-			srv, err = natsembed.Start(natsembed.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: cfg.NATS.Port, Logger: log, Sync: syncPolicy})
+			storeDir := filepath.Join(cfg.DataDir, "nats")
+			if moved, err := natsauth.MigrateStore(storeDir); err != nil {
+				return err
+			} else if moved {
+				log.Info("JetStream state moved into clawmem's account (the embedded server now requires credentials)")
+			}
+			// The server admits only holders of the data dir's seeds:
+			// clawmem's own processes, and each agent given credentials by
+			// `clawmem agent add`.
+			srv, err = natsembed.Start(natsembed.Options{StoreDir: storeDir, Port: cfg.NATS.Port, Logger: log, Sync: syncPolicy,
+				Base: func() (*server.Options, error) { return natsauth.ServerOptions(cfg.DataDir) }})
 			if err != nil {
 				return err
 			}
@@ -128,6 +140,13 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		return err
 	}
 	defer nc.Close()
+	if srv != nil {
+		sub, err := serveAuthReload(nc, srv, log)
+		if err != nil {
+			return err
+		}
+		defer sub.Unsubscribe()
+	}
 	rawJS, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -248,6 +267,10 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		ingestURL = "http://" + ln.Addr().String()
 		srvIngest := ingest.New(ic, producers.New(js), reg, log)
 		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
+		// Agents hand in their hook events over NATS here (they may not
+		// write the events stream themselves).
+		hooks := producers.NewHookService(producers.New(js), log)
+		start("hook service", func(ctx context.Context) error { return hooks.Run(ctx, nc) })
 		log.Info("hook ingest listening", "url", ingestURL)
 	}
 	urls := map[string]string{}
@@ -301,12 +324,18 @@ func LocalNATS(cfg *config.Config) string {
 	return fmt.Sprintf("nats://127.0.0.1:%d", cfg.NATS.Port)
 }
 
-// Connect connects to the NATS server at url as name, with the configured
-// credentials, reconnecting for ever.
+// Connect connects to the NATS server at url as name, reconnecting for
+// ever, with the configured credentials (nats.credentials: a .creds file
+// or an nkey seed), else as clawmem's own user of the data dir, which the
+// embedded server requires.
 func Connect(url string, cfg *config.Config, name string) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
-	if cfg.NATS.Credentials != "" {
-		opts = append(opts, nats.UserCredentials(cfg.NATS.Credentials))
+	auth, err := credentials(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if auth != nil {
+		opts = append(opts, auth)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {

@@ -142,6 +142,8 @@ func prepare(kind schemas.EventKind, agent string, event json.RawMessage, meta M
 	id := meta.MsgID
 	if id == "" {
 		id = deriveMsgID(kind, agent, event, meta, count)
+	} else {
+		id = OwnMsgID(kind, agent, id)
 	}
 	ts := meta.Timestamp
 	if ts == 0 {
@@ -206,6 +208,19 @@ func publishError(err error) error {
 			ErrUnavailable, schemas.EventsSubject, err)
 	}
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// OwnMsgID puts a caller's Msg-Id in the agent's own namespace: the
+// events stream deduplicates by Msg-Id alone, so an id that did not start
+// with "<kind>.<agent>." could be chosen to equal another agent's next
+// event and have that event dropped as a duplicate. Derived ids already
+// start so; any other id is prefixed.
+func OwnMsgID(kind schemas.EventKind, agent, id string) string {
+	prefix := string(kind) + "." + agent + "."
+	if strings.HasPrefix(id, prefix) {
+		return id
+	}
+	return prefix + id
 }
 
 func validateMsgID(id string) error {

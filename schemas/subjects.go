@@ -42,6 +42,14 @@ const (
 	DLQPrefix  = "clawmem.dlq"
 	DLQSubject = DLQPrefix + ".>"
 
+	// HooksPrefix is where agents hand in hook events, as requests:
+	// clawmem.hooks.v1.<agent>.<kind>. Agents never publish to the events
+	// stream themselves: clawmem's ingest answers these requests, checks
+	// that the event's Msg-Id names the subject's agent and kind, and
+	// publishes it, so no agent can claim another's Msg-Id (and suppress
+	// its event as a duplicate) or learn the stream's sequence.
+	HooksPrefix = "clawmem.hooks.v1"
+
 	// ServicePrefix is the query service: clawmem.v1.<agent>.<op>.
 	ServicePrefix  = "clawmem.v1"
 	ServiceName    = "clawmem"
@@ -81,6 +89,11 @@ const (
 // not the query service, so it is not in Ops.
 const OpBackup = "backup"
 
+// OpAuthReload is the admin request (clawmem.admin.v1.auth-reload) that
+// makes a `clawmem up` with an embedded server take in the users `clawmem
+// agent add|remove` changed.
+const OpAuthReload = "auth-reload"
+
 // Service operations, the last token of a service subject.
 const (
 	OpRecall  = "recall"
@@ -116,6 +129,28 @@ func ParseEventSubject(subject string) (EventKind, string, error) {
 		return "", "", fmt.Errorf("%w: unknown event kind %q", ErrInvalid, kind)
 	}
 	return k, agent, nil
+}
+
+// HookSubject is where an agent hands in a hook event of kind.
+func HookSubject(agent string, kind EventKind) string {
+	return HooksPrefix + "." + agent + "." + string(kind)
+}
+
+// ParseHookSubject splits clawmem.hooks.v1.<agent>.<kind>.
+func ParseHookSubject(subject string) (string, EventKind, error) {
+	rest, ok := strings.CutPrefix(subject, HooksPrefix+".")
+	agent, kind, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || strings.Contains(kind, ".") {
+		return "", "", fmt.Errorf("%w: %q is not a hook subject (want %s.<agent>.<kind>)", ErrInvalid, subject, HooksPrefix)
+	}
+	if err := ValidateAgentID(agent); err != nil {
+		return "", "", err
+	}
+	k := EventKind(kind)
+	if !k.Valid() {
+		return "", "", fmt.Errorf("%w: unknown event kind %q", ErrInvalid, kind)
+	}
+	return agent, k, nil
 }
 
 // TranscriptSubject is where a session's transcript entries go. Session ids

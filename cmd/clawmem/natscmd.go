@@ -23,9 +23,9 @@ func (a *app) natsConfigCmd() *cobra.Command {
 		Use:   "config --agents a,b,c [--cluster 3] | --cluster 3 --open",
 		Short: "Generate NATS server configs: per-agent accounts and users, and one file per cluster node",
 		Long: `Prints accounts.conf: clawmem's account with its service user (the pipeline, the memory log, the
-writers' leases) and operator user, and one account per agent whose user can publish only its own hook
-events and transcripts and ask only its own clawmem.v1.<agent>.<op>; no agent reaches the memory log,
-the leases, the writers' endpoints or the backups. With --cluster N, also nats-1.conf ... nats-N.conf
+writers' leases) and operator user, and one account per agent whose user can only hand in its own hook
+events (requests to clawmem.hooks.v1.<agent>.<kind>) and ask its own clawmem.v1.<agent>.<op>; no agent
+reaches the streams, the memory log, the leases, the writers' endpoints or the backups. With --cluster N, also nats-1.conf ... nats-N.conf
 (JetStream, cluster routes, the same accounts). Passwords are read from the servers' environment
 (CLAWMEM_NATS_PASSWORD, CLAWMEM_OPS_PASSWORD, CLAWMEM_AGENT_<ID>_PASSWORD). --out writes the files.
 --open --cluster N writes node files without accounts, for a network nothing but clawmem reaches.`,

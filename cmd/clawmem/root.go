@@ -77,7 +77,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.dbDir, "db", "", "work directly on this store directory (nothing may be running on it)")
 	root.AddCommand(a.upCmd(), a.uiCmd(), a.chaosCmd(), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.listCmd(), a.showCmd(), a.consolidateCmd(), a.statsCmd(), a.forgetCmd(),
 		a.versionCmd(), a.doctorCmd(), a.benchCmd(), a.distillCmd(), a.watchCmd(), a.configCmd(), a.backupCmd(), a.dlqCmd(), a.mcpCmd(),
-		a.exportCmd(), a.importCmd(), a.deleteBulkCmd(), a.reembedCmd(), a.migrateCmd(), a.evalCmd(), a.rebuildCmd(), a.natsCmd(), a.statusCmd())
+		a.exportCmd(), a.importCmd(), a.deleteBulkCmd(), a.reembedCmd(), a.migrateCmd(), a.evalCmd(), a.rebuildCmd(), a.natsCmd(), a.statusCmd(), a.agentCmd())
 	return root
 }
 

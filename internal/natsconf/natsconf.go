@@ -32,11 +32,16 @@ type Options struct {
 	// Open generates server files without accounts (and no accounts.conf),
 	// for a private network only.
 	Open bool
+	// NKeys, when set, authenticates by nkey instead of password: the
+	// public key of clawmem's own user ("clawmem") and of each agent's (by
+	// agent id). The embedded server of `clawmem up` uses it: its config
+	// then holds no secret, and it leaves out the operators' user.
+	NKeys map[string]string
 }
 
 // agent is one agent's names in the files.
 type agent struct {
-	ID, Account, PasswordVar string
+	ID, Account, PasswordVar, NKey string
 }
 
 // File is one generated file.
@@ -51,7 +56,7 @@ func Generate(o Options) ([]File, error) {
 	if o.Open && o.Cluster <= 1 {
 		return nil, fmt.Errorf("%w: --open generates cluster node files only: give --cluster 3", schemas.ErrInvalid)
 	}
-	if len(o.Agents) == 0 && !o.Open {
+	if len(o.Agents) == 0 && !o.Open && o.NKeys == nil {
 		return nil, fmt.Errorf("%w: name the agents (--agents main,discord-bot)", schemas.ErrInvalid)
 	}
 	if o.Partitions <= 0 {
@@ -67,14 +72,15 @@ func Generate(o Options) ([]File, error) {
 			return nil, err
 		}
 		upper := strings.ToUpper(strings.NewReplacer("-", "_").Replace(id))
-		a := agent{ID: id, Account: "AGENT_" + upper, PasswordVar: "CLAWMEM_AGENT_" + upper + "_PASSWORD"}
+		a := agent{ID: id, Account: "AGENT_" + upper, PasswordVar: "CLAWMEM_AGENT_" + upper + "_PASSWORD", NKey: o.NKeys[id]}
 		if prev, dup := byAccount[a.Account]; dup {
 			return nil, fmt.Errorf("%w: agents %q and %q would share the account %s", schemas.ErrInvalid, prev, id, a.Account)
 		}
 		byAccount[a.Account] = id
 		agents = append(agents, a)
 	}
-	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions, "Open": o.Open}
+	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions, "Open": o.Open,
+		"Embedded": o.NKeys != nil, "ClawmemNKey": o.NKeys["clawmem"]}
 	var files []File
 	if !o.Open {
 		acc, err := render(accountsTmpl, data)

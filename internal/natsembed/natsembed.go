@@ -43,6 +43,10 @@ type Options struct {
 	// MaxStore caps JetStream's file storage in bytes (0: the server's
 	// default, 75% of the disk's free space at start).
 	MaxStore int64
+	// Base, when set, gives the options to start from: the accounts and
+	// users (natsauth). It is called again at every restart and Reload, so
+	// users added since are in.
+	Base func() (*server.Options, error)
 }
 
 // Sync is JetStream's flush policy: Always flushes every write before it
@@ -57,6 +61,7 @@ type Sync struct {
 type Server struct {
 	*server.Server
 	mu   sync.Mutex // held while the server is swapped or stopped
+	o    Options
 	opts *server.Options
 	log  *slog.Logger
 	// writeFailed is set when JetStream reports a failed write to its
@@ -76,33 +81,47 @@ func Start(o Options) (*Server, error) {
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 8 << 20
 	}
-	opts := &server.Options{
-		ServerName: "clawmem",
-		Host:       o.Host,
-		Port:       o.Port,
-		JetStream:  true,
-		StoreDir:   o.StoreDir,
-		MaxPayload: o.MaxPayload,
-		NoSigs:     true,
-		// SyncAlways flushes each write; the interval still bounds what a
-		// write that bypasses it could leave unflushed.
-		SyncAlways:        o.Sync.Always,
-		SyncInterval:      o.Sync.Interval,
-		JetStreamMaxStore: o.MaxStore,
+	srv := &Server{o: o, log: o.Logger}
+	opts, err := srv.options()
+	if err != nil {
+		return nil, err
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
-	srv := &Server{opts: opts, log: o.Logger}
+	srv.opts = opts
 	if err := srv.run(s); err != nil {
 		return nil, err
 	}
 	// A restart (Guard) must come back on the same port.
 	if addr, ok := s.Addr().(*net.TCPAddr); ok {
+		srv.o.Port = addr.Port
 		opts.Port = addr.Port
 	}
 	return srv, nil
+}
+
+// options builds the server's options: Base's, with clawmem's settings.
+func (srv *Server) options() (*server.Options, error) {
+	o := srv.o
+	opts := &server.Options{}
+	if o.Base != nil {
+		var err error
+		if opts, err = o.Base(); err != nil {
+			return nil, err
+		}
+	}
+	opts.ServerName = "clawmem"
+	opts.Host, opts.Port = o.Host, o.Port
+	opts.JetStream, opts.StoreDir = true, o.StoreDir
+	opts.MaxPayload = o.MaxPayload
+	opts.NoSigs = true
+	// SyncAlways flushes each write; the interval still bounds what a
+	// write that bypasses it could leave unflushed.
+	opts.SyncAlways, opts.SyncInterval = o.Sync.Always, o.Sync.Interval
+	opts.JetStreamMaxStore = o.MaxStore
+	return opts, nil
 }
 
 // run starts s as the server's current one.
@@ -218,7 +237,12 @@ func (srv *Server) Restart() error {
 	var err error
 	for range 50 { // the port may linger a moment
 		var s *server.Server
-		if s, err = server.NewServer(srv.opts); err == nil {
+		var opts *server.Options
+		if opts, err = srv.options(); err != nil {
+			return err
+		}
+		if s, err = server.NewServer(opts); err == nil {
+			srv.opts = opts
 			if err = srv.run(s); err == nil {
 				return nil
 			}

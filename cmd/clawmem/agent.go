@@ -1,0 +1,179 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/internal/natsauth"
+	"github.com/clawmem/clawmem/node"
+)
+
+// agentCreds is what a gateway or an MCP client needs to reach clawmem as
+// one agent.
+type agentCreds struct {
+	Agent           string `json:"agent"`
+	NATSURL         string `json:"natsUrl"`
+	CredentialsFile string `json:"credentialsFile"`
+	Created         bool   `json:"created"`
+}
+
+func (a *app) agentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Give agents their own NATS credentials on the embedded server (add, list, remove)",
+		Long: `The embedded NATS server of clawmem up admits only holders of the data dir's credentials: clawmem's
+own processes, and each agent added here. An agent's user can hand in its own hook events and ask its own
+clawmem.v1.<agent>.<op>, nothing else: not another agent's memories, not the streams, not the admin
+operations. Credentials are nkey seeds in <data-dir>/auth/nats/agents/<agent>.nk (owner-only); a running
+clawmem up takes a change in at once (its NATS server restarts; clients reconnect within a second).
+With an external NATS server, agents' users live in its accounts.conf instead (clawmem nats config).`,
+	}
+	cmd.AddCommand(a.agentAddCmd(), a.agentListCmd(), a.agentRemoveCmd())
+	return cmd
+}
+
+// embeddedOnly refuses agent commands against an external server, whose
+// users this data dir does not hold.
+func embeddedOnly(cfg *config.Config, natsURL string) error {
+	if natsURL != "" || cfg.NATS.URL != "" {
+		return errors.New("agents' NATS users are the embedded server's; with an external server (nats.url or --nats-url) they are in its accounts.conf: see `clawmem nats config`")
+	}
+	return nil
+}
+
+func (a *app) agentAddCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "add AGENT [AGENT...]",
+		Short: "Create an agent's credentials (if it has none) and print what its gateway or MCP client needs",
+		Example: `  clawmem agent add main
+  openclaw config set plugins.entries.clawmem.config.credentialsFile ~/.clawmem/auth/nats/agents/main.nk`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			if err := embeddedOnly(cfg, a.natsURL); err != nil {
+				return err
+			}
+			var out []agentCreds
+			changed := false
+			for _, id := range args {
+				path, created, err := natsauth.AddAgent(cfg.DataDir, id)
+				if err != nil {
+					return err
+				}
+				changed = changed || created
+				out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: path, Created: created})
+			}
+			if changed {
+				if err := node.ReloadAuth(cfg); err != nil {
+					return err
+				}
+				if err := waitAgentAdmitted(cfg, out[0].CredentialsFile); err != nil {
+					return err
+				}
+			}
+			if a.jsonOut {
+				return a.printJSON(out)
+			}
+			for _, c := range out {
+				state := "existing"
+				if c.Created {
+					state = "new"
+				}
+				fmt.Fprintf(a.stdout, "agent %s (%s credentials)\n  natsUrl          %s\n  credentialsFile  %s\n", c.Agent, state, c.NATSURL, c.CredentialsFile)
+			}
+			fmt.Fprintf(a.stdout, "\nOpenClaw: openclaw config set plugins.entries.clawmem.config.credentialsFile %s\n", out[0].CredentialsFile)
+			fmt.Fprintln(a.stdout, "Keep the file private: whoever holds it reads and writes this agent's memories.")
+			return nil
+		},
+	}
+}
+
+// waitAgentAdmitted waits until the running server admits the seed at
+// path (it restarts to take it in), so the command's output can be used
+// at once. Without a running instance there is nothing to wait for.
+func waitAgentAdmitted(cfg *config.Config, path string) error {
+	if !node.InstanceRunning(cfg.DataDir) {
+		return nil
+	}
+	opt, err := natsauth.ClientOption(path)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		nc, err := nats.Connect(node.LocalNATS(cfg), opt, nats.Name("clawmem-agent-check"))
+		if err == nil {
+			nc.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the running clawmem does not admit the new credentials yet: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a *app) agentListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the agents that have credentials on this data dir",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			agents, err := natsauth.Agents(cfg.DataDir)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				out := []agentCreds{}
+				for _, id := range agents {
+					out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, id)})
+				}
+				return a.printJSON(out)
+			}
+			if len(agents) == 0 {
+				fmt.Fprintln(a.stdout, "no agent has credentials yet: clawmem agent add <agent>")
+			}
+			for _, id := range agents {
+				fmt.Fprintf(a.stdout, "%s  %s\n", id, natsauth.AgentSeed(cfg.DataDir, id))
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) agentRemoveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove AGENT",
+		Short: "Revoke an agent's credentials (its memories stay; its gateway can no longer connect)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			if err := embeddedOnly(cfg, a.natsURL); err != nil {
+				return err
+			}
+			if err := natsauth.RemoveAgent(cfg.DataDir, args[0]); err != nil {
+				return err
+			}
+			if err := node.ReloadAuth(cfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "agent %s: credentials revoked\n", args[0])
+			return nil
+		},
+	}
+}

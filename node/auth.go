@@ -1,0 +1,94 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/natsauth"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// credentials is the option that authenticates a connection: the
+// configured credentials file (a .creds file, or an nkey seed as `clawmem
+// agent add` writes), else the data dir's own seed when it has one. A
+// server that requires no credentials ignores them, and an nkey proves
+// itself by signing the server's nonce, so the seed never leaves the
+// machine.
+func credentials(cfg *config.Config) (nats.Option, error) {
+	path, err := envsubst.Expand(cfg.NATS.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("nats.credentials: %w", err)
+	}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("nats.credentials: %w", err)
+		}
+		if strings.HasPrefix(strings.TrimSpace(string(b)), "SU") {
+			return natsauth.ClientOption(path)
+		}
+		return nats.UserCredentials(path), nil
+	}
+	seed := natsauth.AdminSeed(cfg.DataDir)
+	if _, err := os.Stat(seed); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return natsauth.ClientOption(seed)
+}
+
+// serveAuthReload answers clawmem.admin.v1.auth-reload for the embedded
+// server: `clawmem agent add|remove` changed the data dir's users, and the
+// server takes them in by restarting (its clients reconnect within a
+// second). Only clawmem's own user reaches admin subjects.
+func serveAuthReload(nc *nats.Conn, srv *natsembed.Server, log *slog.Logger) (*nats.Subscription, error) {
+	return nc.Subscribe(schemas.AdminSubject(schemas.OpAuthReload), func(m *nats.Msg) {
+		// Answer first: the restart drops this connection.
+		_ = m.Respond([]byte(`{"ok":true}`))
+		_ = nc.Flush()
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			log.Info("NATS users changed: restarting the embedded server")
+			if err := srv.Restart(); err != nil {
+				log.Error("embedded NATS restart after a change of users failed", "err", err)
+			}
+		}()
+	})
+}
+
+// ReloadAuth asks the running `clawmem up` on the data dir to take in
+// changed users, and waits until it has; without a running instance
+// there is nothing to do (the next start reads them).
+func ReloadAuth(cfg *config.Config) error {
+	if !InstanceRunning(cfg.DataDir) {
+		return nil
+	}
+	url := LocalNATS(cfg)
+	nc, err := Connect(url, cfg, "clawmem-agent")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	// Right after an earlier change the instance's own connection may
+	// still be coming back from the restart: ask again for a while.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := nc.Request(schemas.AdminSubject(schemas.OpAuthReload), nil, 5*time.Second)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ask the running clawmem to take in the new credentials: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
