@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,7 +20,10 @@ type agentCreds struct {
 	Agent           string `json:"agent"`
 	NATSURL         string `json:"natsUrl"`
 	CredentialsFile string `json:"credentialsFile"`
-	Created         bool   `json:"created"`
+	// Reaches are the agents the credentials act for: the agent itself, or
+	// a gateway's agents ("*": every agent).
+	Reaches []string `json:"reaches"`
+	Created bool     `json:"created"`
 }
 
 func (a *app) agentCmd() *cobra.Command {
@@ -47,13 +51,21 @@ func embeddedOnly(cfg *config.Config, natsURL string) error {
 }
 
 func (a *app) agentAddCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "add AGENT [AGENT...]",
+	var reaches []string
+	cmd := &cobra.Command{
+		Use:   "add AGENT [AGENT...] | add GATEWAY --agents a,b",
 		Short: "Create an agent's credentials (if it has none) and print what its gateway or MCP client needs",
+		Long: `Creates credentials for each AGENT, which act for that agent alone. With --agents, creates one set of
+credentials named GATEWAY that acts for each of the agents listed (an OpenClaw gateway hosting several
+agents), or for every agent with --agents '*' (a gateway trusted with all of them, as on a one-user laptop).`,
 		Example: `  clawmem agent add main
-  openclaw config set plugins.entries.clawmem.config.credentialsFile ~/.clawmem/auth/nats/agents/main.nk`,
+  openclaw config set plugins.entries.clawmem.config.credentialsFile ~/.clawmem/auth/nats/agents/main.nk
+  clawmem agent add gateway --agents main,discord-bot`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(reaches) > 0 && len(args) != 1 {
+				return errors.New("--agents names the agents of one gateway: give one name")
+			}
 			cfg, err := a.config()
 			if err != nil {
 				return err
@@ -64,12 +76,13 @@ func (a *app) agentAddCmd() *cobra.Command {
 			var out []agentCreds
 			changed := false
 			for _, id := range args {
-				path, created, err := natsauth.AddAgent(cfg.DataDir, id)
+				path, created, err := natsauth.AddUser(cfg.DataDir, id, reaches)
 				if err != nil {
 					return err
 				}
 				changed = changed || created
-				out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: path, Created: created})
+				out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: path,
+					Reaches: natsauth.Reaches(cfg.DataDir, id), Created: created})
 			}
 			if changed {
 				if err := node.ReloadAuth(cfg); err != nil {
@@ -87,13 +100,16 @@ func (a *app) agentAddCmd() *cobra.Command {
 				if c.Created {
 					state = "new"
 				}
-				fmt.Fprintf(a.stdout, "agent %s (%s credentials)\n  natsUrl          %s\n  credentialsFile  %s\n", c.Agent, state, c.NATSURL, c.CredentialsFile)
+				fmt.Fprintf(a.stdout, "%s (%s credentials)\n  acts for         %s\n  natsUrl          %s\n  credentialsFile  %s\n",
+					c.Agent, state, strings.Join(c.Reaches, ", "), c.NATSURL, c.CredentialsFile)
 			}
 			fmt.Fprintf(a.stdout, "\nOpenClaw: openclaw config set plugins.entries.clawmem.config.credentialsFile %s\n", out[0].CredentialsFile)
-			fmt.Fprintln(a.stdout, "Keep the file private: whoever holds it reads and writes this agent's memories.")
+			fmt.Fprintln(a.stdout, "Keep the file private: whoever holds it reads and writes these agents' memories.")
 			return nil
 		},
 	}
+	cmd.Flags().StringSliceVar(&reaches, "agents", nil, "make one gateway's credentials, acting for these agents ('*': every agent)")
+	return cmd
 }
 
 // waitAgentAdmitted waits until the running server admits the seed at
@@ -138,7 +154,8 @@ func (a *app) agentListCmd() *cobra.Command {
 			if a.jsonOut {
 				out := []agentCreds{}
 				for _, id := range agents {
-					out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, id)})
+					out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, id),
+						Reaches: natsauth.Reaches(cfg.DataDir, id)})
 				}
 				return a.printJSON(out)
 			}
@@ -146,7 +163,7 @@ func (a *app) agentListCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no agent has credentials yet: clawmem agent add <agent>")
 			}
 			for _, id := range agents {
-				fmt.Fprintf(a.stdout, "%s  %s\n", id, natsauth.AgentSeed(cfg.DataDir, id))
+				fmt.Fprintf(a.stdout, "%s  acts for %s  %s\n", id, strings.Join(natsauth.Reaches(cfg.DataDir, id), ", "), natsauth.AgentSeed(cfg.DataDir, id))
 			}
 			return nil
 		},

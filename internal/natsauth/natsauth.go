@@ -56,12 +56,59 @@ func EnsureAdmin(dataDir string) error {
 // AddAgent gives agent a user (a new seed file) unless it has one;
 // created says which.
 func AddAgent(dataDir, agent string) (path string, created bool, err error) {
-	if err := schemas.ValidateAgentID(agent); err != nil {
+	return AddUser(dataDir, agent, nil)
+}
+
+// AddUser gives name a user that reaches the agents in reaches (an
+// OpenClaw gateway hosting several agents; "*": every agent), or, with
+// none, the agent name itself. changed says whether the server must take
+// something new in: a new seed, or another set of agents.
+func AddUser(dataDir, name string, reaches []string) (path string, changed bool, err error) {
+	if err := schemas.ValidateAgentID(name); err != nil {
 		return "", false, err
 	}
-	path = AgentSeed(dataDir, agent)
-	_, created, err = ensureSeed(dataDir, path)
-	return path, created, err
+	for _, r := range reaches {
+		if r != "*" {
+			if err := schemas.ValidateAgentID(r); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	path = AgentSeed(dataDir, name)
+	if _, changed, err = ensureSeed(dataDir, path); err != nil {
+		return "", false, err
+	}
+	list := reachFile(dataDir, name)
+	old, _ := os.ReadFile(list)
+	want := ""
+	if len(reaches) > 0 && !slices.Equal(reaches, []string{name}) {
+		sorted := slices.Compact(slices.Sorted(slices.Values(reaches)))
+		want = strings.Join(sorted, "\n") + "\n"
+	}
+	if string(old) != want {
+		changed = true
+		if want == "" {
+			err = os.Remove(list)
+		} else {
+			err = os.WriteFile(list, []byte(want), 0o600)
+		}
+	}
+	return path, changed, err
+}
+
+// reachFile lists the agents a gateway user reaches, one a line; an agent's
+// own user has none.
+func reachFile(dataDir, name string) string {
+	return filepath.Join(Dir(dataDir), "agents", name+".agents")
+}
+
+// Reaches are the agents name's user reaches.
+func Reaches(dataDir, name string) []string {
+	b, err := os.ReadFile(reachFile(dataDir, name))
+	if err != nil {
+		return []string{name}
+	}
+	return strings.Fields(string(b))
 }
 
 // RemoveAgent deletes agent's seed: after the next reload its user can no
@@ -70,6 +117,7 @@ func RemoveAgent(dataDir, agent string) error {
 	if err := schemas.ValidateAgentID(agent); err != nil {
 		return err
 	}
+	_ = os.Remove(reachFile(dataDir, agent))
 	if err := os.Remove(AgentSeed(dataDir, agent)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%w: agent %q has no credentials on this data dir", schemas.ErrInvalid, agent)
@@ -123,7 +171,16 @@ func ServerOptions(dataDir string) (*server.Options, error) {
 			return nil, err
 		}
 	}
-	files, err := natsconf.Generate(natsconf.Options{Agents: agents, NKeys: keys})
+	var own []string
+	gateways := map[string][]string{}
+	for _, a := range agents {
+		if r := Reaches(dataDir, a); slices.Equal(r, []string{a}) {
+			own = append(own, a)
+		} else {
+			gateways[a] = r
+		}
+	}
+	files, err := natsconf.Generate(natsconf.Options{Agents: own, Gateways: gateways, NKeys: keys})
 	if err != nil {
 		return nil, err
 	}

@@ -192,3 +192,52 @@ func requestEventually(nc *nats.Conn, subject string, data []byte, wait time.Dur
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A gateway's user reaches each of its agents and no other; a gateway for
+// every agent ("*") reaches any; both beside an agent's own user.
+func TestGatewayUsers(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := natsauth.AddAgent(dir, "main"); err != nil {
+		t.Fatal(err)
+	}
+	gw, changed, err := natsauth.AddUser(dir, "gw", []string{"work", "main"})
+	if err != nil || !changed {
+		t.Fatalf("add gateway: %v %v", changed, err)
+	}
+	if _, changed, _ := natsauth.AddUser(dir, "gw", []string{"main", "work"}); changed {
+		t.Error("the same gateway again counted as a change")
+	}
+	all, _, err := natsauth.AddUser(dir, "laptop", []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, dir)
+	admin, err := connectAs(t, s.ClientURL(), natsauth.AdminSeed(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := admin.Subscribe("clawmem.v1.*.recall", func(m *nats.Msg) { _ = m.Respond([]byte(m.Subject)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	_ = admin.Flush()
+	for _, c := range []struct {
+		seed  string
+		agent string
+		ok    bool
+	}{
+		{gw, "main", true}, {gw, "work", true}, {gw, "other", false},
+		{all, "main", true}, {all, "anyone", true},
+		{natsauth.AgentSeed(dir, "main"), "main", true}, {natsauth.AgentSeed(dir, "main"), "work", false},
+	} {
+		nc, err := connectAs(t, s.ClientURL(), c.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = nc.Request("clawmem.v1."+c.agent+".recall", nil, 2*time.Second)
+		if (err == nil) != c.ok {
+			t.Errorf("%s asking for %s: %v, want allowed %v", filepath.Base(c.seed), c.agent, err, c.ok)
+		}
+	}
+}

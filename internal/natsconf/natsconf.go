@@ -9,6 +9,8 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -37,11 +39,25 @@ type Options struct {
 	// agent id). The embedded server of `clawmem up` uses it: its config
 	// then holds no secret, and it leaves out the operators' user.
 	NKeys map[string]string
+	// Gateways are users that act for several agents at once (an OpenClaw
+	// gateway hosting them): by name, the agent ids each reaches ("*":
+	// every agent). Each has its own account, like an agent's.
+	Gateways map[string][]string
 }
 
 // agent is one agent's names in the files.
 type agent struct {
 	ID, Account, PasswordVar, NKey string
+	// Reaches are the agent ids whose subjects the user may use: its own,
+	// or a gateway's agents.
+	Reaches   []string
+	ReachList string
+	Gateway   bool
+}
+
+// export is one agent's subjects and the accounts that may reach them.
+type export struct {
+	Agent, Accounts string
 }
 
 // File is one generated file.
@@ -67,19 +83,52 @@ func Generate(o Options) ([]File, error) {
 	}
 	var agents []agent
 	byAccount := map[string]string{}
-	for _, id := range o.Agents {
+	add := func(id string, reaches []string, gateway bool) error {
 		if err := schemas.ValidateAgentID(id); err != nil {
-			return nil, err
+			return err
 		}
 		upper := strings.ToUpper(strings.NewReplacer("-", "_").Replace(id))
-		a := agent{ID: id, Account: "AGENT_" + upper, PasswordVar: "CLAWMEM_AGENT_" + upper + "_PASSWORD", NKey: o.NKeys[id]}
+		a := agent{ID: id, Account: "AGENT_" + upper, PasswordVar: "CLAWMEM_AGENT_" + upper + "_PASSWORD", NKey: o.NKeys[id],
+			Reaches: reaches, ReachList: strings.Join(reaches, ", "), Gateway: gateway}
 		if prev, dup := byAccount[a.Account]; dup {
-			return nil, fmt.Errorf("%w: agents %q and %q would share the account %s", schemas.ErrInvalid, prev, id, a.Account)
+			return fmt.Errorf("%w: agents %q and %q would share the account %s", schemas.ErrInvalid, prev, id, a.Account)
 		}
 		byAccount[a.Account] = id
 		agents = append(agents, a)
+		return nil
 	}
-	data := map[string]any{"Agents": agents, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions, "Open": o.Open,
+	for _, id := range o.Agents {
+		if err := add(id, []string{id}, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Gateways)) {
+		reaches := slices.Sorted(slices.Values(o.Gateways[name]))
+		if len(reaches) == 0 {
+			return nil, fmt.Errorf("%w: gateway %q reaches no agent", schemas.ErrInvalid, name)
+		}
+		for _, r := range reaches {
+			if r != "*" {
+				if err := schemas.ValidateAgentID(r); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := add(name, slices.Compact(reaches), true); err != nil {
+			return nil, err
+		}
+	}
+	var exports []export
+	for _, id := range reachable(agents) {
+		var accounts []string
+		for _, a := range agents {
+			if slices.Contains(a.Reaches, id) {
+				accounts = append(accounts, a.Account)
+			}
+		}
+		exports = append(exports, export{Agent: id, Accounts: strings.Join(accounts, ", ")})
+	}
+	data := map[string]any{"Agents": agents, "Exports": exports, "AgentList": strings.Join(o.Agents, ","), "Partitions": o.Partitions, "Open": o.Open,
 		"Embedded": o.NKeys != nil, "ClawmemNKey": o.NKeys["clawmem"]}
 	var files []File
 	if !o.Open {
@@ -111,6 +160,20 @@ func Generate(o Options) ([]File, error) {
 		files = append(files, File{Name: fmt.Sprintf("nats-%d.conf", n), Text: text})
 	}
 	return files, nil
+}
+
+// reachable lists the agent ids users reach, in the order they first
+// appear: agents first, as given, then gateways' others.
+func reachable(agents []agent) []string {
+	var ids []string
+	for _, a := range agents {
+		for _, r := range a.Reaches {
+			if !slices.Contains(ids, r) {
+				ids = append(ids, r)
+			}
+		}
+	}
+	return ids
 }
 
 func render(tmpl string, data any) (string, error) {
