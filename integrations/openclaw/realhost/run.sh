@@ -114,6 +114,11 @@ start_clawmem() {
 }
 start_clawmem
 NATS_URL="nats://127.0.0.1:$NATS_PORT"
+# The embedded NATS server admits only holders of the data dir's credentials: the gateway gets agent main's
+# (the README's set-up), the checks below look into the streams as clawmem's own user.
+"$CLAWMEM_BIN" agent add main --data-dir "$CM_DATA" >"$OUT/agent-add.txt" 2>&1 || { log "clawmem agent add failed:"; cat "$OUT/agent-add.txt"; }
+AGENT_CREDS="$CM_DATA/auth/nats/agents/main.nk"
+export CLAWMEM_ADMIN_SEED="$CM_DATA/auth/nats/clawmem.nk"
 
 # ---- 3. OpenClaw config, validate, install, settings ---------------------------------------------------------
 node -e '
@@ -136,7 +141,7 @@ INSTALL_RC=$?
 cat >"$RUN_DIR/plugin-settings.batch.json" <<EOF
 [
   { "path": "plugins.entries.clawmem.hooks.allowConversationAccess", "value": true },
-  { "path": "plugins.entries.clawmem.config", "value": { "natsUrl": "$NATS_URL", "enableManagementTools": true } },
+  { "path": "plugins.entries.clawmem.config", "value": { "natsUrl": "$NATS_URL", "credentialsFile": "$AGENT_CREDS", "enableManagementTools": true } },
   { "path": "plugins.entries.memory-core.enabled", "value": false }
 ]
 EOF
@@ -187,9 +192,11 @@ wait_jobs() { for _ in $(seq 1 60); do [ "$(jobs_done)" -ge "$1" ] && return 0; 
 wait_stream() { # $1=text
   for _ in $(seq 1 40); do
     (cd "$PLUGIN" && node --input-type=module -e '
-import { connect } from "@nats-io/transport-node";
+import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
+import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
-const nc = await connect({ servers: process.argv[1] });
+const nc = await connect({ servers: process.argv[1],
+  authenticator: nkeyAuthenticator(new TextEncoder().encode(readFileSync(process.env.CLAWMEM_ADMIN_SEED, "utf8").trim())) });
 const jsm = await jetstreamManager(nc);
 const si = await jsm.streams.info("CLAWMEM_TRANSCRIPTS");
 let found = false;
@@ -228,9 +235,11 @@ if [ "$GW_READY" = 1 ]; then
   cm_list >"$OUT/memories-after-forget.json"
   # Which hook events reached clawmem's EVENTS stream, and which transcript entries came from SQLite.
   (cd "$PLUGIN" && node --input-type=module -e '
-import { connect } from "@nats-io/transport-node";
+import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
+import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
-const nc = await connect({ servers: process.argv[1] });
+const nc = await connect({ servers: process.argv[1],
+  authenticator: nkeyAuthenticator(new TextEncoder().encode(readFileSync(process.env.CLAWMEM_ADMIN_SEED, "utf8").trim())) });
 const jsm = await jetstreamManager(nc);
 const si = await jsm.streams.info("CLAWMEM_EVENTS", { subjects_filter: ">" });
 const ti = await jsm.streams.info("CLAWMEM_TRANSCRIPTS", { subjects_filter: ">" });

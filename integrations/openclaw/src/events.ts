@@ -100,6 +100,16 @@ export function sessionBody(e: {
 }
 
 /**
+ * Where an agent hands in a hook event: a request that clawmem's ingest
+ * checks (the envelope names this agent and kind, the Msg-Id is in the
+ * agent's own namespace) and persists. Agents never write the events
+ * stream themselves, so one agent cannot suppress another's events.
+ */
+export function hookSubject(kind: EventKind, agent: string): string {
+  return `clawmem.hooks.v1.${agent}.${kind}`;
+}
+
+/**
  * Wraps body in the envelope and derives its Msg-Id. A body whose envelope
  * is over the stream's limit loses the text of its oldest messages (never
  * their count, which the capture cursor relies on): those were seen by the
@@ -122,5 +132,5 @@ export function buildEvent(kind: EventKind, agent: string, body: { messages?: Wi
   }
   if (Buffer.byteLength(json) > MAX_EVENT_BYTES) return undefined;
   const msgId = deriveMsgId(kind, agent, body, meta, body.messages?.length ?? 0);
-  return { kind, agent, subject: `clawmem.events.${kind}.${agent}`, msgId, data: encoder.encode(json) };
+  return { kind, agent, subject: hookSubject(kind, agent), msgId, data: encoder.encode(json) };
 }

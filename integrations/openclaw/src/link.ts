@@ -9,7 +9,7 @@
 // when a connect fails or an established connection drops, "clawmem is
 // back" when it is up again; a long outage is one line each way.
 import { readFileSync } from "node:fs";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, nkeyAuthenticator, type Authenticator, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { PluginLogger } from "./types.js";
 
@@ -52,6 +52,25 @@ export async function within<T, F>(ms: number, work: Promise<T>, fallback: F): P
   } finally {
     clearTimeout(t);
   }
+}
+
+/**
+ * The authenticator for a credentials file: an nkey seed as `clawmem agent
+ * add` writes for the embedded server (a line starting "SU"), else a NATS
+ * .creds file (JWT and seed) as an operator-mode server issues. The file is
+ * read at each connect, so a replaced file takes effect on reconnect.
+ */
+export function authenticator(file: string): Authenticator {
+  const seed = () => {
+    const text = readFileSync(file, "utf8");
+    const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l.startsWith("SU"));
+    return line !== undefined && !text.includes("BEGIN NATS USER JWT") ? new TextEncoder().encode(line) : undefined;
+  };
+  return (nonce?: string) => {
+    const s = seed();
+    if (s) return nkeyAuthenticator(s)(nonce);
+    return credsAuthenticator(() => readFileSync(file))(nonce);
+  };
 }
 
 export class Link {
@@ -196,9 +215,7 @@ export class Link {
           timeout: 2000,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 1000,
-          authenticator: this.opts.credentialsFile
-            ? credsAuthenticator(() => readFileSync(this.opts.credentialsFile!))
-            : undefined,
+          authenticator: this.opts.credentialsFile ? authenticator(this.opts.credentialsFile) : undefined,
         });
         if (this.closed) {
           await nc.close();

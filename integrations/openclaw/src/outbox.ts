@@ -11,8 +11,7 @@
 // after each change, when it stops, and when the process exits. Attaching
 // loads what the last run left, ahead of anything queued since, and the file
 // shrinks (and is removed) as JetStream acknowledges its events.
-import { errors } from "@nats-io/transport-node";
-import { JetStreamApiError, JetStreamApiCodes } from "@nats-io/jetstream";
+import { errors, headers } from "@nats-io/transport-node";
 import { readFileSync } from "node:fs";
 import type { OutgoingEvent } from "./events.js";
 import { sleep, within, type Link } from "./link.js";
@@ -240,11 +239,10 @@ export class Outbox {
       }
       const ev = this.#q[0];
       try {
-        const ack = await conn.js.publish(ev.subject, ev.data, {
-          msgID: ev.msgId,
-          timeout: PUBLISH_TIMEOUT_MS,
-          expect: { streamName: "CLAWMEM_EVENTS" },
-        });
+        const h = headers();
+        h.set("Nats-Msg-Id", ev.msgId);
+        const reply = await conn.nc.request(ev.subject, ev.data, { timeout: PUBLISH_TIMEOUT_MS, headers: h });
+        const ack = hookAck(reply.data);
         if (ack.duplicate) this.#stats.duplicates++;
         else this.#stats.published++;
         backoff = 250;
@@ -291,6 +289,28 @@ function exitSaves(): Set<Outbox> {
  */
 function isPermanent(err: unknown): boolean {
   if (err instanceof errors.PermissionViolationError) return true;
-  if (err instanceof JetStreamApiError) return err.code !== JetStreamApiCodes.StreamNotFound;
-  return false;
+  return err instanceof HookRefused && err.permanent;
+}
+
+/** clawmem's ingest refused an event: invalid or too large (permanent), or not persisted now (retry). */
+export class HookRefused extends Error {
+  constructor(message: string, readonly permanent: boolean) {
+    super(message);
+  }
+}
+
+/**
+ * Reads the ingest's reply to a hook request: {"ok":true,"duplicate":…}, or
+ * {"error","code"} where code invalid or too_large cannot change on a retry.
+ */
+export function hookAck(data: Uint8Array): { duplicate: boolean } {
+  let r: { ok?: unknown; duplicate?: unknown; error?: unknown; code?: unknown };
+  try {
+    r = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    throw new HookRefused("clawmem's ingest answered something that is not JSON", false);
+  }
+  if (r?.ok === true) return { duplicate: r.duplicate === true };
+  const msg = typeof r?.error === "string" ? r.error : "no reason given";
+  throw new HookRefused(msg, r?.code === "invalid" || r?.code === "too_large");
 }

@@ -2,7 +2,9 @@
 // so that a gateway restart (or crash) does not lose them. JSON Lines, one
 // event per line, oldest first:
 //
-//   {"v":1,"kind":"agent_end","agent":"main","subject":"clawmem.events.agent_end.main","msgId":"agent_end.main.…","data":"<envelope JSON>"}
+//   {"v":1,"kind":"agent_end","agent":"main","subject":"clawmem.hooks.v1.main.agent_end","msgId":"agent_end.main.…","data":"<envelope JSON>"}
+// (a file written before hook requests names the events stream's subject
+// clawmem.events.<kind>.<agent>; it is read and sent the new way)
 //
 // data is the exact envelope text that is published, and msgId the
 // Nats-Msg-Id it was first published with, so delivering a saved event again
@@ -16,7 +18,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { EventKind, OutgoingEvent } from "./events.js";
+import { hookSubject, type EventKind, type OutgoingEvent } from "./events.js";
 
 export const OUTBOX_FILE = "outbox.jsonl";
 export const LOCK_FILE = "outbox.lock";
@@ -48,10 +50,10 @@ export function decodeLine(line: string): OutgoingEvent | undefined {
   if (!o || typeof o !== "object" || o.v !== 1) return undefined;
   const { kind, agent, subject, msgId, data } = o;
   if (typeof kind !== "string" || !KINDS.has(kind) || typeof agent !== "string" || agent === "" || typeof msgId !== "string" || msgId === ""
-    || typeof data !== "string" || subject !== `clawmem.events.${kind}.${agent}`) {
+    || typeof data !== "string" || (subject !== hookSubject(kind as EventKind, agent) && subject !== `clawmem.events.${kind}.${agent}`)) {
     return undefined;
   }
-  return { kind: kind as EventKind, agent, subject, msgId, data: encoder.encode(data) };
+  return { kind: kind as EventKind, agent, subject: hookSubject(kind as EventKind, agent), msgId, data: encoder.encode(data) };
 }
 
 const sizes = new WeakMap<OutgoingEvent, number>();

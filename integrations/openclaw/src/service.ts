@@ -23,11 +23,12 @@ export class UnavailableError extends Error {
 
 /**
  * How long a tool or auto-recall waits for the outcome of the process's very
- * first connect while it is still in flight (a local connect takes a few ms;
- * a refused one fails faster). Once a connect has failed, or an established
- * connection is lost, nothing waits.
+ * first connect while it is still in flight. A local connect with credentials
+ * takes 10-20 ms, but the process's first one ~75 ms (the nkey signature's
+ * code warms up); a refused one fails faster. Once a connect has failed, or
+ * an established connection is lost, nothing waits.
  */
-export const FIRST_CONNECT_GRACE_MS = 80;
+export const FIRST_CONNECT_GRACE_MS = 250;
 
 const decoder = new TextDecoder();
 

@@ -66,6 +66,10 @@ export function freePort(): Promise<number> {
 export interface Clawmem {
   dataDir: string;
   natsUrl: string;
+  /** A gateway's credentials for every agent (`clawmem agent add plugin-tests --agents '*'`): what the plugin connects with. */
+  credentialsFile: string;
+  /** clawmem's own credentials, for tests that look inside the streams. */
+  adminCredentials: string;
   ingestUrl: string;
   /** SIGTERM and wait for the exit (clawmem drains in-flight work). */
   stop(): Promise<void>;
@@ -106,6 +110,8 @@ export async function startClawmem(bin: string, port = -1, dataDir?: string): Pr
     }, 30_000, 50);
     info.natsUrl = run.natsUrl;
     info.ingestUrl = run.ingestUrl;
+    // The embedded server admits only holders of the data dir's credentials.
+    execFileSync(bin, ["agent", "add", "plugin-tests", "--agents", "*", "--data-dir", dir], { stdio: "pipe" });
   };
   const stop = async () => {
     const c = child;
@@ -121,6 +127,8 @@ export async function startClawmem(bin: string, port = -1, dataDir?: string): Pr
   return {
     dataDir: dir,
     get natsUrl() { return info.natsUrl; },
+    credentialsFile: join(dir, "auth", "nats", "agents", "plugin-tests.nk"),
+    adminCredentials: join(dir, "auth", "nats", "clawmem.nk"),
     get ingestUrl() { return info.ingestUrl; },
     stop,
     restart: start,

@@ -124,6 +124,21 @@ describe("outbox file", () => {
     reread.events.forEach((e, i) => same(e, events[i]));
   });
 
+  it("reads a file written before hook requests and sends its events the new way", async () => {
+    const file = join(tempDir("clawmem-outbox-"), OUTBOX_FILE);
+    const a = event(1);
+    const old = JSON.parse(encodeLine(a));
+    old.subject = `clawmem.events.${a.kind}.${a.agent}`;
+    writeFileSync(file, JSON.stringify(old) + "\n");
+    const { o } = outbox(file);
+    assert.equal(o.stats().queued, 1);
+    assert.equal(o.fileStats().badLines, 0);
+    await o.close();
+    const reread = parseOutbox(readFileSync(file, "utf8"));
+    assert.equal(reread.events[0].subject, `clawmem.hooks.v1.${a.agent}.${a.kind}`);
+    assert.equal(reread.events[0].msgId, a.msgId);
+  });
+
   it("skips and counts garbage lines, keeping the readable events", async () => {
     const file = join(tempDir("clawmem-outbox-"), OUTBOX_FILE);
     const [a, b] = [event(1), event(2)];

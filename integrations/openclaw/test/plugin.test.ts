@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { register } from "../src/index.js";
+import { authenticator } from "../src/link.js";
 import { Runtimes, type Runtime } from "../src/runtime.js";
 import { registerCommands } from "../src/cli.js";
 import { parseConfig } from "../src/config.js";
@@ -47,7 +48,7 @@ describe("the plugin with a real clawmem", () => {
    * own state directory); each call stands for its own gateway process.
    */
   function plugin(config: Record<string, unknown> = {}, runtimes = new Runtimes()): { api: FakeApi; rt: Runtime } {
-    const api = new FakeApi({ natsUrl: cm.natsUrl, enableManagementTools: true, ...config });
+    const api = new FakeApi({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile, enableManagementTools: true, ...config });
     const rt = register(api, runtimes)!;
     void api.start();
     apis.push(api);
@@ -80,7 +81,7 @@ describe("the plugin with a real clawmem", () => {
 
   before(async () => {
     cm = await startClawmem(clawmemBinary(), await freePort());
-    nc = await connect({ servers: cm.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    nc = await connect({ servers: cm.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, authenticator: authenticator(cm.adminCredentials) });
     jsm = await jetstreamManager(nc);
     // run.json is written as the services start: wait for the query service.
     const { api } = plugin();
@@ -121,7 +122,7 @@ describe("the plugin with a real clawmem", () => {
     // OpenClaw 2026.9.6 runs agent turns through a "discovery" registration of the plugin.
     const runtimes = new Runtimes();
     const { rt } = plugin({}, runtimes);
-    const discovery = new FakeApi({ natsUrl: cm.natsUrl, enableManagementTools: true }, "discovery");
+    const discovery = new FakeApi({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile, enableManagementTools: true }, "discovery");
     assert.equal(register(discovery, runtimes), undefined, "a discovery registration holds no runtime");
     const ctx = { ...conv.ctx, sessionKey: "agent:main:shared", runId: "shared-1" };
     await discovery.emit("agent_end", { messages: conv.turns[1].messages, success: true }, ctx);
@@ -192,7 +193,7 @@ describe("the plugin with a real clawmem", () => {
     });
     assert.equal(api.cli.length, 1, "the plugin registers its CLI");
     const out: string[] = [];
-    registerCommands(cmd(""), parseConfig({ natsUrl: cm.natsUrl }), api.logger, (s) => void out.push(s));
+    registerCommands(cmd(""), parseConfig({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile }), api.logger, (s) => void out.push(s));
     assert.deepEqual([...actions.keys()].sort(), ["clawmem list", "clawmem search", "clawmem stats"]);
     await actions.get("clawmem stats")!({ agent: "main" });
     await actions.get("clawmem search")!("dog name", { agent: "main", json: true });
@@ -414,7 +415,7 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
 
   /** A gateway: full registration, service started with stateDir (fresh unless given). */
   async function gateway(config: Record<string, unknown> = {}, stateDir?: string): Promise<{ api: FakeApi; rt: Runtime }> {
-    const api = new FakeApi({ natsUrl: cm.natsUrl, enableManagementTools: true, ...config });
+    const api = new FakeApi({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile, enableManagementTools: true, ...config });
     const rt = register(api, new Runtimes())!;
     apis.push(api);
     await api.start(stateDir);
@@ -433,7 +434,7 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
 
   before(async () => {
     cm = await startClawmem(clawmemBinary(), await freePort());
-    nc = await connect({ servers: cm.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    nc = await connect({ servers: cm.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, authenticator: authenticator(cm.adminCredentials) });
     jsm = await jetstreamManager(nc);
     const { api } = await gateway();
     await waitFor("the query service", () => ok(api));
@@ -467,7 +468,7 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
       action(fn: (opts: object) => Promise<void>) { actions.set(path, fn); return this; },
     });
     const out: string[] = [];
-    registerCommands(cmd(""), parseConfig({ natsUrl: cm.natsUrl }), a.api.logger, (s) => void out.push(s));
+    registerCommands(cmd(""), parseConfig({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile }), a.api.logger, (s) => void out.push(s));
     const stderr = process.stderr.write;
     let errText = "";
     process.stderr.write = ((s: string) => ((errText += s), true)) as typeof process.stderr.write;
@@ -485,7 +486,7 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
     assert.ok(recallMs < FAST_MS, `auto-recall took ${recallMs.toFixed(0)} ms with clawmem down (recallTimeoutMs 1500)`);
 
     // A gateway that starts while clawmem is down: its very first call, then one after the first connect failed.
-    const bApi = new FakeApi({ natsUrl: cm.natsUrl, enableManagementTools: true });
+    const bApi = new FakeApi({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile, enableManagementTools: true });
     const bRt = register(bApi, new Runtimes())!;
     apis.push(bApi);
     void bApi.start();

@@ -99,7 +99,7 @@ describe("messages and events", () => {
     const conv = fixture("conversation.json");
     const ev = buildEvent("agent_end", "main", agentEndBody({ messages: conv.turns[0].messages, success: true, durationMs: 12 }),
       { sessionKey: "agent:main:x", sessionId: "s1", runId: "r1", channelId: "telegram", ts: 1764684000000 })!;
-    assert.equal(ev.subject, "clawmem.events.agent_end.main");
+    assert.equal(ev.subject, "clawmem.hooks.v1.main.agent_end");
     const env = JSON.parse(Buffer.from(ev.data).toString());
     assert.deepEqual(Object.keys(env), ["v", "kind", "agentId", "sessionKey", "sessionId", "runId", "channelId", "ts", "event"]);
     assert.equal(env.v, 1);
