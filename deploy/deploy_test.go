@@ -32,6 +32,7 @@ import (
 
 	"github.com/clawmem/clawmem/internal/natsconf"
 	"github.com/clawmem/clawmem/internal/topology"
+	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -774,17 +775,15 @@ func agentAccount(agent string) string {
 
 // agentSubjects are the only subjects an agent may publish to.
 func agentSubjects(agent string) []string {
-	return []string{"clawmem.events.*." + agent, "clawmem.transcript." + agent + ".>", "clawmem.v1." + agent + ".>"}
+	return []string{"clawmem.hooks.v1." + agent + ".>", "clawmem.v1." + agent + ".>"}
 }
 
 // subjectAgent returns the agent a per-agent subject pattern belongs to.
 func subjectAgent(subj string) (string, bool) {
 	tok := strings.Split(subj, ".")
 	switch {
-	case len(tok) == 4 && tok[0] == "clawmem" && tok[1] == "events" && tok[2] == "*":
+	case len(tok) == 5 && tok[0] == "clawmem" && tok[1] == "hooks" && tok[2] == "v1" && tok[4] == ">":
 		return tok[3], true
-	case len(tok) == 4 && tok[0] == "clawmem" && tok[1] == "transcript" && tok[3] == ">":
-		return tok[2], true
 	case len(tok) == 4 && tok[0] == "clawmem" && tok[1] == "v1" && tok[3] == ">":
 		return tok[2], true
 	}
@@ -826,8 +825,8 @@ func TestNATSConfText(t *testing.T) {
 	acc := readFile(t, filepath.Join("nats", "accounts.conf"))
 	for _, want := range []string{
 		`"clawmem.>"`, `"$JS.API.>"`, `"$SRV.>"`, `"_INBOX.>"`, "allow_responses: true",
-		`"clawmem.events.*.main"`, `"clawmem.transcript.main.>"`, `"clawmem.v1.main.>"`,
-		`"clawmem.events.*.discord-bot"`, `"clawmem.transcript.discord-bot.>"`, `"clawmem.v1.discord-bot.>"`,
+		`"clawmem.hooks.v1.main.>"`, `"clawmem.v1.main.>"`,
+		`"clawmem.hooks.v1.discord-bot.>"`, `"clawmem.v1.discord-bot.>"`,
 	} {
 		if !strings.Contains(acc, want) {
 			t.Errorf("accounts.conf lacks %s", want)
@@ -856,8 +855,8 @@ func TestNATSConfText(t *testing.T) {
 			t.Errorf("user %s is in account %s, want %s", agent, acct, agentAccount(agent))
 		}
 		subs := quoted.FindAllStringSubmatch(block, -1)
-		if len(subs) != 6 {
-			t.Errorf("%s: want 3 publish allows and 3 imports, found %d clawmem subjects", acct, len(subs))
+		if len(subs) != 4 {
+			t.Errorf("%s: want 2 publish allows and 2 imports, found %d clawmem subjects", acct, len(subs))
 		}
 		for _, m := range subs {
 			if a, ok := subjectAgent(m[1]); !ok || a != agent {
@@ -867,8 +866,8 @@ func TestNATSConfText(t *testing.T) {
 	}
 	// Each export is visible only to the account of the agent it names.
 	exports := regexp.MustCompile(`service:\s*"([^"]+)",\s*accounts:\s*\[([^\]]*)\]`).FindAllStringSubmatch(acc, -1)
-	if len(exports) < 6 {
-		t.Errorf("accounts.conf: want three exports per agent, have %d", len(exports))
+	if len(exports) < 4 {
+		t.Errorf("accounts.conf: want two exports per agent, have %d", len(exports))
 	}
 	for _, m := range exports {
 		agent, ok := subjectAgent(m[1])
@@ -1109,25 +1108,53 @@ func TestNATSAccountsLive(t *testing.T) {
 
 	mainNC, mainErrs := connect("main", env["CLAWMEM_AGENT_MAIN_PASSWORD"])
 	botNC, botErrs := connect("discord-bot", env["CLAWMEM_AGENT_DISCORD_BOT_PASSWORD"])
-	ajs, err := jetstream.New(mainNC)
-	if err != nil {
-		t.Fatal(err)
-	}
 
-	// An agent's own events and transcripts reach the streams, acked, deduplicated.
-	for i, want := range []bool{false, true} {
-		ack, err := ajs.Publish(ctx, "clawmem.events.agent_end.main", []byte(`{}`), jetstream.WithMsgID("evt-1"),
-			jetstream.WithExpectStream("CLAWMEM_EVENTS"))
-		if err != nil {
-			t.Fatalf("agent main publishing its event (try %d): %v", i+1, err)
+	// An agent hands in its own events as requests; clawmem's hook service
+	// (running as the service user) checks them and puts them on the stream,
+	// acked and deduplicated, with no stream sequence in the reply.
+	hooksCtx, stopHooks := context.WithCancel(ctx)
+	defer stopHooks()
+	go func() { _ = producers.NewHookService(producers.New(js), nil).Run(hooksCtx, svc) }()
+	hook := func(nc *nats.Conn, agent, envAgent, msgID string) (producers.HookReply, error) {
+		m := nats.NewMsg("clawmem.hooks.v1." + agent + ".agent_end")
+		m.Data = []byte(`{"v":1,"kind":"agent_end","agentId":"` + envAgent + `","sessionKey":"s1","ts":1,"event":{"success":true,"messages":[]}}`)
+		m.Header.Set("Nats-Msg-Id", msgID)
+		var reply *nats.Msg
+		var err error
+		for range 50 { // the hook service subscribes a moment after the goroutine starts
+			if reply, err = nc.RequestMsg(m, 5*time.Second); !errors.Is(err, nats.ErrNoResponders) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if ack.Duplicate != want {
-			t.Errorf("try %d: duplicate %v, want %v (Nats-Msg-Id must pass the import)", i+1, ack.Duplicate, want)
+		var r producers.HookReply
+		if err == nil {
+			if strings.Contains(string(reply.Data), "seq") {
+				t.Errorf("hook reply reveals the stream's sequence: %s", reply.Data)
+			}
+			err = json.Unmarshal(reply.Data, &r)
+		}
+		return r, err
+	}
+	for i, want := range []bool{false, true} {
+		r, err := hook(mainNC, "main", "main", "agent_end.main.evt-1")
+		if err != nil || !r.OK {
+			t.Fatalf("agent main handing in its event (try %d): %+v %v", i+1, r, err)
+		}
+		if r.Duplicate != want {
+			t.Errorf("try %d: duplicate %v, want %v (Nats-Msg-Id must pass the hook service)", i+1, r.Duplicate, want)
 		}
 	}
-	if _, err := ajs.Publish(ctx, "clawmem.transcript.main.session-1", []byte(`{}`),
-		jetstream.WithExpectStream("CLAWMEM_TRANSCRIPTS")); err != nil {
-		t.Fatalf("agent main publishing its transcript: %v", err)
+	// discord-bot guessing main's Msg-Id does not make main's event a duplicate.
+	if r, err := hook(botNC, "discord-bot", "discord-bot", "agent_end.main.evt-2"); err != nil || !r.OK {
+		t.Fatalf("discord-bot's own event: %+v %v", r, err)
+	}
+	if r, err := hook(mainNC, "main", "main", "agent_end.main.evt-2"); err != nil || !r.OK || r.Duplicate {
+		t.Errorf("main's event after discord-bot claimed its Msg-Id: %+v %v, want stored", r, err)
+	}
+	// An envelope naming another agent is refused.
+	if r, err := hook(botNC, "discord-bot", "main", "x"); err != nil || r.OK || r.Code != "invalid" {
+		t.Errorf("discord-bot's envelope naming main: %+v %v, want refused", r, err)
 	}
 	events, err := js.Stream(ctx, "CLAWMEM_EVENTS")
 	if err != nil {
@@ -1173,8 +1200,10 @@ func TestNATSAccountsLive(t *testing.T) {
 
 	// Another agent's subjects, the pipeline's internals and raw streams are refused.
 	for _, subj := range []string{
+		"clawmem.events.agent_end.main",
 		"clawmem.events.agent_end.discord-bot",
-		"clawmem.transcript.discord-bot.s1",
+		"clawmem.transcript.main.s1",
+		"clawmem.hooks.v1.discord-bot.agent_end",
 		"clawmem.work.candidates.main",
 		"clawmem.admin.v1.stats",
 		"$JS.API.INFO",
@@ -1188,8 +1217,12 @@ func TestNATSAccountsLive(t *testing.T) {
 		t.Error("main got an answer to discord-bot's recall")
 	}
 	expectDenied(mainErrs, "clawmem.v1.discord-bot.recall")
-	if _, err := events.GetLastMsgForSubject(ctx, "clawmem.events.agent_end.discord-bot"); !errors.Is(err, jetstream.ErrMsgNotFound) {
-		t.Errorf("main's publish as discord-bot: %v, want nothing stored", err)
+	// discord-bot's one event is all its subject holds: main's publishes as
+	// discord-bot stored nothing.
+	if info, err := events.Info(ctx, jetstream.WithSubjectFilter("clawmem.events.agent_end.discord-bot")); err != nil {
+		t.Fatal(err)
+	} else if n := info.State.Subjects["clawmem.events.agent_end.discord-bot"]; n != 1 {
+		t.Errorf("discord-bot's subject holds %d events, want only its own 1", n)
 	}
 	// The memory log, the writer's lease and endpoints, and the backups
 	// (snapshots) are the service's: the service user writes them, and no

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/clawmem/clawmem/internal/natsauth"
 )
 
 // Env is where scenarios run: the clawmem binary and a scratch directory
@@ -122,10 +125,26 @@ func connect(ctx context.Context, up *Up) (*nats.Conn, error) {
 	if err := up.Start(ctx); err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(up.NATSURL(), nats.Name("clawmem-chaos"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	opts := []nats.Option{nats.Name("clawmem-chaos"), nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}
+	// The embedded server admits clawmem's own user of the data dir; an
+	// external server of the harness's asks for nothing.
+	if seed := natsauth.AdminSeed(up.Dir); fileExists(seed) {
+		opt, err := natsauth.ClientOption(seed)
+		if err != nil {
+			up.Kill()
+			return nil, err
+		}
+		opts = append(opts, opt)
+	}
+	nc, err := nats.Connect(up.NATSURL(), opts...)
 	if err != nil {
 		up.Kill()
 		return nil, err
 	}
 	return nc, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
