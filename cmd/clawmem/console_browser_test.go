@@ -118,7 +118,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if base == "" {
 		t.Fatalf("no console URL in the run file: %+v\n%s", in.info, in.logs.String())
 	}
-	nc, err := nats.Connect(in.info.NATSURL)
+	nc, err := adminConn(in.dir, in.info.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestUICommand(t *testing.T) {
 	if !ok {
 		t.Fatal("no run file")
 	}
-	nc, err := nats.Connect(info.NATSURL)
+	nc, err := adminConn(dir, info.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
@@ -111,6 +112,16 @@ func startUp(t *testing.T, dir string) *instance {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// adminConn connects to the NATS of the clawmem on dir as clawmem's own
+// user (the embedded server admits nobody without credentials).
+func adminConn(dir, url string) (*nats.Conn, error) {
+	opt, err := natsauth.ClientOption(natsauth.AdminSeed(dir))
+	if err != nil {
+		return nil, err
+	}
+	return nats.Connect(url, opt)
 }
 
 func postAgentEnd(client *http.Client, url string, i int, text string) error {
@@ -285,7 +296,7 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	}
 	// The watcher brings the transcript to the stream; only then does the
 	// session end (else the distiller would rightly fall back to the file).
-	nc, err := nats.Connect(up.info.NATSURL)
+	nc, err := adminConn(up.dir, up.info.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}

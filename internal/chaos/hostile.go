@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -29,14 +30,17 @@ import (
 // (Op, as Agent, or as admin with Agent ""), a raw subject, an import file
 // or a config file (the Body written to File, whose extension matters),
 // or an MCP session (Body's JSON-RPC lines, after the handshake, to a
-// server acting for Agent, main when empty).
+// server acting for Agent, main when empty), or a hook event handed in as
+// Agent (main when empty) of Kind, as agents do over NATS.
 type Entry struct {
-	Surface string `json:"surface"` // ingest, query, subject, import, config or mcp
+	Surface string `json:"surface"` // ingest, hook, query, subject, import, config or mcp
 	Name    string `json:"name"`
 	Kind    string `json:"kind,omitempty"`
 	Op      string `json:"op,omitempty"`
 	Agent   string `json:"agent,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// MsgID is a hook event's Nats-Msg-Id.
+	MsgID   string `json:"msgId,omitempty"`
 	File    string `json:"file,omitempty"`
 	Body    string `json:"body,omitempty"`
 	BodyHex string `json:"bodyHex,omitempty"` // for bytes JSON cannot hold (invalid UTF-8)
@@ -150,6 +154,8 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 			o.Refused, o.Answer = ask(ctx, t.NC, subject, body)
 		case "subject":
 			o.Refused, o.Answer = ask(ctx, t.NC, e.Subject, body)
+		case "hook":
+			o.Refused, o.Answer = handIn(ctx, t.NC, schemas.HookSubject(cmp.Or(e.Agent, "main"), schemas.EventKind(e.Kind)), e.MsgID, body)
 		case "import":
 			o.Refused, o.Answer = importFile(ctx, t.NC, dir, e.File, body)
 		case "config":
@@ -186,6 +192,33 @@ func postHook(ctx context.Context, hc *http.Client, url string, body []byte) (bo
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	return resp.StatusCode >= 400 && resp.StatusCode < 500, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+}
+
+// handIn hands in a hook event as an agent does (a request to
+// clawmem.hooks.v1.<agent>.<kind>); a reply that is not ok, or no
+// responder, is a refusal.
+func handIn(ctx context.Context, nc *nats.Conn, subject, msgID string, body []byte) (bool, string) {
+	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	m := nats.NewMsg(subject)
+	m.Data = body
+	if msgID != "" {
+		m.Header.Set("Nats-Msg-Id", msgID)
+	}
+	reply, err := nc.RequestMsgWithContext(rctx, m)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return true, "no responders"
+	case errors.Is(err, nats.ErrBadSubject):
+		return true, "refused by NATS: " + err.Error()
+	case err != nil:
+		return false, err.Error()
+	}
+	var r producers.HookReply
+	if err := json.Unmarshal(reply.Data, &r); err != nil {
+		return false, "reply is not a hook reply: " + err.Error()
+	}
+	return !r.OK, cmp.Or(r.Code, "accepted")
 }
 
 // ask sends a request; an error reply, no responder (a subject no
