@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -339,6 +340,11 @@ func Connect(url string, cfg *config.Config, name string) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) {
+			return nil, fmt.Errorf("connect to NATS at %s: %w (the server wants credentials: clawmem's embedded server admits the "+
+				"processes of its own data dir (--data-dir) and agents given credentials by `clawmem agent add`; "+
+				"elsewhere set nats.credentials)", url, err)
+		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w (is `clawmem up` running?)", url, err)
 	}
 	return nc, nil
