@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/chaos"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -41,7 +42,11 @@ func TestHostileCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := chaos.Hostile(context.Background(), chaos.Target{IngestURL: in.info.IngestURL, NC: nc}, corpus)
+	token, err := authdir.Read(in.dir, authdir.IngestToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := chaos.Hostile(context.Background(), chaos.Target{IngestURL: in.info.IngestURL, IngestToken: token, NC: nc}, corpus)
 	if err != nil {
 		t.Fatal(err)
 	}
