@@ -60,13 +60,20 @@ func TestHostileCorpus(t *testing.T) {
 	for _, o := range rep.Outcomes {
 		surfaces[o.Surface]++
 	}
-	if want := map[string]int{"ingest": 15, "query": 18, "subject": 4, "import": 25, "config": 28, "mcp": 21}; !maps.Equal(surfaces, want) {
+	// The HTTP attacks are stopped by the guard or the token, before the
+	// body is read.
+	for _, o := range rep.Outcomes {
+		if strings.HasPrefix(o.Name, "http: ") && !strings.HasPrefix(o.Answer, "401 ") && !strings.HasPrefix(o.Answer, "403 ") && !strings.HasPrefix(o.Answer, "415 ") {
+			t.Errorf("%s: %s, want 401, 403 or 415", o.Name, o.Answer)
+		}
+	}
+	if want := map[string]int{"ingest": 23, "query": 18, "subject": 4, "import": 25, "config": 28, "mcp": 21}; !maps.Equal(surfaces, want) {
 		t.Fatalf("entries by surface %v, want %v", surfaces, want)
 	}
 	// The same through the command, which finds the instance by its run
 	// file.
 	code, out, errOut := runCLI(t, "chaos", "hostile", "--data-dir", in.dir, "--corpus", "../../testdata/chaos/hostile.json")
-	if code != 0 || !strings.Contains(out, "111 tried, 111 refused") || !strings.Contains(out, "pass") {
+	if code != 0 || !strings.Contains(out, "119 tried, 119 refused") || !strings.Contains(out, "pass") {
 		t.Fatalf("clawmem chaos hostile: %d %s %s", code, out, errOut)
 	}
 }
