@@ -151,24 +151,24 @@ func (l *limiter) succeed(addr string) {
 }
 
 // prune drops addresses whose failures are forgotten; if none are, the
-// oldest go, so the map stays bounded whatever the number of addresses.
+// one whose lockout ends first (unlocked ones before locked ones) goes,
+// so the map stays bounded whatever the number of addresses.
 func (l *limiter) prune(now time.Time) {
-	var oldest string
+	var first string
 	for a, st := range l.byAddr {
 		if now.Sub(st.last) > loginForget && now.After(st.until) {
 			delete(l.byAddr, a)
-		} else if oldest == "" || st.last.Before(l.byAddr[oldest].last) {
-			oldest = a
+		} else if first == "" || st.until.Before(l.byAddr[first].until) {
+			first = a
 		}
 	}
 	if len(l.byAddr) >= maxTracked {
-		delete(l.byAddr, oldest)
+		delete(l.byAddr, first)
 	}
 }
 
 // clientAddr is the address a login is throttled by: the peer's IP.
-// Behind a reverse proxy that is the proxy's, and only the overall limit
-// tells clients apart.
+// Behind a reverse proxy every client has the proxy's.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
