@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -64,7 +65,7 @@ func (a *app) uiLoginCmd() *cobra.Command {
 		Use:   "login",
 		Short: "Print a one-time link that signs a browser in to the web console",
 		Long: `Prints a link to the web console that signs the browser that opens it in as admin. The link
-works once, within ` + console.SignInTTL.String() + `; it is signed with the console's admin token (ui.adminToken, else the
+works once, within ` + strconv.Itoa(int(console.SignInTTL.Minutes())) + ` minutes; it is signed with the console's admin token (ui.adminToken, else the
 data dir's auth/console.token), which itself never appears in it, so only the data dir's owner can
 make one. The console is the one clawmem up runs on this data dir, else the one on ui.listen;
 --url names another (the address clawmem ui --listen serves).`,
@@ -94,7 +95,7 @@ make one. The console is the one clawmem up runs on this data dir, else the one 
 			}
 			u.Path, u.RawQuery, u.Fragment = "/login", url.Values{"code": {console.SignInCode(token, time.Now())}}.Encode(), ""
 			fmt.Fprintln(a.stdout, u.String())
-			fmt.Fprintf(a.stderr, "Open it within %s; it works once.\n", console.SignInTTL)
+			fmt.Fprintf(a.stderr, "Open it within %d minutes; it works once.\n", int(console.SignInTTL.Minutes()))
 			return nil
 		},
 	}
