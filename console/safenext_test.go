@@ -65,3 +65,32 @@ func TestLimiterBounded(t *testing.T) {
 		t.Fatal("the overall lockout outlived its cap")
 	}
 }
+
+// No string the fuzzer makes signs in (only the admin token's holder can
+// sign a code), and none panics.
+func FuzzRedeem(f *testing.F) {
+	const token = "ZnV6ei1hZG1pbi10b2tlbi1ub3QtYS1yZWFsLW9uZS0wMDAwMDA"
+	now := time.Unix(1_800_000_000, 0)
+	s := &Server{cfg: Config{AdminToken: token}, o: Options{Now: func() time.Time { return now }}, used: map[string]time.Time{}}
+	good := []byte(SignInCode(token, now))
+	good[len(good)-3] ^= 1 // a real code, one bit of its signature off
+	f.Add(string(good))
+	f.Add(SignInCode("b3RoZXItdG9rZW4", now))
+	f.Add("")
+	f.Add("!!!")
+	f.Fuzz(func(t *testing.T, code string) {
+		if s.redeem(code) {
+			t.Fatalf("redeemed %q, which the test did not sign", code)
+		}
+	})
+}
+
+func TestRedeemOnce(t *testing.T) {
+	const token = "ZnV6ei1hZG1pbi10b2tlbi1ub3QtYS1yZWFsLW9uZS0wMDAwMDA"
+	now := time.Unix(1_800_000_000, 0)
+	s := &Server{cfg: Config{AdminToken: token}, o: Options{Now: func() time.Time { return now }}, used: map[string]time.Time{}}
+	code := SignInCode(token, now)
+	if !s.redeem(code) || s.redeem(code) {
+		t.Fatal("a code must work exactly once")
+	}
+}
