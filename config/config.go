@@ -24,6 +24,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/internal/httpguard"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -213,14 +214,16 @@ func (n NATS) SyncPolicy() (always bool, interval time.Duration, err error) {
 
 // Ingest is the hook ingest HTTP endpoint.
 type Ingest struct {
-	Addr  string `json:"addr"`  // default 127.0.0.1:7433
-	Token string `json:"token"` // bearer token; required off loopback
-}
-
-// isLoopbackHost: localhost or a loopback IP (not "", every interface).
-func isLoopbackHost(host string) bool {
-	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
+	Addr string `json:"addr"` // default 127.0.0.1:7433
+	// Token is the bearer token hooks send; empty: the data dir's own
+	// (auth/ingest.token, made at first start). ${VAR} is expanded.
+	Token string `json:"token"`
+	// Insecure serves without any token, for throwaway set-ups on
+	// loopback: then every local process may write memories.
+	Insecure bool `json:"insecure"`
+	// AllowedHosts are further names clients reach the endpoint by (the
+	// Host header); loopback names are always allowed.
+	AllowedHosts []string `json:"allowedHosts"`
 }
 
 // UI is the web console `clawmem up` serves (and `clawmem ui` runs).
@@ -229,9 +232,27 @@ type UI struct {
 	// from `clawmem up`.
 	Listen string `json:"listen"`
 	// ReadToken logs in read-only, AdminToken with every action; off
-	// loopback AdminToken is required. ${VAR} references are expanded.
+	// loopback AdminToken is required, on loopback it defaults to the data
+	// dir's own (auth/console.token). ${VAR} references are expanded.
 	ReadToken  string `json:"readToken"`
 	AdminToken string `json:"adminToken"`
+	// AllowedHosts are further names browsers reach the console by (the
+	// Host header); loopback names are always allowed.
+	AllowedHosts []string `json:"allowedHosts"`
+}
+
+// CheckUIListen checks a console address before anything binds it: a
+// host:port, and off loopback only with a configured admin token (the
+// generated one is for the machine's own user, not for a network).
+func CheckUIListen(listen, adminToken string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("ui.listen is %q: want host:port, or off", listen)
+	}
+	if !httpguard.IsLoopbackHost(host) && adminToken == "" {
+		return fmt.Errorf("ui.listen is %s, off loopback: set ui.adminToken (and ui.readToken for read-only users), or listen on 127.0.0.1", listen)
+	}
+	return nil
 }
 
 // Retrieval is the seed's retrieval.* block: the pipeline's knobs plus the
@@ -568,15 +589,18 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if _, _, err := net.SplitHostPort(c.Ingest.Addr); err != nil {
 		bad("ingest.addr is %q: want host:port", c.Ingest.Addr)
+	} else if c.Ingest.Insecure && !httpguard.IsLoopbackAddr(c.Ingest.Addr) {
+		bad("ingest.insecure is true but ingest.addr %s is off loopback: anyone who can reach it could write memories; "+
+			"drop ingest.insecure (hooks then send the token) or listen on 127.0.0.1", c.Ingest.Addr)
+	} else if c.Ingest.Insecure && c.Ingest.Token != "" {
+		bad("ingest.insecure is true and ingest.token is set: choose one")
 	}
 	if _, _, err := c.NATS.SyncPolicy(); err != nil {
 		bad("nats.sync is %v", err)
 	}
 	if c.UI.Listen != "off" {
-		if host, _, err := net.SplitHostPort(c.UI.Listen); err != nil {
-			bad("ui.listen is %q: want host:port, or off", c.UI.Listen)
-		} else if !isLoopbackHost(host) && c.UI.AdminToken == "" {
-			bad("ui.listen is %s, off loopback: set ui.adminToken (and ui.readToken for read-only users), or listen on 127.0.0.1", c.UI.Listen)
+		if err := CheckUIListen(c.UI.Listen, c.UI.AdminToken); err != nil {
+			bad("%v", err)
 		}
 	}
 	d := c.Distill

@@ -256,6 +256,8 @@ func TestRejects(t *testing.T) {
 		{"ingest addr", "c.json", `{"ingest":{"addr":"7433"}}`, `ingest.addr is "7433": want host:port`},
 		{"nats sync", "c.json", `{"nats":{"sync":"sometimes"}}`, `nats.sync is "sometimes": want default, always or a positive duration such as 1s`},
 		{"nats sync negative", "c.json", `{"nats":{"sync":"-1s"}}`, `nats.sync is "-1s"`},
+		{"ingest insecure off loopback", "c.json", `{"ingest":{"addr":"0.0.0.0:7433","insecure":true}}`, `ingest.insecure is true but ingest.addr 0.0.0.0:7433 is off loopback`},
+		{"ingest insecure with a token", "c.json", `{"ingest":{"insecure":true,"token":"t"}}`, `ingest.insecure is true and ingest.token is set`},
 		{"ui listen", "c.json", `{"ui":{"listen":"7434"}}`, `ui.listen is "7434": want host:port, or off`},
 		{"ui off loopback", "c.json", `{"ui":{"listen":"0.0.0.0:7434"}}`, `ui.listen is 0.0.0.0:7434, off loopback: set ui.adminToken`},
 		{"ui read token only", "c.json", `{"ui":{"listen":"10.0.0.5:7434","readToken":"r"}}`, `off loopback: set ui.adminToken`},

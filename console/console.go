@@ -7,13 +7,14 @@
 // what that agent's tools would, and an edit made as it is refused where
 // its tools would be.
 //
-// Access: on a loopback address with no tokens configured, whoever can
-// reach the port is the machine's user and is an admin. With tokens, or
-// on any other address (where they are required), a login form takes a
-// token and sets a session cookie (HttpOnly, SameSite=Strict); the read
-// token gives read-only access, the admin token every action. Every change
-// is a POST carrying the session's CSRF token, and a cross-site POST is
-// refused whatever it carries.
+// Access: always by login. A login form takes a token, or a one-time
+// sign-in link (SignInCode, what `clawmem ui login` prints) is exchanged,
+// for a session cookie (HttpOnly, SameSite=Strict); the read token gives
+// read-only access, the admin token every action. Failed logins are
+// throttled per client address and overall. Every request must name the
+// console in its Host header (no DNS rebinding); every change is a POST
+// carrying the session's CSRF token, and a cross-site POST is refused
+// whatever it carries.
 package console
 
 import (
@@ -30,12 +31,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/internal/httpguard"
 	"github.com/clawmem/clawmem/workers"
 )
 
@@ -44,12 +48,15 @@ const DefaultListen = "127.0.0.1:7434"
 
 // Config is the ui.* configuration.
 type Config struct {
-	// Listen is host:port; a non-loopback host requires AdminToken.
+	// Listen is host:port.
 	Listen string
-	// ReadToken logs in read-only, AdminToken with every action. Either
-	// set makes the console ask for a login even on loopback.
+	// ReadToken logs in read-only, AdminToken (required) with every
+	// action and signs the one-time sign-in links.
 	ReadToken  string
 	AdminToken string
+	// AllowedHosts are names besides loopback ones (and the listen IP)
+	// that browsers may reach the console by.
+	AllowedHosts []string
 }
 
 // Options are what the console works with.
@@ -88,11 +95,12 @@ const (
 type Server struct {
 	cfg   Config
 	o     Options
-	login bool // a login is needed
 	pages map[string]*template.Template
+	limit *limiter
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	used     map[string]time.Time // sign-in codes redeemed, until they expire
 }
 
 // session is a logged-in browser.
@@ -105,10 +113,7 @@ type session struct {
 // sessionTTL is how long a login lasts without use.
 const sessionTTL = 12 * time.Hour
 
-const (
-	sessionCookie = "clawmem_session"
-	csrfCookie    = "clawmem_csrf" // without a login: the double-submitted CSRF token
-)
+const sessionCookie = "clawmem_session"
 
 //go:embed templates/*.html
 var templateFS embed.FS
@@ -121,12 +126,11 @@ func New(cfg Config, o Options) (*Server, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
 		return nil, fmt.Errorf("ui.listen %q: %w", cfg.Listen, err)
 	}
-	if !isLoopback(host) && cfg.AdminToken == "" {
-		return nil, fmt.Errorf("ui.listen %s is not a loopback address: set ui.adminToken (and ui.readToken for read-only users), or listen on 127.0.0.1", cfg.Listen)
+	if cfg.AdminToken == "" {
+		return nil, errors.New("console: an admin token is needed (ui.adminToken, or the data dir's auth/console.token)")
 	}
 	if cfg.ReadToken != "" && cfg.ReadToken == cfg.AdminToken {
 		return nil, errors.New("ui.readToken and ui.adminToken must differ")
@@ -140,21 +144,12 @@ func New(cfg Config, o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Server{cfg: cfg, o: o, login: cfg.AdminToken != "" || cfg.ReadToken != "", sessions: map[string]*session{}}
+	s := &Server{cfg: cfg, o: o, limit: newLimiter(), sessions: map[string]*session{}, used: map[string]time.Time{}}
+	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// isLoopback: localhost or a loopback IP. An empty host (all interfaces)
-// is not.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Serve answers on ln until ctx ends.
@@ -203,7 +198,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /distill", s.distillPage)
 	mux.HandleFunc("POST /distill/run", s.distillRun)
 	mux.HandleFunc("GET /config", s.configPage)
-	return s.secure(mux)
+	// The Host check answers before anything else, so a rebound page
+	// learns nothing, not even the login form.
+	return httpguard.CheckHost(httpguard.Hosts{Listen: s.cfg.Listen, Extra: s.cfg.AllowedHosts})(s.secure(mux))
 }
 
 // secure sets the security headers, recovers panics, and lets a request
@@ -228,14 +225,14 @@ func (s *Server) secure(next http.Handler) http.Handler {
 			}
 		}()
 		if strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/login" {
-			if r.Method == http.MethodPost && crossSite(r) {
+			if r.Method == http.MethodPost && httpguard.CrossSite(r) {
 				s.fail(w, r, http.StatusForbidden, "Cross-site requests are refused.")
 				return
 			}
 			next.ServeHTTP(w, r)
 			return
 		}
-		sess := s.sessionOf(w, r)
+		sess := s.sessionOf(r)
 		if sess == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -246,7 +243,7 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if crossSite(r) {
+			if httpguard.CrossSite(r) {
 				s.fail(w, r, http.StatusForbidden, "Cross-site requests are refused.")
 				return
 			}
@@ -278,32 +275,8 @@ func sessionFrom(r *http.Request) *session {
 	return s
 }
 
-// crossSite: the browser says the request comes from another site, or
-// its Origin is not this host.
-func crossSite(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
-		return true
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		host := strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://")
-		return host != r.Host
-	}
-	return false
-}
-
-// sessionOf is the request's session: the logged-in one, or without a
-// login needed an admin session whose CSRF token is a cookie of its own
-// (set here when missing). nil: not logged in.
-func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) *session {
-	if !s.login {
-		c, err := r.Cookie(csrfCookie)
-		if err != nil || len(c.Value) != 64 {
-			token := randomHex()
-			http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			return &session{role: RoleAdmin, csrf: token}
-		}
-		return &session{role: RoleAdmin, csrf: c.Value}
-	}
+// sessionOf is the request's logged-in session; nil: not logged in.
+func (s *Server) sessionOf(r *http.Request) *session {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return nil
@@ -340,11 +313,23 @@ func (s *Server) roleFor(token string) (Role, bool) {
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	if !s.login {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+	next := safeNext(r.URL.Query().Get("next"))
+	code := r.URL.Query().Get("code")
+	if code == "" {
+		s.render(w, r, http.StatusOK, "login", loginView{Next: next})
 		return
 	}
-	s.render(w, r, http.StatusOK, "login", loginView{Next: safeNext(r.URL.Query().Get("next"))})
+	if s.throttled(w, r, next) {
+		return
+	}
+	if !s.redeem(code) {
+		s.limit.fail(clientAddr(r), s.o.Now())
+		s.o.Log.Warn("console: sign-in link refused", "remote", r.RemoteAddr)
+		s.render(w, r, http.StatusUnauthorized, "login", loginView{Next: next,
+			Error: "That sign-in link is not valid, has expired or was used already: run clawmem ui login for a new one."})
+		return
+	}
+	s.startSession(w, r, RoleAdmin, next)
 }
 
 type loginView struct {
@@ -353,22 +338,42 @@ type loginView struct {
 }
 
 func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
-	if !s.login {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
 	next := safeNext(r.PostForm.Get("next"))
+	if s.throttled(w, r, next) {
+		return
+	}
 	role, ok := s.roleFor(r.PostForm.Get("token"))
 	if !ok {
+		s.limit.fail(clientAddr(r), s.o.Now())
 		s.o.Log.Warn("console: login refused", "remote", r.RemoteAddr)
 		s.render(w, r, http.StatusUnauthorized, "login", loginView{Next: next, Error: "That token is not valid."})
 		return
 	}
+	s.startSession(w, r, role, next)
+}
+
+// throttled answers 429 while logins from r's address, or all logins, are
+// locked out after repeated failures.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request, next string) bool {
+	wait := s.limit.wait(clientAddr(r), s.o.Now())
+	if wait <= 0 {
+		return false
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
+		Error: fmt.Sprintf("Too many failed logins: try again in %d seconds.", secs)})
+	return true
+}
+
+// startSession logs the browser in with role and sends it on to next.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, role Role, next string) {
+	s.limit.succeed(clientAddr(r))
 	id := randomHex()
 	s.mu.Lock()
 	now := s.o.Now()
@@ -384,9 +389,22 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// safeNext keeps a post-login destination on this site.
+// safeNext keeps a post-login destination on this site: an absolute path
+// (one leading slash, not two, not a backslash), with no backslash or
+// control character even once decoded, which browsers would read as
+// another host; anything else is "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	dec, err := url.PathUnescape(next)
+	if err != nil {
+		return "/"
+	}
+	for _, p := range []string{next, dec} {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\") ||
+			strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }) {
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return "/"
 	}
 	return next

@@ -32,6 +32,7 @@ import (
 // fixture is a console over a real query service on NATS and a real store.
 type fixture struct {
 	url     string
+	admin   string // the admin token
 	c       client.Client
 	srv     *httptest.Server
 	handler http.Handler
@@ -57,6 +58,9 @@ func newFixture(t testing.TB, cfg console.Config, with ...func(*console.Options)
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = fixtureAdminToken
+	}
 	o := console.Options{Client: c, Pipeline: p, Log: log}
 	for _, f := range with {
 		f(&o)
@@ -68,7 +72,27 @@ func newFixture(t testing.TB, cfg console.Config, with ...func(*console.Options)
 	h := s.Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{url: srv.URL, c: c, srv: srv, handler: h, store: eng.Backend()}
+	return &fixture{url: srv.URL, admin: cfg.AdminToken, c: c, srv: srv, handler: h, store: eng.Backend()}
+}
+
+// fixtureAdminToken is shaped like the data dir's generated tokens.
+const fixtureAdminToken = "Zml4dHVyZS1hZG1pbi10b2tlbi1ub3QtYS1yZWFsLW9uZS0w"
+
+// login is a browser logged in with the admin token.
+func (f *fixture) login(t testing.TB) *http.Client {
+	t.Helper()
+	b := browser()
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/login", strings.NewReader(url.Values{"token": {f.admin}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	return b
 }
 
 // seed imports memories for agents main and other.
@@ -129,7 +153,8 @@ func csrfOf(t *testing.T, page string) string {
 	return m[1]
 }
 
-// Listening off loopback needs the admin token; tokens must differ.
+// The admin token is required (clawmem passes the data dir's when none is
+// configured); tokens must differ.
 func TestConfig(t *testing.T) {
 	c := client.NewLocal(nil, nil)
 	p := client.NewNATSPipeline(func() (*nats.Conn, error) { return nil, fmt.Errorf("unused") })
@@ -137,15 +162,14 @@ func TestConfig(t *testing.T) {
 		cfg console.Config
 		ok  bool
 	}{
-		{console.Config{Listen: "127.0.0.1:7434"}, true},
-		{console.Config{Listen: "localhost:0"}, true},
-		{console.Config{Listen: "[::1]:7434"}, true},
-		{console.Config{Listen: "0.0.0.0:7434"}, false},
-		{console.Config{Listen: ":7434"}, false},
-		{console.Config{Listen: "192.168.1.5:7434", ReadToken: "r"}, false},
+		{console.Config{Listen: "127.0.0.1:7434", AdminToken: "a"}, true},
+		{console.Config{Listen: "localhost:0", AdminToken: "a"}, true},
+		{console.Config{Listen: "[::1]:7434", AdminToken: "a"}, true},
+		{console.Config{Listen: "127.0.0.1:7434"}, false},
+		{console.Config{Listen: "127.0.0.1:7434", ReadToken: "r"}, false},
 		{console.Config{Listen: "0.0.0.0:7434", AdminToken: "a"}, true},
 		{console.Config{Listen: "127.0.0.1:7434", AdminToken: "same", ReadToken: "same"}, false},
-		{console.Config{Listen: "nonsense"}, false},
+		{console.Config{Listen: "nonsense", AdminToken: "a"}, false},
 	} {
 		_, err := console.New(tc.cfg, console.Options{Client: c, Pipeline: p})
 		if (err == nil) != tc.ok {
@@ -233,22 +257,21 @@ func TestAccess(t *testing.T) {
 	}
 }
 
-// Without tokens on loopback the console is the machine user's: an admin
-// whose changes still need the double-submitted CSRF token and the same
-// site.
-func TestLoopbackNeedsCSRF(t *testing.T) {
+// An admin's changes need the session's CSRF token and the same site;
+// the token without the session is nothing.
+func TestAdminNeedsCSRF(t *testing.T) {
 	f := newFixture(t, console.Config{})
 	m := mem(1, "agent:main", "The office wifi is called kestrel")
 	f.seed(t, m)
-	b := browser()
+	b := f.login(t)
 	code, page, _ := get(t, b, f.url+"/memories/"+m.ID)
 	if code != http.StatusOK || !strings.Contains(page, "edit-form") {
 		t.Fatalf("memory page: %d", code)
 	}
 	token := csrfOf(t, page)
 	edit := url.Values{"csrf": {token}, "text": {"The office wifi is called osprey"}, "category": {"fact"}, "importance": {"0.9"}}
-	if code, _, _ := post(t, browser(), f.url+"/memories/"+m.ID+"/edit", edit, nil); code != http.StatusForbidden {
-		t.Fatalf("a POST with a token but not its cookie: %d", code)
+	if code, _, _ := post(t, browser(), f.url+"/memories/"+m.ID+"/edit", edit, nil); code != http.StatusUnauthorized {
+		t.Fatalf("a POST with a CSRF token but not its session: %d", code)
 	}
 	if code, _, _ := post(t, b, f.url+"/memories/"+m.ID+"/edit", edit, map[string]string{"Sec-Fetch-Site": "cross-site"}); code != http.StatusForbidden {
 		t.Fatalf("cross-site POST: %d", code)
@@ -268,7 +291,7 @@ func TestBadInput(t *testing.T) {
 	f := newFixture(t, console.Config{})
 	mine, theirs := mem(1, "agent:main", "Main's standup is at ten"), mem(2, "agent:other", "Other's secret build flag")
 	f.seed(t, mine, theirs)
-	b := browser()
+	b := f.login(t)
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -363,7 +386,7 @@ func TestMemoriesFiltersAndPages(t *testing.T) {
 		ms = append(ms, m)
 	}
 	f.seed(t, ms...)
-	b := browser()
+	b := f.login(t)
 	idRE := regexp.MustCompile(`href="/memories/([0-9a-f-]{36})`)
 	seen := map[string]bool{}
 	next := f.url + "/memories?limit=40"
@@ -424,7 +447,7 @@ func TestPagesEscape(t *testing.T) {
 	for i, text := range evil {
 		f.seed(t, mem(i+1, "agent:main", text))
 	}
-	b := browser()
+	b := f.login(t)
 	for _, path := range []string{"/", "/memories", "/memories?agent=main", "/search?q=script&agent=main", "/search?q=alert",
 		"/dlq", "/distill", "/config", "/memories/" + mem(1, "", "").ID} {
 		code, page, h := get(t, b, f.url+path)
@@ -472,6 +495,8 @@ func BenchmarkMemoriesPage100k(b *testing.B) {
 		}
 	}
 	deep := fmt.Sprintf("%d:%s", now-50_000*60_000, mem(50_001, "", "").ID)
+	u, _ := url.Parse(f.url)
+	session := f.login(b).Jar.Cookies(u)
 	for _, tc := range []struct{ name, path string }{
 		{"first", "/memories"},
 		{"deep", "/memories?cursor=" + url.QueryEscape(deep)},
@@ -481,7 +506,12 @@ func BenchmarkMemoriesPage100k(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
 				rec := httptest.NewRecorder()
-				f.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+				req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+				req.Host = u.Host
+				for _, c := range session {
+					req.AddCookie(c)
+				}
+				f.handler.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Memory 0") {
 					b.Fatalf("%s: %d", tc.path, rec.Code)
 				}
@@ -498,7 +528,7 @@ func TestLiveStreams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/live", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.login(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,12 +561,12 @@ func TestLiveStreams(t *testing.T) {
 // the console has no distiller it says so.
 func TestDistillRerun(t *testing.T) {
 	f := newFixture(t, console.Config{})
-	b := browser()
+	b := f.login(t)
 	_, page, _ := get(t, b, f.url+"/distill")
 	if !strings.Contains(page, "No distillation jobs") || strings.Contains(page, `id="rerun"`) {
 		t.Fatalf("distill page without a distiller: %s", textOf(page))
 	}
-	token := cookieOf(t, b, f.url, "clawmem_csrf")
+	token := csrfOf(t, page)
 	if code, body, _ := post(t, b, f.url+"/distill/run", url.Values{"csrf": {token}, "session": {"s-1"}}, nil); code != http.StatusNotImplemented || !strings.Contains(body, "not available") {
 		t.Fatalf("re-run without a distiller: %d", code)
 	}
@@ -548,7 +578,7 @@ func TestDistillRerun(t *testing.T) {
 			return workers.CursorReport{Sessions: 1, Distilled: 2, Lessons: 3}, nil
 		}
 	})
-	b = browser()
+	b = f.login(t)
 	_, page, _ = get(t, b, f.url+"/distill?agent=main&session=s-7")
 	if !strings.Contains(page, `id="rerun"`) {
 		t.Fatalf("no re-run form: %s", textOf(page))
@@ -570,16 +600,4 @@ func TestDistillRerun(t *testing.T) {
 			t.Errorf("%s: %d", name, code)
 		}
 	}
-}
-
-func cookieOf(t *testing.T, c *http.Client, base, name string) string {
-	t.Helper()
-	u, _ := url.Parse(base)
-	for _, ck := range c.Jar.Cookies(u) {
-		if ck.Name == name {
-			return ck.Value
-		}
-	}
-	t.Fatalf("no cookie %s", name)
-	return ""
 }

@@ -67,7 +67,7 @@ type page struct {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	p := page{Title: titleOf[name], Nav: navOf[name], Data: data}
 	if sess := sessionFrom(r); sess != nil {
-		p.CSRF, p.Role, p.Login = sess.csrf, sess.role, s.login
+		p.CSRF, p.Role, p.Login = sess.csrf, sess.role, true
 	}
 	var b bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&b, "layout", p); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -254,7 +255,13 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		if err != nil {
 			return fmt.Errorf("ingest.token: %w", err)
 		}
-		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token}
+		if token == "" && !cfg.Ingest.Insecure {
+			// Hooks of this machine's user read it from the data dir.
+			if token, err = authdir.Token(cfg.DataDir, authdir.IngestToken); err != nil {
+				return fmt.Errorf("ingest token: %w", err)
+			}
+		}
+		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token, Insecure: cfg.Ingest.Insecure, AllowedHosts: cfg.Ingest.AllowedHosts}
 		if srv != nil {
 			ic.Admit = srv.CheckDisk
 		}

@@ -43,7 +43,7 @@ outage, hostile input and a 60 s soak. The subcommands run one scenario each, si
 }
 
 func (a *app) chaosHostileCmd() *cobra.Command {
-	var corpus, ingestURL string
+	var corpus, ingestURL, ingestToken string
 	cmd := &cobra.Command{
 		Use:   "hostile",
 		Short: "Send the hostile-input corpus to a running clawmem and check every entry is refused",
@@ -69,6 +69,11 @@ is not refused may store something.`,
 				}
 				ingestURL = info.IngestURL
 			}
+			if ingestToken == "" {
+				if ingestToken, err = ingestTokenOf(cfg); err != nil {
+					return err
+				}
+			}
 			entries, err := chaos.LoadCorpus(corpus)
 			if err != nil {
 				return err
@@ -82,7 +87,7 @@ is not refused may store something.`,
 				return err
 			}
 			defer nc.Close()
-			rep, err := chaos.Hostile(cmd.Context(), chaos.Target{IngestURL: ingestURL, NC: nc}, entries)
+			rep, err := chaos.Hostile(cmd.Context(), chaos.Target{IngestURL: ingestURL, IngestToken: ingestToken, NC: nc}, entries)
 			if err != nil {
 				return err
 			}
@@ -97,5 +102,6 @@ is not refused may store something.`,
 	}
 	cmd.Flags().StringVar(&corpus, "corpus", "testdata/chaos/hostile.json", "the corpus file")
 	cmd.Flags().StringVar(&ingestURL, "ingest-url", "", "the hook ingest's URL (default: the running clawmem's)")
+	cmd.Flags().StringVar(&ingestToken, "ingest-token", "", "the hook ingest's bearer token (default: ingest.token, else the data dir's auth/ingest.token)")
 	return cmd
 }

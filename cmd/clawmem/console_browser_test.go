@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -225,8 +228,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	rows := func() int { return evalJS[int](t, ctx, `document.querySelectorAll('#memories tbody tr a').length`) }
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 
+	// Signed out, every page leads to the login form; the one-time link
+	// `clawmem ui login` prints signs the browser in.
+	do("login page", chromedp.Navigate(base+"/memories"), chromedp.WaitVisible(css(`input[name=token]`)))
+	shot("login")
+	code, link, errOut := runCLI(t, "ui", "login", "--data-dir", dir)
+	link = strings.TrimSpace(link)
+	if code != 0 || !strings.HasPrefix(link, base+"/login?code=") {
+		t.Fatalf("clawmem ui login: %d %q %s", code, link, errOut)
+	}
+
 	// Overview: counts, the chart, the live panel.
-	do("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible(css("#total")))
+	do("overview", chromedp.Navigate(link), chromedp.WaitVisible(css("#total")))
 	if total := text("#total"); total != fmt.Sprint(len(ms)) {
 		t.Fatalf("overview total %q, want %d", total, len(ms))
 	}
@@ -394,7 +407,9 @@ func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
 }
 
 // `clawmem ui` serves the console against the clawmem running on the data
-// dir: its pages answer from that instance, and it stops with its context.
+// dir: it refuses an exposed --listen without a token before binding; its
+// pages answer from that instance once signed in with `clawmem ui login`'s
+// link, and it stops with its context.
 func TestUICommand(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "")
@@ -412,6 +427,18 @@ func TestUICommand(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("store: %v %+v", err, res)
 	}
+	// Off loopback without ui.adminToken it refuses before binding: the
+	// port, held here, would otherwise answer "address in use".
+	held, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	if code, _, errOut := runCLI(t, "ui", "--data-dir", dir, "--listen", ":"+port); code == 0 || !strings.Contains(errOut, "off loopback: set ui.adminToken") {
+		t.Fatalf("ui --listen :%s without a token: %d %s", port, code, errOut)
+	}
+
 	logs := &lockedBuffer{}
 	a := &app{stdout: io.Discard, stderr: logs}
 	root := a.rootCmd()
@@ -428,8 +455,31 @@ func TestUICommand(t *testing.T) {
 		}
 		return fmt.Errorf("no console yet:\n%s", logs.String())
 	})
+	// Signed out it shows the login form; the link `clawmem ui login
+	// --url` prints signs in.
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	if resp, err := hc.Get(base + "/memories"); err != nil || resp.Request.URL.Path != "/login" {
+		t.Fatalf("signed out: %v %v", resp, err)
+	}
+	code, link, errOut := runCLI(t, "ui", "login", "--data-dir", dir, "--url", base)
+	if code != 0 {
+		t.Fatalf("ui login: %d %s", code, errOut)
+	}
+	if resp, err := hc.Get(strings.TrimSpace(link)); err != nil || resp.StatusCode != 200 || resp.Request.URL.Path != "/" {
+		t.Fatalf("sign-in link: %v %v", resp, err)
+	}
+	if resp, _ := hc.Get(strings.TrimSpace(link)); resp.Request.URL.Path != "/login" || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the link worked twice: %d %s", resp.StatusCode, resp.Request.URL)
+	}
+	if strings.Contains(logs.String(), mustRead(t, filepath.Join(dir, "auth", "console.token"))) {
+		t.Fatal("the console token is in the log")
+	}
+	if !strings.Contains(logs.String(), "clawmem ui login --data-dir "+dir+" --url "+base) {
+		t.Fatalf("the log does not say how to sign in:\n%s", logs.String())
+	}
 	for path, want := range map[string]string{"/": "memories that hold", "/memories?agent=main": "herons"} {
-		resp, err := http.Get(base + path)
+		resp, err := hc.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,4 +498,13 @@ func TestUICommand(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("ui did not stop")
 	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/node"
@@ -124,12 +125,28 @@ func adminConn(dir, url string) (*nats.Conn, error) {
 	return nats.Connect(url, opt)
 }
 
-func postAgentEnd(client *http.Client, url string, i int, text string) error {
+// hook posts a hook body to the instance's ingest as a hook does: JSON,
+// with the data dir's token.
+func (in *instance) hook(client *http.Client, kind string, body []byte) (*http.Response, error) {
+	token, err := authdir.Read(in.dir, authdir.IngestToken)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, in.info.IngestURL+"/v1/hooks/"+kind, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return client.Do(req)
+}
+
+func postAgentEnd(client *http.Client, in *instance, i int, text string) error {
 	body, _ := json.Marshal(map[string]any{
 		"event": map[string]any{"success": true, "messages": []map[string]any{{"role": "user", "content": text}}},
 		"ctx":   map[string]any{"agentId": "main", "sessionKey": fmt.Sprintf("session-%d", i), "runId": "run-1"},
 	})
-	resp, err := client.Post(url+"/v1/hooks/agent_end", "application/json", bytes.NewReader(body))
+	resp, err := in.hook(client, "agent_end", body)
 	if err != nil {
 		return err
 	}
@@ -158,13 +175,13 @@ func TestCrashSafety(t *testing.T) {
 	acked := make([]atomic.Bool, total)
 	var ackCount atomic.Int64
 	client := &http.Client{Timeout: 5 * time.Second}
-	send := func(url string, idx []int) {
+	send := func(in *instance, idx []int) {
 		var wg sync.WaitGroup
 		work := make(chan int)
 		for w := 0; w < 16; w++ {
 			wg.Go(func() {
 				for i := range work {
-					if postAgentEnd(client, url, i, texts[i]) == nil {
+					if postAgentEnd(client, in, i, texts[i]) == nil {
 						acked[i].Store(true)
 						ackCount.Add(1)
 					}
@@ -190,7 +207,7 @@ func TestCrashSafety(t *testing.T) {
 		up.cmd.Wait()
 		close(killed)
 	}()
-	send(up.info.IngestURL, all)
+	send(up, all)
 	<-killed
 	t.Logf("%d of %d events acknowledged before the kill", ackCount.Load(), total)
 
@@ -201,7 +218,7 @@ func TestCrashSafety(t *testing.T) {
 			rest = append(rest, i)
 		}
 	}
-	send(up2.info.IngestURL, rest)
+	send(up2, rest)
 	for i := range acked {
 		if !acked[i].Load() {
 			t.Fatalf("event %d was never acknowledged", i)
@@ -317,7 +334,7 @@ func TestUpDistillsSessionFiles(t *testing.T) {
 	}
 	body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-1", "reason": "idle"},
 		"ctx": map[string]any{"agentId": "main", "sessionId": "sess-1"}})
-	resp, err := http.Post(up.info.IngestURL+"/v1/hooks/session_end", "application/json", bytes.NewReader(body))
+	resp, err := up.hook(http.DefaultClient, "session_end", body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 				// Returns when the client closes stdin.
 				return srv.Run(cmd.Context(), &sdk.StdioTransport{})
 			}
-			return clawmcp.ServeHTTP(cmd.Context(), httpAddr, clawmcp.NewHTTPHandler(srv, token, log), agent, token != "", a.logger())
+			return clawmcp.ServeHTTP(cmd.Context(), httpAddr, clawmcp.NewHTTPHandler(srv, httpAddr, token, log), agent, token != "", a.logger())
 		},
 	}
 	f := cmd.Flags()

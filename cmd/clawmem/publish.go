@@ -7,6 +7,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/producers"
 )
 
@@ -58,4 +61,22 @@ the body names it. Retries of the same event are deduplicated.`,
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent id (default: the body's ctx.agentId)")
 	return cmd
+}
+
+// ingestTokenOf is the bearer token the hook ingest of cfg's data dir
+// wants: ingest.token, else the data dir's generated one ("" when it
+// serves without one).
+func ingestTokenOf(cfg *config.Config) (string, error) {
+	if cfg.Ingest.Insecure {
+		return "", nil
+	}
+	tok, err := envsubst.Expand(cfg.Ingest.Token)
+	if err != nil || tok != "" {
+		return tok, err
+	}
+	tok, err = authdir.Read(cfg.DataDir, authdir.IngestToken)
+	if err != nil {
+		return "", fmt.Errorf("the hook ingest's token: %w (clawmem up makes it at first start)", err)
+	}
+	return tok, nil
 }

@@ -16,11 +16,13 @@ func (a *app) upCmd() *cobra.Command {
 		Short: "Run everything: NATS (embedded), store, capture, distill, query service, hook ingest and the session watcher",
 		Long: `Runs the whole pipeline in one process. With no --nats-url it embeds a NATS server with
 JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem commands using the
-same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind},
-GET /healthz, GET /metrics). Session files under OpenClaw's state dir (watch.stateDir) are
-followed into the transcript stream, ended sessions are distilled into lessons, and the cursor
-distiller runs on distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off"
-serves none). SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
+same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind}
+with "Authorization: Bearer" and the token in <data-dir>/auth/ingest.token, GET /healthz, GET
+/metrics). Session files under OpenClaw's state dir (watch.stateDir) are followed into the
+transcript stream, ended sessions are distilled into lessons, and the cursor distiller runs on
+distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off" serves none); sign
+in with the one-time link clawmem ui login prints. SIGINT/SIGTERM drain in-flight work and stop
+cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

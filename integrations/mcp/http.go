@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawmem/clawmem/internal/httpguard"
 )
 
 // DefaultHTTPAddr is where `clawmem mcp --http` listens unless told
@@ -31,32 +33,22 @@ func CheckHTTPAddr(addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("mcp: address %q: %w (want host:port, e.g. %s)", addr, err, DefaultHTTPAddr)
 	}
-	if token == "" && !isLoopback(host) {
+	if token == "" && !httpguard.IsLoopbackHost(host) {
 		return fmt.Errorf("mcp: refusing to listen on %q without a token: anyone who can reach it could read and "+
 			"delete the agent's memories; set a token (--token or ingest.token) or listen on loopback (%s)", addr, DefaultHTTPAddr)
 	}
 	return nil
 }
 
-// isLoopback accepts loopback IPs and "localhost"; an empty host means
-// every interface, and other names may resolve anywhere, so both count as
-// exposed.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// NewHTTPHandler serves srv over MCP's streamable HTTP transport. A
-// non-empty token is then required on every request as
-// "Authorization: Bearer <token>". Browsers' cross-origin requests are
-// refused, so a web page cannot drive a loopback server.
-func NewHTTPHandler(srv *sdk.Server, token string, log *slog.Logger) http.Handler {
-	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Logger: log, SessionTimeout: httpSessionTimeout})
-	h = http.NewCrossOriginProtection().Handler(h)
+// NewHTTPHandler serves srv over MCP's streamable HTTP transport on
+// addr. A non-empty token is then required on every request as
+// "Authorization: Bearer <token>". A Host other than the server's
+// (DNS rebinding) and browsers' cross-site requests are refused, so a web
+// page cannot drive a loopback server.
+func NewHTTPHandler(srv *sdk.Server, addr, token string, log *slog.Logger) http.Handler {
+	h := httpguard.Chain(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Logger: log, SessionTimeout: httpSessionTimeout}),
+		httpguard.CheckHost(httpguard.Hosts{Listen: addr}), httpguard.CheckBrowser)
 	if token == "" {
 		return h
 	}

@@ -66,7 +66,7 @@ func TestHTTPHandler(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("token", func(t *testing.T) {
-		ts := httptest.NewServer(NewHTTPHandler(srv, "s3cret", nil))
+		ts := httptest.NewServer(NewHTTPHandler(srv, "127.0.0.1:0", "s3cret", nil))
 		defer ts.Close()
 
 		for _, token := range []string{"", "wrong", "s3cret2"} {
@@ -104,7 +104,7 @@ func TestHTTPHandler(t *testing.T) {
 	})
 
 	t.Run("loopback without token", func(t *testing.T) {
-		ts := httptest.NewServer(NewHTTPHandler(srv, "", nil))
+		ts := httptest.NewServer(NewHTTPHandler(srv, "127.0.0.1:0", "", nil))
 		defer ts.Close()
 		cs, err := httpSession(ctx, ts.URL, "")
 		if err != nil {
@@ -128,6 +128,23 @@ func TestHTTPHandler(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("cross-site request: %d, want 403", resp.StatusCode)
+		}
+
+		// Nor a page rebound to 127.0.0.1 by DNS: its Host is its own name.
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			req, _ = http.NewRequest(method, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+			req.Host = "evil.example"
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Origin", "http://evil.example")
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s with Host evil.example: %d, want 403", method, resp.StatusCode)
+			}
 		}
 	})
 }

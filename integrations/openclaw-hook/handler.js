@@ -3,6 +3,9 @@
 // Plain JavaScript with no dependencies, so OpenClaw loads it as it is.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 
 const KINDS = {
   "command:new": "command_new",
@@ -68,13 +71,31 @@ export function hookBody(event) {
   return body;
 }
 
+/**
+ * The ingest's bearer token: CLAWMEM_INGEST_TOKEN, else the one clawmem
+ * made in its data dir (auth/ingest.token, readable by its user only).
+ */
+export function ingestToken() {
+  const token = setting("CLAWMEM_INGEST_TOKEN");
+  if (token) return token;
+  const dir = setting("CLAWMEM_DATA_DIR") ?? join(homedir(), ".clawmem");
+  try {
+    return readFileSync(join(dir, "auth", "ingest.token"), "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function post(kind, json) {
   const url = `${(setting("CLAWMEM_INGEST_URL") ?? "http://127.0.0.1:7433").replace(/\/+$/, "")}/v1/hooks/${kind}`;
   const headers = { "content-type": "application/json" };
-  const token = setting("CLAWMEM_INGEST_TOKEN");
+  const token = ingestToken();
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch(url, { method: "POST", headers, body: json, signal: AbortSignal.timeout(POST_TIMEOUT_MS) });
   if (res.status === 202) return "ok";
+  // Refused for who sent it, not for what: `clawmem publish` may still
+  // deliver it with the data dir's own credentials.
+  if (res.status === 401) throw new Error(`ingest answered 401: no or wrong token (CLAWMEM_INGEST_TOKEN, or auth/ingest.token in the data dir)`);
   const text = (await res.text()).slice(0, 300);
   // 4xx: the event itself was refused, and `clawmem publish` would refuse it too.
   if (res.status < 500) return `refused (${res.status}): ${text}`;

@@ -16,6 +16,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
@@ -81,11 +82,22 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	c := client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, quiet), nil)
 	p := client.NewLocalPipeline(cfg)
 	defer p.Close()
-	srv, err := console.New(console.Config{}, console.Options{Client: c, Pipeline: p, Log: quiet})
+	token := authdir.NewToken()
+	srv, err := console.New(console.Config{AdminToken: token}, console.Options{Client: c, Pipeline: p, Log: quiet})
 	if err != nil {
 		return rep, err
 	}
 	h := srv.Handler()
+	// Signed in, as a browser is: the session check is part of each page.
+	login := httptest.NewRequestWithContext(ctx, http.MethodPost, "/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	login.Host = console.DefaultListen
+	login.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	lrec := httptest.NewRecorder()
+	h.ServeHTTP(lrec, login)
+	session := lrec.Result().Cookies()
+	if lrec.Code != http.StatusSeeOther || len(session) == 0 {
+		return rep, fmt.Errorf("console login: %d", lrec.Code)
+	}
 	// The page halfway down, and a memory to show: read through the
 	// operations the pages use.
 	res, err := c.Call(ctx, schemas.OpList, "", schemas.ListRequest{Limit: 1, Offset: o.N / 2})
@@ -109,8 +121,13 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 		var lat []time.Duration
 		for i := -2; i < o.Requests; i++ { // two unmeasured warm-ups
 			rec := httptest.NewRecorder()
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, pg.Path, nil)
+			req.Host = console.DefaultListen
+			for _, c := range session {
+				req.AddCookie(c)
+			}
 			t0 := time.Now()
-			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, pg.Path, nil))
+			h.ServeHTTP(rec, req)
 			d := time.Since(t0)
 			if rec.Code != http.StatusOK {
 				body, _ := io.ReadAll(rec.Body)

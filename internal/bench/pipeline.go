@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/node"
@@ -144,10 +145,11 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		return rep, err
 	}
 	ictx, stopIngest := context.WithCancel(ctx)
-	srvIngest := ingest.New(ingest.Config{Addr: ln.Addr().String()}, producers.New(js), nil, quiet)
+	token := authdir.NewToken()
+	srvIngest := ingest.New(ingest.Config{Addr: ln.Addr().String(), Token: token}, producers.New(js), nil, quiet)
 	var iwg sync.WaitGroup
 	iwg.Go(func() { _ = srvIngest.Serve(ictx, ln) })
-	rep.IngestHTTP, err = ingest.RunBench(ctx, "http://"+ln.Addr().String(), "", producers.BenchOptions{Events: ingestEvents})
+	rep.IngestHTTP, err = ingest.RunBench(ctx, "http://"+ln.Addr().String(), token, producers.BenchOptions{Events: ingestEvents})
 	stopIngest()
 	iwg.Wait()
 	if err != nil {

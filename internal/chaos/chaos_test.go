@@ -13,7 +13,7 @@ import (
 // The tally tells lost, duplicated and unacknowledged events apart, and a
 // result with any of them fails: the scenarios' checks are not vacuous.
 func TestTallyFailsOnLostAndDuplicated(t *testing.T) {
-	l := NewLoad("http://unused", 5, 1, 1)
+	l := NewLoad(Ingest{URL: "http://unused"}, 5, 1, 1)
 	for _, i := range []int{0, 1, 2, 3} {
 		l.acked[i].Store(true)
 		l.nAcked.Add(1)

@@ -63,7 +63,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 	defer nc.Close()
 	pid := up.PID()
 
-	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
+	load := NewLoad(up.Ingest(), o.Events, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	loaded := make(chan struct{})

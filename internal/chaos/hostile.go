@@ -44,6 +44,9 @@ type Entry struct {
 	File    string `json:"file,omitempty"`
 	Body    string `json:"body,omitempty"`
 	BodyHex string `json:"bodyHex,omitempty"` // for bytes JSON cannot hold (invalid UTF-8)
+	// Headers override what an ingest post sends by default (JSON, the
+	// token, the ingest's own Host); an empty value leaves one out.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 func (e Entry) body() ([]byte, error) {
@@ -110,10 +113,10 @@ type HostileReport struct {
 	Pass           bool
 }
 
-// Target is a running clawmem: its hook ingest and its NATS.
+// Target is a running clawmem: its hook ingest (and token) and its NATS.
 type Target struct {
-	IngestURL string
-	NC        *nats.Conn
+	IngestURL, IngestToken string
+	NC                     *nats.Conn
 }
 
 // Hostile sends every entry to t and reports what each got.
@@ -145,7 +148,7 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 		o := Outcome{Name: e.Name, Surface: e.Surface}
 		switch e.Surface {
 		case "ingest":
-			o.Refused, o.Answer = postHook(ctx, hc, t.IngestURL+"/v1/hooks/"+e.Kind, body)
+			o.Refused, o.Answer = postHook(ctx, hc, t.IngestURL+"/v1/hooks/"+e.Kind, t.IngestToken, e.Headers, body)
 		case "query":
 			subject := schemas.AdminSubject(e.Op)
 			if e.Agent != "" {
@@ -177,14 +180,25 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 	return rep, nil
 }
 
-// postHook sends a hook body; a 4xx is a refusal (a 2xx accepted it, a
-// 5xx is a failure of clawmem's).
-func postHook(ctx context.Context, hc *http.Client, url string, body []byte) (bool, string) {
+// postHook sends a hook body as a hook does, with hdr's changes; a 4xx
+// is a refusal (a 2xx accepted it, a 5xx is a failure of clawmem's).
+func postHook(ctx context.Context, hc *http.Client, url, token string, hdr map[string]string, body []byte) (bool, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return true, "request refused by the client: " + err.Error()
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range hdr {
+		switch {
+		case strings.EqualFold(k, "Host"):
+			req.Host = v
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
+		}
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return false, "no answer: " + err.Error()

@@ -40,7 +40,7 @@ func KillLoop(ctx context.Context, env Env, o KillOptions) (Result, error) {
 	}
 	defer up.Kill()
 	defer nc.Close()
-	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
+	load := NewLoad(up.Ingest(), o.Events, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, time.Duration(float64(o.Events)/o.Rate*float64(time.Second))+5*time.Minute)
 	defer cancel()
 	loaded := make(chan struct{})

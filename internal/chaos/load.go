@@ -27,6 +27,7 @@ import (
 // a retry after an unseen acknowledgement safe.
 type Load struct {
 	URL   string
+	Token string // the ingest's bearer token
 	N     int
 	Rate  float64 // events per second
 	Agent string  // default main
@@ -45,19 +46,22 @@ type Load struct {
 // textIndex finds an event's index in a stored memory's text.
 var textIndex = regexp.MustCompile(`item (\d+):`)
 
+// Ingest is a hook ingest to post to: its base URL and bearer token.
+type Ingest struct{ URL, Token string }
+
 // NewLoad makes the events' texts; seed fixes them.
-func NewLoad(url string, n int, rate float64, seed uint64) *Load {
-	return NewPooledLoad(url, n, n, rate, seed)
+func NewLoad(in Ingest, n int, rate float64, seed uint64) *Load {
+	return NewPooledLoad(in, n, n, rate, seed)
 }
 
 // NewPooledLoad is a load of n events whose texts cycle through pool
 // distinct ones, each event in a session of its own: after the first
 // round every event is a duplicate of a stored memory, so the store stops
 // growing (a soak's steady state) while every stage still does its work.
-func NewPooledLoad(url string, n, pool int, rate float64, seed uint64) *Load {
+func NewPooledLoad(in Ingest, n, pool int, rate float64, seed uint64) *Load {
 	pool = max(1, min(pool, n))
 	rng := rand.New(rand.NewPCG(seed, 19))
-	l := &Load{URL: url, N: n, Rate: rate, Agent: "main", texts: make([]string, pool), acked: make([]atomic.Bool, pool)}
+	l := &Load{URL: in.URL, Token: in.Token, N: n, Rate: rate, Agent: "main", texts: make([]string, pool), acked: make([]atomic.Bool, pool)}
 	for i := range l.texts {
 		l.texts[i] = "Remember that " + bench.Sentence(rng, i)
 	}
@@ -127,6 +131,7 @@ func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
 		return false
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+l.Token)
 	resp, err := hc.Do(req)
 	if err != nil {
 		l.failed.Add(1)

@@ -86,7 +86,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	}
 
 	// 1. Restarts under load.
-	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
+	load := NewLoad(up.Ingest(), o.Events, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, time.Duration(float64(o.Events)/o.Rate*float64(time.Second))+3*time.Minute)
 	defer cancel()
 	loaded := make(chan struct{})
@@ -120,7 +120,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	if err := ns.start(used + int64(o.FullMB)<<20); err != nil {
 		return r, err
 	}
-	big := NewLoad(up.IngestURL(), 4*o.FullMB*(1<<20)/(32<<10)+1, 40, env.Seed+1)
+	big := NewLoad(up.Ingest(), 4*o.FullMB*(1<<20)/(32<<10)+1, 40, env.Seed+1)
 	big.Pad = 32 << 10
 	for i := range big.texts { // other events than the first load's
 		big.texts[i] = "Remember that the full-store batch " + big.texts[i][len("Remember that "):]
@@ -245,7 +245,7 @@ func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, erro
 	}
 	defer up.Kill()
 	defer nc.Close()
-	load := NewLoad(up.IngestURL(), o.Events, o.Rate, env.Seed)
+	load := NewLoad(up.Ingest(), o.Events, o.Rate, env.Seed)
 	span := time.Duration(float64(o.Events) / o.Rate * float64(time.Second))
 	loadCtx, cancel := context.WithTimeout(ctx, span+5*time.Minute)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/node"
 )
 
@@ -28,6 +29,9 @@ type Up struct {
 	NATSPort, IngestPort int
 	// Config is merged over the harness's own (ports, watcher state dir).
 	Config map[string]any
+	// IngestToken is the data dir's ingest token, made before the first
+	// start so the load can send it from the first event on.
+	IngestToken string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -49,7 +53,11 @@ func NewUp(bin, dir string, cfg map[string]any) (*Up, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Up{Bin: bin, Dir: dir, NATSPort: ports[0], IngestPort: ports[1], Config: cfg, logs: &tail{max: 8 << 20}}, nil
+	token, err := authdir.Token(dir, authdir.IngestToken)
+	if err != nil {
+		return nil, err
+	}
+	return &Up{Bin: bin, Dir: dir, NATSPort: ports[0], IngestPort: ports[1], Config: cfg, IngestToken: token, logs: &tail{max: 8 << 20}}, nil
 }
 
 // FreePorts returns n loopback ports free at the time of asking.
@@ -74,6 +82,9 @@ func FreePorts(n int) ([]int, error) {
 
 // IngestURL is the hook ingest's base URL.
 func (u *Up) IngestURL() string { return "http://127.0.0.1:" + strconv.Itoa(u.IngestPort) }
+
+// Ingest is the hook ingest with its token.
+func (u *Up) Ingest() Ingest { return Ingest{URL: u.IngestURL(), Token: u.IngestToken} }
 
 // NATSURL is the instance's NATS URL (its embedded server's, or nats.url).
 func (u *Up) NATSURL() string {

@@ -96,7 +96,7 @@ func Providers(ctx context.Context, env Env, o ProviderOptions) (Result, error) 
 		total += p.span
 	}
 	n := int(o.Rate * total.Seconds())
-	load := NewLoad(up.IngestURL(), n, o.Rate, env.Seed)
+	load := NewLoad(up.Ingest(), n, o.Rate, env.Seed)
 	loadCtx, cancel := context.WithTimeout(ctx, total+3*time.Minute)
 	defer cancel()
 	loaded := make(chan struct{})

@@ -48,7 +48,7 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 	// leaked.
 	n := int(o.Rate * o.Duration.Seconds())
 	warmup := max(10*time.Second, o.Duration/5)
-	load := NewPooledLoad(up.IngestURL(), n, int(o.Rate*warmup.Seconds()), o.Rate, env.Seed)
+	load := NewPooledLoad(up.Ingest(), n, int(o.Rate*warmup.Seconds()), o.Rate, env.Seed)
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	loaded := make(chan struct{})

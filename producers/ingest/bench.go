@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/producers"
 )
 
@@ -133,11 +134,13 @@ func BenchLocal(ctx context.Context, pub *producers.Publisher, opts producers.Be
 	if err != nil {
 		return producers.BenchResult{}, fmt.Errorf("bench: listen: %w", err)
 	}
-	srv := New(Config{Addr: ln.Addr().String()}, pub, prometheus.NewRegistry(), nil)
+	// With a token, as every hook sends one: its check is part of the path.
+	token := authdir.NewToken()
+	srv := New(Config{Addr: ln.Addr().String(), Token: token}, pub, prometheus.NewRegistry(), nil)
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()
-	res, err := RunBench(ctx, "http://"+ln.Addr().String(), "", opts)
+	res, err := RunBench(ctx, "http://"+ln.Addr().String(), token, opts)
 	stop()
 	if serr := <-done; err == nil && serr != nil {
 		err = serr

@@ -22,12 +22,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/clawmem/clawmem/internal/httpguard"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // DefaultAddr is loopback: hooks come from the same machine unless an
-// operator opens it up (with a token).
+// operator opens it up.
 const DefaultAddr = "127.0.0.1:7433"
 
 // HeaderAgent names the agent when the body's ctx has no agentId.
@@ -37,9 +38,15 @@ const HeaderAgent = "X-Clawmem-Agent"
 type Config struct {
 	// Addr to listen on; default DefaultAddr.
 	Addr string
-	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// hook requests. Required for any non-loopback Addr.
+	// Token is required as "Authorization: Bearer <token>" on hook
+	// requests. It must be set unless Insecure.
 	Token string
+	// Insecure serves hooks without a token, on loopback only: every local
+	// process may then write memories for any agent.
+	Insecure bool
+	// AllowedHosts are names besides loopback ones (and the listen IP)
+	// that requests may carry in their Host header.
+	AllowedHosts []string
 	// MaxBodyBytes bounds a request body; default producers.MaxHookBodyBytes.
 	MaxBodyBytes int64
 	// PublishTimeout bounds the wait for JetStream's ack; default 5 s.
@@ -70,32 +77,25 @@ func (c Config) withDefaults() Config {
 
 // Validate refuses configurations that would be unsafe or cannot work.
 // Anyone who can reach the endpoint can write memories for any agent, so
-// it listens beyond loopback only behind a token.
+// it needs a token, unless Insecure on loopback.
 func (c Config) Validate() error {
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("ingest: MaxBodyBytes must not be negative")
 	}
 	c = c.withDefaults()
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("ingest: address %q: %w (want host:port, e.g. %s)", c.Addr, err, DefaultAddr)
 	}
-	if c.Token == "" && !isLoopback(host) {
+	switch {
+	case c.Insecure && c.Token != "":
+		return fmt.Errorf("ingest: insecure and a token: choose one")
+	case c.Insecure && !httpguard.IsLoopbackAddr(c.Addr):
 		return fmt.Errorf("ingest: refusing to listen on %q without a token: anyone who can reach it could write "+
-			"memories for any agent; set a token or listen on loopback (%s)", c.Addr, DefaultAddr)
+			"memories for any agent; drop ingest.insecure or listen on loopback (%s)", c.Addr, DefaultAddr)
+	case !c.Insecure && c.Token == "":
+		return fmt.Errorf("ingest: no token: hooks must send one (ingest.token, or the data dir's auth/ingest.token)")
 	}
 	return nil
-}
-
-// isLoopback accepts loopback IPs and "localhost"; an empty host means
-// every interface, and other names may resolve anywhere, so both count as
-// exposed.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // publisher is what the endpoint needs from producers.Publisher.
@@ -142,7 +142,10 @@ func newServer(cfg Config, pub publisher, reg prometheus.Registerer, log *slog.L
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: POST /v1/hooks/{kind}, GET /healthz or GET /metrics")
 	})
-	s.handler = mux
+	// Every request must name this server; a hook must come with a JSON
+	// body and not from a web page, so no browser can send one unasked.
+	s.handler = httpguard.Chain(mux, httpguard.CheckHost(httpguard.Hosts{Listen: s.cfg.Addr, Extra: cfg.AllowedHosts}),
+		httpguard.CheckBrowser, httpguard.RequireJSON)
 	return s
 }
 
@@ -179,7 +182,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("ingest listening", "addr", ln.Addr().String(), "auth", s.cfg.Token != "")
+	s.log.Info("ingest listening", "addr", ln.Addr().String(), "auth", !s.cfg.Insecure)
+	if s.cfg.Insecure {
+		s.log.Warn("ingest serves without a token (ingest.insecure): every local process can write memories for any agent")
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("ingest: %w", err)
@@ -319,8 +325,11 @@ func requestAgent(r *http.Request) (string, error) {
 // authorized compares SHA-256 digests in constant time, so neither the
 // token's content nor its length leaks through timing.
 func (s *Server) authorized(r *http.Request) bool {
-	if s.cfg.Token == "" {
+	if s.cfg.Insecure {
 		return true
+	}
+	if s.cfg.Token == "" {
+		return false
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {

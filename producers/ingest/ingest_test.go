@@ -34,8 +34,16 @@ type env struct {
 	h    http.Handler
 }
 
+// testToken is shaped like the data dir's generated tokens.
+const testToken = "dGVzdC1pbmdlc3QtdG9rZW4tbm90LWEtcmVhbC1vbmUtMDAw"
+
+// setup starts an endpoint; without a token or Insecure in cfg it
+// requires testToken, which do sends.
 func setup(t testing.TB, cfg ingest.Config) *env {
 	t.Helper()
+	if cfg.Token == "" && !cfg.Insecure {
+		cfg.Token = testToken
+	}
 	ns, _, js := natsembed.StartTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -75,9 +83,18 @@ func (r reply) errMsg(t *testing.T) string {
 	return e.Error
 }
 
+// do sends what a hook sends (loopback Host, JSON, testToken); hdr pairs
+// override those headers, an empty value removes one.
 func (e *env) do(method, target string, body []byte, hdr ...string) reply {
 	req := httptest.NewRequest(method, target, bytes.NewReader(body))
+	req.Host = "127.0.0.1:7433"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	w := httptest.NewRecorder()
@@ -186,6 +203,8 @@ func TestHookTooLargeStreamed(t *testing.T) {
 	body := `{"event":{"x":"` + strings.Repeat("y", 4096) + `"},"ctx":{"agentId":"main"}}`
 	req, _ := http.NewRequest("POST", ts.URL+"/v1/hooks/agent_end", io.MultiReader(strings.NewReader(body)))
 	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +224,7 @@ func TestHookTooLargeStreamed(t *testing.T) {
 func TestHookToken(t *testing.T) {
 	e := setup(t, ingest.Config{Token: "s3cret-token"})
 	for name, hdr := range map[string][]string{
-		"missing":    nil,
+		"missing":    {"Authorization", ""},
 		"wrong":      {"Authorization", "Bearer s3cret-tokeN"},
 		"prefix":     {"Authorization", "Bearer s3cret"},
 		"not bearer": {"Authorization", "Basic s3cret-token"},
@@ -222,7 +241,7 @@ func TestHookToken(t *testing.T) {
 		t.Fatalf("right token: %d %s", r.code, r.body)
 	}
 	// Probes stay open: they reveal nothing and must work without secrets.
-	if r := e.do("GET", "/healthz", nil); r.code != http.StatusOK {
+	if r := e.do("GET", "/healthz", nil, "Authorization", ""); r.code != http.StatusOK {
 		t.Fatalf("healthz behind token: %d", r.code)
 	}
 }
@@ -286,36 +305,44 @@ func TestMetrics(t *testing.T) {
 func TestMetricsSharedRegistry(t *testing.T) {
 	e := setup(t, ingest.Config{})
 	reg := prometheus.NewRegistry()
-	a := ingest.New(ingest.Config{}, e.pub, reg, nil)
-	b := ingest.New(ingest.Config{}, e.pub, reg, nil) // a restart in one process
+	a := ingest.New(ingest.Config{Insecure: true}, e.pub, reg, nil)
+	b := ingest.New(ingest.Config{Insecure: true}, e.pub, reg, nil) // a restart in one process
 	for _, s := range []*ingest.Server{a, b} {
 		w := httptest.NewRecorder()
-		s.Handler().ServeHTTP(w, httptest.NewRequest("POST", "/v1/hooks/agent_end", strings.NewReader(`{"event":{}}`)))
+		req := httptest.NewRequest("POST", "/v1/hooks/agent_end", strings.NewReader(`{"event":{}}`))
+		req.Host = "localhost"
+		req.Header.Set("Content-Type", "application/json")
+		s.Handler().ServeHTTP(w, req)
 	}
 	w := httptest.NewRecorder()
-	b.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Host = "localhost"
+	b.Handler().ServeHTTP(w, req)
 	if !strings.Contains(w.Body.String(), `clawmem_ingest_events_total{kind="agent_end",result="invalid"} 2`) {
 		t.Fatalf("shared registry did not count both servers:\n%s", w.Body.String())
 	}
 }
 
 func TestValidate(t *testing.T) {
-	const needsToken = "without a token"
+	const needsToken, noToken = "without a token", "no token"
 	for _, c := range []struct {
 		cfg ingest.Config
 		say string // "" means valid
 	}{
-		{ingest.Config{}, ""},
-		{ingest.Config{Addr: "127.0.0.1:7433"}, ""},
-		{ingest.Config{Addr: "127.0.0.2:80"}, ""},
-		{ingest.Config{Addr: "[::1]:7433"}, ""},
-		{ingest.Config{Addr: "localhost:7433"}, ""},
-		{ingest.Config{Addr: "0.0.0.0:7433"}, needsToken},
-		{ingest.Config{Addr: ":7433"}, needsToken},
-		{ingest.Config{Addr: "[::]:7433"}, needsToken},
-		{ingest.Config{Addr: "example.internal:7433"}, needsToken},
+		{ingest.Config{}, noToken},
+		{ingest.Config{Token: "t"}, ""},
+		{ingest.Config{Addr: "127.0.0.1:7433", Insecure: true}, ""},
+		{ingest.Config{Addr: "127.0.0.2:80", Insecure: true}, ""},
+		{ingest.Config{Addr: "[::1]:7433", Insecure: true}, ""},
+		{ingest.Config{Addr: "localhost:7433", Insecure: true}, ""},
+		{ingest.Config{Addr: "0.0.0.0:7433"}, noToken},
+		{ingest.Config{Addr: "0.0.0.0:7433", Insecure: true}, needsToken},
+		{ingest.Config{Addr: ":7433", Insecure: true}, needsToken},
+		{ingest.Config{Addr: "[::]:7433", Insecure: true}, needsToken},
+		{ingest.Config{Addr: "example.internal:7433", Insecure: true}, needsToken},
 		{ingest.Config{Addr: "0.0.0.0:7433", Token: "t"}, ""},
-		{ingest.Config{Addr: "7433"}, "host:port"},
+		{ingest.Config{Token: "t", Insecure: true}, "choose one"},
+		{ingest.Config{Addr: "7433", Token: "t"}, "host:port"},
 		{ingest.Config{MaxBodyBytes: -1}, "negative"},
 	} {
 		err := c.cfg.Validate()
@@ -325,7 +352,7 @@ func TestValidate(t *testing.T) {
 	}
 	// Run refuses too, before listening.
 	e := setup(t, ingest.Config{})
-	s := ingest.New(ingest.Config{Addr: "0.0.0.0:0"}, e.pub, nil, nil)
+	s := ingest.New(ingest.Config{Addr: "0.0.0.0:0", Insecure: true}, e.pub, nil, nil)
 	if err := s.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "without a token") {
 		t.Fatalf("Run on 0.0.0.0 without token: %v", err)
 	}
@@ -351,7 +378,8 @@ func TestRunGracefulShutdown(t *testing.T) {
 	}
 	defer conn.Close()
 	br := bufio.NewReader(conn)
-	fmt.Fprintf(conn, "POST /v1/hooks/agent_end HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+	fmt.Fprintf(conn, "POST /v1/hooks/agent_end HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
+		"Authorization: Bearer "+testToken+"\r\n"+
 		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(agentEndBody))
 	cont, err := http.ReadResponse(br, nil)
 	if err != nil || cont.StatusCode != http.StatusContinue {
@@ -401,7 +429,7 @@ func TestRunListensAndStops(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := ingest.New(ingest.Config{Addr: addr}, e.pub, nil, nil)
+	s := ingest.New(ingest.Config{Addr: addr, Token: testToken}, e.pub, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()

@@ -271,8 +271,9 @@ describe("the plugin with a real clawmem", () => {
       const before = rt.outbox.stats();
       rt.outbox.push(ev);
       await waitFor("the event to be published", () => rt.outbox.stats().published === before.published + 1);
+      const token = readFileSync(join(cm.dataDir, "auth", "ingest.token"), "utf8").trim();
       const res = await fetch(`${cm.ingestUrl}/v1/hooks/${c.kind}`, {
-        method: "POST", headers: { "content-type": "application/json" },
+        method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
         body: JSON.stringify({ event: c.body, ctx: c.ctx, ts }),
       });
       assert.equal(res.status, 202, await res.clone().text());
@@ -284,13 +285,18 @@ describe("the plugin with a real clawmem", () => {
 
   it("the HOOK.md handler sends /new and chat messages through the ingest, or `clawmem publish`", async () => {
     const hook = await import(pathToFileURL(join(repoRoot, "integrations", "openclaw-hook", "handler.js")).href);
-    const env = { CLAWMEM_INGEST_URL: process.env.CLAWMEM_INGEST_URL, CLAWMEM_BIN: process.env.CLAWMEM_BIN, CLAWMEM_DATA_DIR: process.env.CLAWMEM_DATA_DIR };
+    const env = { CLAWMEM_INGEST_URL: process.env.CLAWMEM_INGEST_URL, CLAWMEM_BIN: process.env.CLAWMEM_BIN, CLAWMEM_DATA_DIR: process.env.CLAWMEM_DATA_DIR,
+      CLAWMEM_INGEST_TOKEN: process.env.CLAWMEM_INGEST_TOKEN };
     const warnings: string[] = [];
     const warn = console.warn;
     console.warn = (m: string) => void warnings.push(m);
     const last = async (subject: string) => (await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: subject }))!.json<Record<string, any>>();
     try {
       process.env.CLAWMEM_INGEST_URL = cm.ingestUrl;
+      // The token comes from the data dir's auth/ingest.token.
+      delete process.env.CLAWMEM_INGEST_TOKEN;
+      process.env.CLAWMEM_DATA_DIR = cm.dataDir;
+      assert.equal(hook.ingestToken(), readFileSync(join(cm.dataDir, "auth", "ingest.token"), "utf8").trim());
       await hook.default({
         type: "command", action: "reset", sessionKey: "agent:hooked:telegram:direct:1", timestamp: new Date(1764720000000), messages: [],
         context: { commandSource: "telegram", previousSessionEntry: { sessionId: "hook-sess-1", sessionFile: "/tmp/hook-sess-1.jsonl" } },
@@ -321,6 +327,17 @@ describe("the plugin with a real clawmem", () => {
       });
       assert.equal((await last("clawmem.events.message_sent.hooked")).event.content, "Short answers it is.");
       assert.deepEqual(warnings, []);
+
+      // A wrong token is refused (401) and the body goes through `clawmem publish` instead.
+      process.env.CLAWMEM_INGEST_URL = cm.ingestUrl;
+      process.env.CLAWMEM_INGEST_TOKEN = "bm90LXRoZS1pbmdlc3QtdG9rZW4tbm90LXRoZS1pbmdlc3QtdG9rZW4";
+      await hook.default({
+        type: "message", action: "received", sessionKey: "agent:hooked:telegram:direct:1", timestamp: new Date(), messages: [],
+        context: { from: "telegram:42", content: "Sent with a wrong token.", channelId: "telegram", messageId: "m-2" },
+      });
+      assert.equal((await last("clawmem.events.message_received.hooked")).event.content, "Sent with a wrong token.");
+      assert.deepEqual(warnings, []);
+      delete process.env.CLAWMEM_INGEST_TOKEN;
 
       // And with neither, it logs and returns.
       process.env.CLAWMEM_BIN = join(cm.dataDir, "no-such-clawmem");
