@@ -340,6 +340,7 @@ describe("the plugin with a real clawmem", () => {
       delete process.env.CLAWMEM_INGEST_TOKEN;
 
       // And with neither, it logs and returns.
+      process.env.CLAWMEM_INGEST_URL = `http://127.0.0.1:${await freePort()}`;
       process.env.CLAWMEM_BIN = join(cm.dataDir, "no-such-clawmem");
       await hook.default({ type: "command", action: "new", sessionKey: "agent:hooked:x", context: { sessionEntry: { sessionId: "s" } } });
       assert.match(warnings.join("\n"), /command_new not delivered/);
@@ -355,8 +356,8 @@ describe("the plugin with a real clawmem", () => {
   it("keeps hooks within their deadlines while clawmem is down, and delivers the buffered events after it restarts", async () => {
     const timeoutCfg = { recallTimeoutMs: 800, requestTimeoutMs: 1000 };
     const { api: connected, rt: rtConnected } = plugin(timeoutCfg);
-    const ping = await connected.tools({ agentId: "main" }).get("memory_stats")!.execute("p", {});
-    assert.ok(!ping.isError, "connected before the outage");
+    // Connected before the outage (a first connect with credentials can take a few hundred ms on a busy machine).
+    await waitFor("connected before the outage", async () => !(await connected.tools({ agentId: "main" }).get("memory_stats")!.execute("p", {})).isError);
 
     await cm.stop();
     // A gateway that starts while clawmem is down: its first connect fails.
