@@ -165,4 +165,17 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 	if res.IsError || d.Purged != 0 || !strings.Contains(d.PurgeNote, "1 memory comes from no conversation in the streams") {
 		t.Fatalf("forget of a stored memory: %+v %+v", res, d)
 	}
+
+	// A bulk delete of main's scope erases the rest of main's messages.
+	res = svc.Answer(ctx, memory.Admin(), schemas.OpDeleteBulk, []byte(`{"scope":"agent:main"}`))
+	var bd query.DeleteBulkDetails
+	raw, _ = json.Marshal(res.Details)
+	json.Unmarshal(raw, &bd)
+	if res.IsError || bd.Count != 2 || bd.Purged != 2 || bd.PurgeNote != "" {
+		t.Fatalf("delete-bulk: %+v %+v", res, bd)
+	}
+	left := readStreams(t, p.js)
+	if len(left) != 1 || left[0].subject != schemas.EventSubject(schemas.KindAgentEnd, "helper") {
+		t.Fatalf("after the bulk delete the streams hold %+v, want only helper's event", left)
+	}
 }

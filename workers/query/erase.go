@@ -93,7 +93,7 @@ func hasSession(m schemas.Memory) bool {
 func (e erasure) text() string {
 	var b strings.Builder
 	if e.purged > 0 {
-		fmt.Fprintf(&b, " %d stream %s holding its text deleted.", e.purged, plural(e.purged, "message", "messages"))
+		fmt.Fprintf(&b, " %d stream %s holding the forgotten text deleted.", e.purged, plural(e.purged, "message", "messages"))
 	}
 	if e.note != "" {
 		fmt.Fprintf(&b, " Note: %s.", e.note)
