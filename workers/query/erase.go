@@ -37,8 +37,8 @@ func (s *Service) erase(ctx context.Context, ms []schemas.Memory) erasure {
 		return erasure{note: notFromConversation(untraced)}
 	}
 	if s.purger == nil {
-		return erasure{note: "the stream messages holding the text were not searched: this process opened the store " +
-			"directly, without NATS; forget through the running clawmem (leave out --db) to delete them too"}
+		return erasure{note: "this process opened the store directly, without NATS, so the stream messages holding the text " +
+			"were not searched and stay until they age out; a forget through a running clawmem (without --db) deletes them too"}
 	}
 	agents, err := s.purger.Agents(ctx)
 	if err != nil {
