@@ -178,4 +178,20 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 	if len(left) != 1 || left[0].subject != schemas.EventSubject(schemas.KindAgentEnd, "helper") {
 		t.Fatalf("after the bulk delete the streams hold %+v, want only helper's event", left)
 	}
+
+	// Without NATS (a store opened with --db) nothing is searched, and the
+	// reply says the messages stay.
+	local := query.New(nil, p.eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
+	stored = local.Answer(ctx, memory.Agent("main"), schemas.OpStore, []byte(`{"text":"The build server is in rack 12","metadata":{"sessionKey":"s9"}}`))
+	raw, _ = json.Marshal(stored.Details)
+	sd = query.StoreDetails{}
+	json.Unmarshal(raw, &sd)
+	body, _ = json.Marshal(schemas.ForgetRequest{MemoryID: sd.ID})
+	res = local.Answer(ctx, memory.Agent("main"), schemas.OpForget, body)
+	raw, _ = json.Marshal(res.Details)
+	d = query.ForgetDetails{}
+	json.Unmarshal(raw, &d)
+	if res.IsError || d.Action != "deleted" || !strings.Contains(d.PurgeNote, "were not searched and stay until they age out") {
+		t.Fatalf("forget without NATS: %+v %+v", res, d)
+	}
 }
