@@ -67,9 +67,15 @@ func (t Target) Store() *config.Config {
 
 // Client is the tool and admin operations' client: over NATS when
 // Remote, else in process on Store()'s store (engine.ErrLocked when a
-// clawmem holds it).
+// clawmem holds it; sqlitestore.ErrNoStore when DB holds no store).
 func (t Target) Client(ctx context.Context) (Client, error) {
 	if !t.Remote() {
+		if t.DB != "" {
+			// --db names a store to work on, never one to make.
+			if err := requireStore(ctx, t.Store()); err != nil {
+				return nil, err
+			}
+		}
 		c, err := OpenLocal(ctx, t.Store())
 		if err != nil {
 			return nil, err

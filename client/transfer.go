@@ -34,8 +34,12 @@ import (
 func OpenLocalBulk(ctx context.Context, cfg *config.Config, exportOnly bool) (*LocalBulk, error) {
 	t := &LocalBulk{Dir: cfg.DBPath}
 	var err error
-	if exportOnly && cfg.Store.Backend != "lancedb" && IsStoreDir(cfg.DBPath) {
-		t.Store, err = sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{})
+	if exportOnly && cfg.Store.Backend != "lancedb" {
+		// An export reads: it must not leave a new store behind.
+		t.Store, err = sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{MustExist: true})
+		if errors.Is(err, sqlitestore.ErrNoStore) {
+			err = noStore(cfg.DBPath)
+		}
 	} else {
 		t.Engine, t.Store, err = node.OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
 	}
@@ -47,6 +51,26 @@ func OpenLocalBulk(ctx context.Context, cfg *config.Config, exportOnly bool) (*L
 		return nil, err
 	}
 	return t, nil
+}
+
+// noStore says that dir holds no store, and which commands make one.
+func noStore(dir string) error {
+	return fmt.Errorf("%w at %s: the commands that make one are clawmem up, import, migrate, backup restore and rebuild --into",
+		sqlitestore.ErrNoStore, dir)
+}
+
+// requireStore refuses a directory that holds no clawmem store (or
+// another program's database) before a command opens its engine there,
+// which would create one. LanceDB stores are the lancedb backend's.
+func requireStore(ctx context.Context, cfg *config.Config) error {
+	if cfg.Store.Backend == "lancedb" {
+		return nil
+	}
+	ok, err := sqlitestore.Exists(ctx, cfg.DBPath)
+	if err == nil && !ok {
+		err = noStore(cfg.DBPath)
+	}
+	return err
 }
 
 // Progress is how far a bulk operation has got, handed to the front end's

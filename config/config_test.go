@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/vecindex"
@@ -98,4 +99,77 @@ func TestDistillAndWatchDefaults(t *testing.T) {
 	if llm := c.LLMConfig(); llm.Provider != "gemini" || llm.Timeout.Seconds() != 5 {
 		t.Fatalf("llm config %+v", llm)
 	}
+}
+
+// TestStreamAges: the streams' max ages default to 7d, 30d and 30d, take
+// days or Go durations within 1h..3650d, and a bad one names its key.
+func TestStreamAges(t *testing.T) {
+	t.Setenv(EnvConfig, "")
+	c, err := Load("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	if ev, tr, dlq := c.Streams.MaxAges(); ev != 7*day || tr != 30*day || dlq != 30*day {
+		t.Fatalf("defaults %v %v %v", ev, tr, dlq)
+	}
+	f, err := Decode([]byte(`{}`), "c.json", Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := f.Effective(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shown["streams"].(map[string]any)["events"].(map[string]any)["maxAge"]; got != "7d" {
+		t.Fatalf("config show gives streams.events.maxAge %v", got)
+	}
+	for _, c := range []struct {
+		age  string
+		want time.Duration
+		err  string
+	}{
+		{"1h", time.Hour, ""}, {"36h", 36 * time.Hour, ""}, {"90d", 90 * day, ""}, {"3650d", 3650 * day, ""}, {" 2d ", 2 * day, ""},
+		{"59m", 0, "allowed range 1h..3650d"}, {"3651d", 0, "want whole days"}, {"87601h", 0, "allowed range"}, {"0d", 0, "allowed range"},
+		{"7.5d", 0, "want whole days"}, {"-1d", 0, "want whole days"}, {"d", 0, "want whole days"}, {"week", 0, "want whole days"}, {"", 0, "want whole days"},
+	} {
+		got, err := ParseAge(c.age)
+		if c.err == "" && (err != nil || got != c.want) {
+			t.Errorf("%q: %v %v, want %v", c.age, got, err, c.want)
+		}
+		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%q: %v %v, want an error saying %q", c.age, got, err, c.err)
+		}
+	}
+	if _, err := Load(writeConfig(t, `{"streams":{"transcripts":{"maxAge":"10m"}}}`), t.TempDir()); err == nil ||
+		!strings.Contains(err.Error(), `streams.transcripts.maxAge is "10m": allowed range 1h..3650d`) {
+		t.Fatalf("a too short age: %v", err)
+	}
+	c2, err := Load(writeConfig(t, `{"streams":{"events":{"maxAge":"2d"},"dlq":{"maxAge":"12h"}}}`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, tr, dlq := c2.Streams.MaxAges(); ev != 2*day || tr != 30*day || dlq != 12*time.Hour {
+		t.Fatalf("set: %v %v %v", ev, tr, dlq)
+	}
+}
+
+// FuzzParseAge: an accepted age is within the bounds, and written back
+// as hours it reads the same.
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"7d", "36h", "1h30m", "3650d", "0d", "-5h", "9999999999999d", "1e3h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseAge(s)
+		if err != nil {
+			return
+		}
+		if d < MinStreamAge || d > MaxStreamAge {
+			t.Fatalf("%q gave %v, out of bounds", s, d)
+		}
+		if again, err := ParseAge(d.String()); err != nil || again != d {
+			t.Fatalf("%q gave %v, which reads back as %v %v", s, d, again, err)
+		}
+	})
 }

@@ -107,8 +107,41 @@ func TranscriptChecks(ctx context.Context, nc *nats.Conn, dialErr error) []Check
 
 // StoreChecks opens the store and runs a test recall on it. When a running
 // clawmem holds the store, they report that instance's startup self-tests
-// instead.
+// instead. A store that does not exist yet is not made: the checks run on
+// a scratch store, removed after.
 func StoreChecks(ctx context.Context, cfg *config.Config) []Check {
+	dir := cfg.DBPath
+	if cfg.Store.Backend != "lancedb" {
+		// A check must not make the store it checks.
+		ok, err := sqlitestore.Exists(ctx, dir)
+		if err != nil {
+			return []Check{{Name: "store", Detail: err.Error(), Fix: "point dbPath (or --data-dir) at a directory of clawmem's own"}}
+		}
+		if !ok {
+			// Run the checks on a scratch store instead, which proves
+			// the embedder, full-text search and recall all the same.
+			scratch, err := os.MkdirTemp("", "clawmem-doctor-")
+			if err != nil {
+				return []Check{{Name: "store", Detail: err.Error()}}
+			}
+			defer os.RemoveAll(scratch)
+			c := *cfg
+			c.DBPath = scratch
+			checks := openStoreChecks(ctx, &c)
+			for i := range checks {
+				if checks[i].Name == "store" && checks[i].OK {
+					checks[i].Detail = "no store at " + dir + " yet (`clawmem up` creates it); a scratch store passed: " + checks[i].Detail
+				}
+			}
+			return checks
+		}
+	}
+	return openStoreChecks(ctx, cfg)
+}
+
+// openStoreChecks opens the store at cfg.DBPath, creating it when absent,
+// and checks it.
+func openStoreChecks(ctx context.Context, cfg *config.Config) []Check {
 	dir := cfg.DBPath
 	eng, s, err := OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
 	switch {

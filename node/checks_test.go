@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -100,10 +101,19 @@ func TestStoreChecksReportTheVectorSource(t *testing.T) {
 		t.Fatal("no vectors check")
 		return ""
 	}
+	// No store yet: the checks run on a scratch one, new, and make none.
 	if got := vectors(); !strings.Contains(got, "from the database") || !strings.Contains(got, "no segment") {
 		t.Fatalf("a new store: %q", got)
 	}
-	// That check's open closed cleanly: the next reads the segment.
+	if _, err := os.Stat(cfg.DBPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the checks made a store at %s (%v)", cfg.DBPath, err)
+	}
+	_, st, err := OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	// That open closed cleanly: the next reads the segment.
 	if got := vectors(); !strings.Contains(got, "from the segment") {
 		t.Fatalf("after a clean close: %q", got)
 	}

@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	// Every publish and KV call of the roles gets its own deadline: a
 	// reply lost in a reconnect must fail the call, not stall the stage.
 	js := jsbound.Wrap(rawJS, jsbound.Timeout)
-	if err := topology.Ensure(ctx, js, topology.Config{Replicas: cfg.NATS.Replicas, Log: log}); err != nil {
+	if err := topology.Ensure(ctx, js, TopologyConfig(cfg, log)); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	reg := prometheus.NewRegistry()

@@ -22,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 )
 
 // CaptureConfig is the auto-capture part of the config.
@@ -393,7 +394,4 @@ func roleTextHash(role, text string) string {
 
 // SourceID names a captured text within its agent and session: the same
 // text captured again is the same source, so it is stored once.
-func SourceID(agent, session, text string) string {
-	h := sha256.Sum256([]byte(agent + "\x00" + session + "\x00" + text))
-	return hex.EncodeToString(h[:16])
-}
+func SourceID(agent, session, text string) string { return purge.SourceID(agent, session, text) }

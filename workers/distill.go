@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 )
 
 // DistillerAgent is the seed's distiller agent, whose own sessions are
@@ -269,7 +270,7 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 		if text := distill.SessionSummary(msgs, w.cfg.SessionMemoryMessages); text != "" {
 			meta, _ := json.Marshal(map[string]any{"source": "session-memory", "sessionId": session, "range": rangeID})
 			items = append(items, schemas.CaptureItem{
-				SourceID: SourceID(agent, session, "summary\x00"+text), Text: text, Category: schemas.CategoryFact,
+				SourceID: SourceID(agent, session, purge.KindSummary+text), Text: text, Category: schemas.CategoryFact,
 				Scope: schemas.GlobalScope, Importance: 0.5, Dedup: w.cfg.Dedup, Metadata: meta,
 			})
 			job.Summary = true

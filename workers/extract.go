@@ -18,6 +18,7 @@ import (
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 	"github.com/clawmem/clawmem/workers/query"
 )
 
@@ -198,7 +199,7 @@ func (x *extractor) items(t *turn, ds []distill.Decision) []schemas.CaptureItem 
 			it.SourceID = SourceID(t.agent, t.session, "invalidate:"+d.Target)
 			it.Text, it.Invalidates = d.Text, d.Target
 		default:
-			it.SourceID = SourceID(t.agent, t.session, "fact:"+d.Text)
+			it.SourceID = SourceID(t.agent, t.session, purge.KindFact+d.Text)
 			it.Text, it.Dedup = d.Text, 0.95
 			it.Category = schemas.Category(d.Category)
 			if !it.Category.Valid() {

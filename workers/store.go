@@ -11,24 +11,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 )
 
-// idNamespace derives memory ids from source ids (UUIDv5), which makes the
-// store worker idempotent: a redelivered candidate maps to the id that is
-// already stored.
-var idNamespace = uuid.MustParse("6f1d6c2e-8a59-4b4e-9c53-6b8f3f0e2a11")
-
-// MemoryID is the id a candidate with sourceID for agent is stored under.
-func MemoryID(agent, sourceID string) string {
-	return uuid.NewSHA1(idNamespace, []byte(agent+"\x00"+sourceID)).String()
-}
+// MemoryID is the id a candidate with sourceID for agent is stored under
+// (UUIDv5), which makes the store worker idempotent: a redelivered
+// candidate maps to the id that is already stored. The derivation lives
+// with purge, which traces memories back to their conversations by it.
+func MemoryID(agent, sourceID string) string { return purge.MemoryID(agent, sourceID) }
 
 // StoreWorker writes memories: it takes candidate batches from the WORK
 // stream, deduplicates them against the store and each other, and writes

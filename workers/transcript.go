@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 )
 
 // readTranscript reads a session's entries from the TRANSCRIPTS stream with
@@ -113,7 +114,7 @@ func lessonItems(agent, session string, res distill.Result, msgs []distill.Messa
 			"distiller": res.Distiller, "model": res.Model,
 		})
 		items = append(items, schemas.CaptureItem{
-			SourceID:   SourceID(agent, session, "lesson\x00"+l.Text),
+			SourceID:   SourceID(agent, session, purge.KindLesson+l.Text),
 			Text:       l.Text,
 			Category:   l.Category,
 			Importance: l.Importance,

@@ -663,9 +663,14 @@ func TestMigrate(t *testing.T) {
 	if !strings.Contains(out, "JSON export document, 5 memories: ready") {
 		t.Fatalf("check: %s", out)
 	}
-	code, out, _ := runCLI(t, "migrate", "verify", "--source", fixture, "--data-dir", dir)
-	if code != 1 || !strings.Contains(out, "5 rows: 0 present, 0 stored as duplicates, 0 changed, 5 missing") {
-		t.Fatalf("verify before run: %d %s", code, out)
+	// verify only reads: before any run there is no store to look in, and
+	// it makes none.
+	code, _, errOut := runCLI(t, "migrate", "verify", "--source", fixture, "--data-dir", dir)
+	if code != 1 || !strings.Contains(errOut, "no clawmem store at "+filepath.Join(dir, "store")) {
+		t.Fatalf("verify before run: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
+		t.Fatalf("verify made a store (%v)", err)
 	}
 	rep := portImport(t, 0, "migrate", "run", "--source", fixture, "--data-dir", dir, "--dry-run")
 	if rep.Imported != 5 || len(portAll(t, filepath.Join(dir, "store"))) != 0 {
@@ -704,7 +709,7 @@ func TestMigrate(t *testing.T) {
 	if !strings.Contains(out, "LanceDB database") || !strings.Contains(out, "-tags lancedb") || !strings.Contains(out, "clawmem import") {
 		t.Fatalf("check LanceDB: %s", out)
 	}
-	code, _, errOut := runCLI(t, "migrate", "run", "--source", lance, "--data-dir", dir)
+	code, _, errOut = runCLI(t, "migrate", "run", "--source", lance, "--data-dir", dir)
 	if code != 1 || !strings.Contains(errOut, "-tags lancedb") {
 		t.Fatalf("run LanceDB: %d %s", code, errOut)
 	}
@@ -773,6 +778,10 @@ func TestImportHistoryAndShow(t *testing.T) {
 func TestConsolidateCommand(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "store")
+	// --db names a store: the data dir's, made by a command without --db.
+	if code, _, errOut := runCLI(t, "stats", "--data-dir", dir); code != 0 {
+		t.Fatalf("stats: %s", errOut)
+	}
 	code, out, errOut := runCLI(t, "consolidate", "--dry-run", "--data-dir", dir, "--db", db)
 	if code != 0 || !strings.Contains(out, "Consolidation over 0 memories: would merge 0 group(s), archived 0. (dry run: nothing changed)") {
 		t.Fatalf("consolidate (%d): %s%s", code, out, errOut)

@@ -453,6 +453,9 @@ type ForgetRequest struct {
 type ForgetResult struct {
 	Deleted    string               `json:"deleted,omitempty"`
 	Candidates []retrieve.Candidate `json:"candidates,omitempty"`
+	// Memory is what was deleted (without its vector), for those that
+	// also erase where it came from.
+	Memory schemas.Memory `json:"-"`
 }
 
 // Forget deletes by id, or by query when one candidate is a clear match
@@ -464,9 +467,14 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 		return ForgetResult{}, err
 	}
 	if r.ID != "" {
-		id, err := e.store.Delete(ctx, r.ID, f)
+		m, err := e.store.Get(ctx, r.ID, f)
+		if err != nil {
+			return ForgetResult{}, err
+		}
+		id, err := e.store.Delete(ctx, m.ID, f)
 		e.wrote(nil)
-		return ForgetResult{Deleted: id}, err
+		m.Vector = nil
+		return ForgetResult{Deleted: id, Memory: m}, err
 	}
 	if strings.TrimSpace(r.Query) == "" {
 		return ForgetResult{}, fmt.Errorf("%w: give a memory id or a query", schemas.ErrInvalid)
@@ -478,7 +486,9 @@ func (e *Engine) Forget(ctx context.Context, who Who, r ForgetRequest) (ForgetRe
 	if sure := ConfidentMatch(res.Candidates); sure != nil {
 		id, err := e.store.Delete(ctx, sure.Memory.ID, f)
 		e.wrote(nil)
-		return ForgetResult{Deleted: id}, err
+		m := sure.Memory
+		m.Vector = nil
+		return ForgetResult{Deleted: id, Memory: m}, err
 	}
 	return ForgetResult{Candidates: stripVectors(res.Candidates)}, nil
 }

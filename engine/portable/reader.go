@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 )
 
 // ReadOptions tune a Reader.
@@ -60,6 +59,7 @@ type Reader struct {
 	lineBuf  []byte
 
 	dec    *json.Decoder
+	gap    *gapReader
 	state  docState
 	header Header
 }
@@ -95,8 +95,11 @@ func (r *Reader) Format() (Format, error) {
 		}
 	}
 	r.format = f
-	if f != JSONL {
-		r.dec = json.NewDecoder(r.br)
+	if f == JSONL {
+		r.src.stop()
+	} else {
+		r.gap = &gapReader{r: r.br}
+		r.dec = json.NewDecoder(r.gap)
 	}
 	return f, nil
 }
@@ -206,8 +209,15 @@ func (r *Reader) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
+// nextJSON reads the next element of a JSON document. Each step that gets
+// past a token or value moves the gap reader's mark, so that the decoder,
+// which buffers everything from the last value it returned, never holds
+// more than maxJSONGap bytes.
 func (r *Reader) nextJSON() (Record, error) {
+	defer func() { r.gap.mark = r.dec.InputOffset() }()
 	for {
+		r.gap.mark = r.dec.InputOffset()
+		r.lineAt(r.gap.mark)
 		switch r.state {
 		case stStart:
 			tok, err := r.dec.Token()
@@ -232,6 +242,7 @@ func (r *Reader) nextJSON() (Record, error) {
 				return r.jsonFailure(err)
 			}
 			key, _ := tok.(string)
+			r.gap.mark = r.dec.InputOffset()
 			if key == "memories" {
 				tok, err := r.dec.Token()
 				if err != nil {
@@ -292,6 +303,12 @@ func (r *Reader) nextJSON() (Record, error) {
 // broke; nothing after it can be read. I/O errors stay errors.
 func (r *Reader) jsonFailure(err error) (Record, error) {
 	r.state = stDone
+	if errors.Is(err, errGap) {
+		at := r.base + r.gap.mark
+		line := r.src.lineAt(at)
+		return Record{Line: line, Err: rowError("no JSON value ends within %d bytes after byte offset %d (line %d): "+
+			"a row longer than that, or a run of whitespace or garbage; the rest of the file cannot be read", maxJSONGap, at, line)}, nil
+	}
 	if syn, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return Record{Line: r.lineAt(syn.Offset), Err: rowError("malformed JSON (%s); the rest of the file cannot be read", syn.Error())}, nil
 	}
@@ -322,34 +339,68 @@ func (r *Reader) headerField(key string, v json.RawMessage) {
 // decrease from one call to the next.
 func (r *Reader) lineAt(off int64) int { return r.src.lineAt(r.base + off) }
 
-// lineIndex remembers where the newlines are in what passes through it,
-// forgetting those before the last offset asked about.
-type lineIndex struct {
+// maxJSONGap bounds the bytes between two consecutive tokens or values of
+// a JSON document: room for a row of MaxLineBytes (which is then failed on
+// its own and reading goes on) and the whitespace around it. Without it
+// json.Decoder keeps every byte of a whitespace run or an endless value in
+// memory: "[" and 300 MB of spaces took 1.4 GB.
+const maxJSONGap = MaxLineBytes + 1<<20
+
+// errGap ends a JSON document's reading at a run longer than maxJSONGap.
+var errGap = errors.New("no JSON value ends within the limit")
+
+// gapReader feeds the JSON decoder at most maxJSONGap bytes past mark, the
+// decoder's offset after the last token or value the Reader took.
+type gapReader struct {
 	r    io.Reader
-	off  int64
-	nl   []int64
-	base int
+	pos  int64
+	mark int64
+}
+
+func (g *gapReader) Read(p []byte) (int, error) {
+	room := g.mark + maxJSONGap - g.pos
+	if room <= 0 {
+		return 0, errGap
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := g.r.Read(p)
+	g.pos += int64(n)
+	return n, err
+}
+
+// lineIndex keeps what passed through it since the last offset asked
+// about, to count the newlines up to the next: at most what the JSON
+// decoder may hold plus one buffer, a byte per byte whatever the bytes.
+// A JSONL file counts its own lines and turns it off.
+type lineIndex struct {
+	r       io.Reader
+	off     int64 // bytes read
+	start   int64 // offset of pending[0]
+	pending []byte
+	lines   int // newlines before start
+	stopped bool
 }
 
 func (l *lineIndex) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
-	for i, b := 0, p[:n]; ; {
-		j := bytes.IndexByte(b[i:], '\n')
-		if j < 0 {
-			break
-		}
-		l.nl = append(l.nl, l.off+int64(i+j))
-		i += j + 1
+	if !l.stopped {
+		l.pending = append(l.pending, p[:n]...)
 	}
 	l.off += int64(n)
 	return n, err
 }
 
+// stop forgets the bytes kept and keeps no more.
+func (l *lineIndex) stop() { l.stopped, l.pending = true, nil }
+
 func (l *lineIndex) lineAt(off int64) int {
-	i := sort.Search(len(l.nl), func(i int) bool { return l.nl[i] >= off })
-	l.base += i
-	l.nl = l.nl[:copy(l.nl, l.nl[i:])]
-	return l.base + 1
+	n := int(min(max(off-l.start, 0), int64(len(l.pending))))
+	l.lines += bytes.Count(l.pending[:n], []byte{'\n'})
+	l.start += int64(n)
+	l.pending = l.pending[n:]
+	return l.lines + 1
 }
 
 // Describe names a format for messages.

@@ -47,6 +47,9 @@ type Options struct {
 	// NoSegment neither reads nor writes the vector segment: every open
 	// loads the vectors from the database.
 	NoSegment bool
+	// MustExist refuses, with ErrNoStore and without creating anything, a
+	// directory that holds no store yet: for commands that only read.
+	MustExist bool
 }
 
 // FileName is the database file inside the store's directory.
@@ -130,8 +133,17 @@ const ftsSchema = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
 	body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row');`
 
-// Open opens (creating if needed) the store in dir.
+// Open opens (creating if needed, unless o.MustExist) the store in dir. A
+// database file there that clawmem did not make fails with ErrForeign
+// before anything is created or written.
 func Open(ctx context.Context, dir string, o Options) (*Store, error) {
+	ok, err := Exists(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && o.MustExist {
+		return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store dir: %w", err)
 	}
@@ -150,8 +162,8 @@ func Open(ctx context.Context, dir string, o Options) (*Store, error) {
 func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, error) {
 	// synchronous(FULL): a committed memory survives power loss, not only a
 	// process crash; writers batch, so the fsync per commit is affordable.
-	dsn := "file:" + filepath.Join(dir, FileName) +
-		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	dsn := fileURI(filepath.Join(dir, FileName),
+		"_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate")
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

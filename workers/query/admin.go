@@ -318,6 +318,9 @@ type DeleteBulkDetails struct {
 	DryRun bool   `json:"dryRun,omitempty"`
 	Scope  string `json:"scope,omitempty"`
 	Before int64  `json:"before,omitempty"`
+	// Purged and PurgeNote: as ForgetDetails', for every memory deleted.
+	Purged    int    `json:"purged"`
+	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
 func (s *Service) opDeleteBulk(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
@@ -345,12 +348,28 @@ func (s *Service) opDeleteBulk(ctx context.Context, who memory.Who, data []byte)
 	d := DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
 	if r.DryRun {
 		d.Count, err = s.eng.Backend().CountBulk(ctx, bf)
-	} else {
-		d.Count, err = s.eng.Backend().BulkDelete(ctx, bf)
+		if err != nil {
+			return okReply{}, err
+		}
+		return deleteBulkReply(d), nil
 	}
+	// The memories' sources are read before they go: after, nothing
+	// says what they were.
+	var gone []schemas.Memory
+	err = s.eng.Backend().Iterate(ctx, engine.IterateOptions{Scopes: f}, func(m schemas.Memory) error {
+		if (r.Before <= 0 || m.Timestamp < r.Before) && hasSession(m) {
+			gone = append(gone, schemas.Memory{ID: m.ID, Text: m.Text, Metadata: m.Metadata})
+		}
+		return nil
+	})
 	if err != nil {
 		return okReply{}, err
 	}
+	if d.Count, err = s.eng.Backend().BulkDelete(ctx, bf); err != nil {
+		return okReply{}, err
+	}
+	e := s.erase(ctx, gone)
+	d.Purged, d.PurgeNote = e.purged, e.note
 	return deleteBulkReply(d), nil
 }
 
@@ -362,7 +381,8 @@ func deleteBulkReply(d DeleteBulkDetails) okReply {
 	if d.DryRun {
 		return okReply{text: fmt.Sprintf("Would delete %d %s %s (dry run).", d.Count, plural(d.Count, "memory", "memories"), what), details: d}
 	}
-	return okReply{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, plural(d.Count, "memory", "memories"), what), details: d}
+	e := erasure{purged: d.Purged, note: d.PurgeNote}
+	return okReply{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, plural(d.Count, "memory", "memories"), what) + e.text(), details: d}
 }
 
 func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte) (okReply, error) {

@@ -251,6 +251,10 @@ func (s *Service) forwardWrite(ctx context.Context, ep *endpoint, who memory.Who
 					return okReply{}, err
 				}
 				d.Count += one.Count
+				d.Purged += one.Purged
+				if one.PurgeNote != "" {
+					d.PurgeNote = strings.TrimPrefix(d.PurgeNote+"; "+one.PurgeNote, "; ")
+				}
 			}
 			return deleteBulkReply(d), nil
 		})

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/purge"
 )
 
 // Error codes in the details of an error reply (schemas.ErrorDetails.Code).
@@ -155,6 +157,9 @@ type Service struct {
 	// importMu makes each admin import batch's duplicate checks and write
 	// one step, so two imports cannot both let the same text through.
 	importMu sync.Mutex
+	// purger deletes a forgotten memory's messages from the streams; nil
+	// without a NATS connection.
+	purger *purge.Purger
 }
 
 // endpoint is one registered endpoint and the stats micro cannot see:
@@ -203,9 +208,15 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 	}
 	m.requests = register(reg, m.requests, log)
 	m.duration = register(reg, m.duration, log)
-	return &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
+	s := &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
 		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
 		done: make(chan struct{}), ready: make(chan struct{})}
+	if nc != nil {
+		if js, err := jetstream.New(nc); err == nil {
+			s.purger = purge.New(js)
+		}
+	}
+	return s
 }
 
 // register registers c, reusing the collector already registered under

@@ -63,6 +63,11 @@ type ForgetDetails struct {
 	Action     string               `json:"action"` // deleted or candidates
 	ID         string               `json:"id,omitempty"`
 	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
+	// Purged is how many stream messages holding the memory's text were
+	// securely deleted (events, transcript entries, dead letters);
+	// PurgeNote says what was left and why.
+	Purged    int    `json:"purged"`
+	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
 func (s *Service) opForget(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
@@ -81,8 +86,9 @@ func (s *Service) opForget(ctx context.Context, who memory.Who, data []byte) (ok
 		return okReply{}, err
 	}
 	if res.Deleted != "" {
-		return okReply{text: fmt.Sprintf("Memory %s forgotten.", shortID(res.Deleted)),
-			details: ForgetDetails{Action: "deleted", ID: res.Deleted}}, nil
+		e := s.erase(ctx, []schemas.Memory{res.Memory})
+		return okReply{text: fmt.Sprintf("Memory %s forgotten.", shortID(res.Deleted)) + e.text(),
+			details: ForgetDetails{Action: "deleted", ID: res.Deleted, Purged: e.purged, PurgeNote: e.note}}, nil
 	}
 	views := memoryViews(res.Candidates)
 	return okReply{text: candidatesText(views), details: ForgetDetails{Action: "candidates", Candidates: views}}, nil
