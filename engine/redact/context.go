@@ -34,12 +34,24 @@ const (
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 )
 
-var contextRE = regexp.MustCompile(`(?i)(` + passwordKeywords + `)|(?:` + keyKeywords + `)`)
+// keywordRE is matched where a keyword may start (keywordStarts), on the
+// lower-cased text: a scan of megabytes costs a few string searches.
+var keywordRE = regexp.MustCompile(`^(?i)(?:(` + passwordKeywords + `)|(?:` + keyKeywords + `))`)
+
+// keywordStarts are how the keywords begin, lower-cased.
+var keywordStarts = []string{
+	"pass", "pw", "pin", "kennwort", "mot de passe", "mdp", "contrase", "hesl", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호",
+	"api", "access", "auth", "secret", "account", "shared", "master", "signing", "encryption", "app", "consumer", "licen", "clave", "client",
+	"private", "token", "clé", "cle", "jeton", "tajn", "přístup", "pristup", "密钥", "秘钥", "令牌", "アクセストークン", "トークン", "シークレット", "액세스", "토큰", "시크릿",
+}
+
+// setWords start "set the admin password to …".
+var setWords = []string{"set", "change", "reset", "update"}
 
 var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
 
 // setPasswordRE: "set the admin password to …", "change my password to …".
-var setPasswordRE = regexp.MustCompile(`(?i)\b(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
+var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
 	`(?:[\w-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
 
 // weakKeywords are password keywords that are common words or
@@ -47,33 +59,46 @@ var setPasswordRE = regexp.MustCompile(`(?i)\b(?:set|change|changed|reset|update
 // "PW=…"), and a PIN only with digits.
 var weakKeywords = map[string]bool{"pass": true, "pw": true}
 
-func findContext(text string, out []candidate) []candidate {
-	for _, m := range contextRE.FindAllStringSubmatchIndex(text, -1) {
-		kwEnd := m[1]
-		if c := lastByte(text[m[0]:kwEnd]); isASCIIWordByte(c) && kwEnd < len(text) && isASCIIWordByte(text[kwEnd]) {
-			continue // "passwords", "tokenizer", "max_tokens"
+func findContext(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	seen := map[int]bool{}
+	eachIndex(lower, keywordStarts, func(i int) {
+		m := keywordRE.FindStringSubmatchIndex(lower[i:min(len(lower), i+48)])
+		if m == nil || seen[i] {
+			return
 		}
-		sep := afterKeywordRE.FindStringIndex(text[kwEnd:])
+		seen[i] = true
+		kwEnd := i + m[1]
+		if c := lastByte(text[i:kwEnd]); isASCIIWordByte(c) && kwEnd < len(text) && isASCIIWordByte(text[kwEnd]) {
+			return // "passwords", "tokenizer", "max_tokens"
+		}
+		password := m[2] >= 0
+		kw := lower[i:kwEnd]
+		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
 		if sep == nil {
 			// "mot de passe NasMaison_88": no separator, so only a value
 			// no sentence would have.
-			if m[2] >= 0 && !weakKeywords[strings.ToLower(text[m[0]:kwEnd])] && strings.HasPrefix(text[kwEnd:], " ") {
+			if password && !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
 				if s, e, _ := valueAt(text, kwEnd+1); s < e && strongValue(text[s:e]) {
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
 				}
 			}
-			continue
+			return
 		}
-		kw := strings.ToLower(text[m[0]:kwEnd])
 		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
 		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
-			continue
+			return
 		}
-		out = contextValue(text, kwEnd+sep[1], m[2] >= 0, strings.HasPrefix(kw, "pin"), out)
-	}
-	for _, m := range setPasswordRE.FindAllStringIndex(text, -1) {
-		out = contextValue(text, m[1], true, false, out)
-	}
+		out = contextValue(text, kwEnd+sep[1], password, strings.HasPrefix(kw, "pin"), out)
+	})
+	eachIndex(lower, setWords, func(i int) {
+		if i > 0 && isASCIIWordByte(lower[i-1]) {
+			return
+		}
+		if m := setPasswordRE.FindStringIndex(lower[i:min(len(lower), i+120)]); m != nil {
+			out = contextValue(text, i+m[1], true, false, out)
+		}
+	})
 	return out
 }
 

@@ -22,87 +22,154 @@ const (
 	rankEntropy
 )
 
-type detector func(text string, out []candidate) []candidate
+// input is the text a detector reads, with its ASCII letters lower-cased
+// (same offsets) for the case-insensitive ones.
+type input struct {
+	text, lower string
+}
+
+type detector func(in *input, out []candidate) []candidate
 
 var detectors = []detector{findPEM, findProviders, findShaped, findContext, findEntropy}
 
 // provider is a key format a provider documents: the prefix alone makes it
-// a secret, so no context is needed. mixed asks the body for both a letter
-// and a digit, which a random key has and "sk-this-is-a-placeholder" lacks.
+// a secret, so no context is needed. The pattern is matched only where
+// one of its literal prefixes occurs (at a word start), which keeps a scan
+// of megabytes fast. mixed asks the key for both a letter and a digit,
+// which a random key has and "sk-this-is-a-placeholder" lacks.
 type provider struct {
-	kind  string
-	re    *regexp.Regexp
-	group int
-	mixed bool
+	kind     string
+	prefixes []string
+	re       *regexp.Regexp // anchored at a prefix
+	group    int
+	mixed    bool
 }
 
 var providers = []provider{
-	{"anthropic-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0, true},
-	{"openai-key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, true},
-	{"github-token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), 0, true},
-	{"gitlab-token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0, true},
-	{"npm-token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{30,}`), 0, true},
-	{"huggingface-token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0, true},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, false},
-	{"aws-secret-key", regexp.MustCompile(`(?i)aws.{0,12}secret.{0,16}?["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`), 1, true},
-	{"slack-token", regexp.MustCompile(`\b(?:xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`), 0, true},
-	{"slack-webhook", regexp.MustCompile(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/([A-Za-z0-9]{16,})`), 1, false},
-	{"google-api-key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0, false},
-	{"stripe-key", regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[A-Za-z0-9]{24,}`), 0, true},
-	{"sendgrid-key", regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`), 0, true},
-	{"shopify-token", regexp.MustCompile(`\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
-	{"digitalocean-token", regexp.MustCompile(`\bdo[por]_v1_[a-f0-9]{64}`), 0, true},
-	{"pypi-token", regexp.MustCompile(`\bpypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
-	{"telegram-token", regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}`), 0, true},
+	{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"openai-key", []string{"sk-"}, regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, true},
+	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+		regexp.MustCompile(`^(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), 0, true},
+	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"npm-token", []string{"npm_"}, regexp.MustCompile(`^npm_[A-Za-z0-9]{30,}`), 0, true},
+	{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), 0, true},
+	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, false},
+	{"slack-token", []string{"xox", "xapp-"}, regexp.MustCompile(`^(?:xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`), 0, true},
+	{"google-api-key", []string{"AIza"}, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`), 0, false},
+	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"},
+		regexp.MustCompile(`^(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})`), 0, true},
+	{"sendgrid-key", []string{"SG."}, regexp.MustCompile(`^SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`), 0, true},
+	{"shopify-token", []string{"shpat_", "shpss_", "shpca_", "shppa_"}, regexp.MustCompile(`^shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
+	{"digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, regexp.MustCompile(`^do[por]_v1_[a-f0-9]{64}`), 0, true},
+	{"pypi-token", []string{"pypi-AgE"}, regexp.MustCompile(`^pypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
 }
 
-func findProviders(text string, out []candidate) []candidate {
+// maxTokenLen bounds how far past its prefix a key is looked for.
+const maxTokenLen = 4096
+
+func findProviders(in *input, out []candidate) []candidate {
+	text := in.text
 	for _, p := range providers {
-		for _, m := range p.re.FindAllStringSubmatchIndex(text, -1) {
-			s, e := m[2*p.group], m[2*p.group+1]
+		eachIndex(text, p.prefixes, func(i int) {
+			if i > 0 && isASCIIWordByte(text[i-1]) {
+				return
+			}
+			m := p.re.FindStringSubmatchIndex(text[i:min(len(text), i+maxTokenLen)])
+			if m == nil {
+				return
+			}
+			s, e := i+m[2*p.group], i+m[2*p.group+1]
 			if p.kind == "openai-key" && strings.HasPrefix(text[s:], "sk-ant-") {
-				continue
+				return
 			}
 			if p.mixed && !hasLetterAndDigit(text[s:e]) {
-				continue
+				return
 			}
 			out = append(out, candidate{Finding{p.kind, s, e}, rankProvider})
-		}
+		})
 	}
 	return out
 }
 
+// eachIndex calls fn with every index where one of lits occurs in s.
+func eachIndex(s string, lits []string, fn func(i int)) {
+	for _, lit := range lits {
+		for at := 0; ; {
+			j := strings.Index(s[at:], lit)
+			if j < 0 {
+				break
+			}
+			fn(at + j)
+			at += j + 1
+		}
+	}
+}
+
 var (
-	jwtRE = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
-	// urlCredRE: scheme://user:password@ — only the password is the secret.
-	urlCredRE = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#\[\]]+:([^\s/@?#]+)@`)
-	// authRE: an Authorization header's credentials, or a bearer token.
+	jwtRE = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
+	// urlCredRE: scheme://user:password@ — only the password is the
+	// secret. Matched from the "://".
+	urlCredRE = regexp.MustCompile(`^://[^\s:/@?#\[\]]+:([^\s/@?#]+)@`)
+	// authRE: an Authorization header's credentials, or a bearer token;
+	// matched on lower-cased text, the value read from the original.
+	authRE = regexp.MustCompile(`^(?:bearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([a-z0-9._~+/=-]{16,})`)
 	// mysqlRE: a password on a MySQL command line, "-pSecret".
-	mysqlRE = regexp.MustCompile(`\bmysql(?:dump|admin)?\b[^\n]*?\s-p([^\s'"]{3,})`)
-	authRE  = regexp.MustCompile(`(?i)(?:\bbearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([A-Za-z0-9._~+/=-]{16,})`)
+	mysqlRE = regexp.MustCompile(`^mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p([^\s'"]{3,})`)
+	// awsSecretRE: a 40-character AWS secret key after words naming it.
+	awsSecretRE = regexp.MustCompile(`^aws.{0,12}secret.{0,16}?["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`)
+	// slackHookRE: the secret part of a Slack incoming-webhook URL.
+	slackHookRE = regexp.MustCompile(`^hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/([A-Za-z0-9]{16,})`)
+	// telegramRE: a bot token, "123456789:AA…", matched from its colon.
+	telegramRE = regexp.MustCompile(`^:AA[A-Za-z0-9_-]{33}`)
 )
 
-func findShaped(text string, out []candidate) []candidate {
-	for _, m := range jwtRE.FindAllStringIndex(text, -1) {
-		if isJWT(text[m[0]:m[1]]) {
-			out = append(out, candidate{Finding{"jwt", m[0], m[1]}, rankShaped})
+// shapedWindow bounds how far past its anchor a shaped secret is read.
+const shapedWindow = 4096
+
+func findShaped(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	window := func(i int) string { return text[i:min(len(text), i+shapedWindow)] }
+	eachIndex(text, []string{"eyJ"}, func(i int) {
+		if i > 0 && isASCIIWordByte(text[i-1]) {
+			return
 		}
-	}
-	for _, m := range urlCredRE.FindAllStringSubmatchIndex(text, -1) {
-		if !isPlaceholder(text[m[2]:m[3]]) {
-			out = append(out, candidate{Finding{"url-password", m[2], m[3]}, rankShaped})
+		if m := jwtRE.FindStringIndex(window(i)); m != nil && isJWT(text[i:i+m[1]]) {
+			out = append(out, candidate{Finding{"jwt", i, i + m[1]}, rankShaped})
 		}
-	}
-	for _, m := range mysqlRE.FindAllStringSubmatchIndex(text, -1) {
-		if !isPlaceholder(text[m[2]:m[3]]) {
-			out = append(out, candidate{Finding{"password", m[2], m[3]}, rankShaped})
+	})
+	eachIndex(text, []string{"://"}, func(i int) {
+		if m := urlCredRE.FindStringSubmatchIndex(window(i)); m != nil && !isPlaceholder(text[i+m[2]:i+m[3]]) {
+			out = append(out, candidate{Finding{"url-password", i + m[2], i + m[3]}, rankShaped})
 		}
+	})
+	sub := func(re *regexp.Regexp, hay string, lits []string, kind string, check func(string) bool) {
+		eachIndex(hay, lits, func(i int) {
+			if i > 0 && isASCIIWordByte(hay[i-1]) {
+				return
+			}
+			m := re.FindStringSubmatchIndex(hay[i:min(len(hay), i+shapedWindow)])
+			if m != nil && check(text[i+m[2]:i+m[3]]) {
+				out = append(out, candidate{Finding{kind, i + m[2], i + m[3]}, rankShaped})
+			}
+		})
 	}
-	for _, m := range authRE.FindAllStringSubmatchIndex(text, -1) {
-		if v := text[m[2]:m[3]]; hasLetterAndDigit(v) && !isPlaceholder(v) {
-			out = append(out, candidate{Finding{"bearer-token", m[2], m[3]}, rankShaped})
+	notPlaceholder := func(v string) bool { return !isPlaceholder(v) }
+	sub(mysqlRE, lower, []string{"mysql"}, "password", notPlaceholder)
+	sub(authRE, lower, []string{"bearer", "authorization"}, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
+	sub(awsSecretRE, lower, []string{"aws"}, "aws-secret-key", hasLetterAndDigit)
+	sub(slackHookRE, text, []string{"hooks.slack.com"}, "slack-webhook", notPlaceholder)
+	eachIndex(text, []string{":AA"}, func(i int) {
+		digits := i
+		for digits > 0 && text[digits-1] >= '0' && text[digits-1] <= '9' {
+			digits--
 		}
-	}
+		if i-digits < 8 || i-digits > 10 || (digits > 0 && isASCIIWordByte(text[digits-1])) {
+			return
+		}
+		if m := telegramRE.FindStringIndex(window(i)); m != nil {
+			out = append(out, candidate{Finding{"telegram-token", digits, i + m[1]}, rankProvider})
+		}
+	})
 	return out
 }
 
@@ -162,7 +229,8 @@ func pemBlocks(text string) []pemBlock {
 
 const pemBodyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t :,.\\-"
 
-func findPEM(text string, out []candidate) []candidate {
+func findPEM(in *input, out []candidate) []candidate {
+	text := in.text
 	if !strings.Contains(text, "-----BEGIN ") {
 		return out
 	}

@@ -32,7 +32,8 @@ const (
 var digestWords = []string{"commit", "sha", "hash", "checksum", "digest", "integrity", "fingerprint", "revision", "ssh-rsa",
 	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs"}
 
-func findEntropy(text string, out []candidate) []candidate {
+func findEntropy(in *input, out []candidate) []candidate {
+	text := in.text
 	var safe []pemBlock
 	if strings.Contains(text, "-----BEGIN ") {
 		safe = pemBlocks(text)

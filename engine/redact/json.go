@@ -18,21 +18,28 @@ func RedactJSON(doc []byte) ([]byte, int, error) {
 	}
 	var out []byte // nil until the first change
 	n, copied := 0, 0
+	key := "" // the key of the value that follows, if any
 	for i := 0; i < len(doc); {
-		if doc[i] != '"' {
+		switch doc[i] {
+		case '"':
+		case ',', '[', '{':
+			key = ""
+			fallthrough
+		default:
 			i++
 			continue
 		}
 		end := stringEnd(doc, i)
-		if isKey(doc, end) {
-			i = end
-			continue
-		}
 		var s string
 		if err := json.Unmarshal(doc[i:end], &s); err != nil {
 			return nil, 0, fmt.Errorf("%w: string at byte %d: %v", schemas.ErrInvalid, i, err)
 		}
-		red, fs := Redact(s)
+		if isKey(doc, end) {
+			key = s
+			i = end
+			continue
+		}
+		red, fs := redactValue(key, s)
 		if len(fs) > 0 {
 			n += len(fs)
 			out = append(out, doc[copied:i]...)
@@ -45,6 +52,22 @@ func RedactJSON(doc []byte) ([]byte, int, error) {
 		return doc, 0, nil
 	}
 	return append(out, doc[copied:]...), n, nil
+}
+
+// redactValue redacts a string value seen after its key, so that
+// {"password": "hunter2"} is read as "password: hunter2".
+func redactValue(key, s string) (string, []Finding) {
+	if key == "" {
+		return Redact(s)
+	}
+	prefix := key + ": "
+	var fs []Finding
+	for _, f := range Find(prefix + s) {
+		if f.Start >= len(prefix) {
+			fs = append(fs, Finding{f.Kind, f.Start - len(prefix), f.End - len(prefix)})
+		}
+	}
+	return replace(s, fs), fs
 }
 
 // stringEnd returns the index just past the string literal opening at i

@@ -58,9 +58,10 @@ const markerPrefix = "[REDACTED:"
 // detectors claim overlapping text, the more specific one wins (a provider
 // key format over "password is …" over a high-entropy guess).
 func Find(text string) []Finding {
+	in := &input{text: text, lower: asciiLower(text)}
 	var cands []candidate
 	for _, d := range detectors {
-		cands = d(text, cands)
+		cands = d(in, cands)
 	}
 	if len(cands) == 0 {
 		return nil
@@ -84,12 +85,28 @@ func Find(text string) []Finding {
 	return out
 }
 
+// asciiLower lower-cases ASCII letters only, so offsets stay the same.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // Redact replaces every secret of text by its Marker and keeps the rest:
 // "my db password is [REDACTED:password] and I use postgres".
 func Redact(text string) (string, []Finding) {
 	fs := Find(text)
+	return replace(text, fs), fs
+}
+
+// replace puts each finding's marker in its place.
+func replace(text string, fs []Finding) string {
 	if len(fs) == 0 {
-		return text, nil
+		return text
 	}
 	var b strings.Builder
 	b.Grow(len(text))
@@ -100,7 +117,7 @@ func Redact(text string) (string, []Finding) {
 		at = f.End
 	}
 	b.WriteString(text[at:])
-	return b.String(), fs
+	return b.String()
 }
 
 // Apply is what mode does to text: the text to keep (redacted in redact
