@@ -52,7 +52,8 @@ type Finding struct {
 // Marker is what Redact puts in a secret's place.
 func Marker(kind string) string { return "[REDACTED:" + kind + "]" }
 
-const markerPrefix = "[REDACTED:"
+// MarkerPrefix begins every marker.
+const MarkerPrefix = "[REDACTED:"
 
 // Find returns the secrets in text, sorted and not overlapping. Where two
 // detectors claim overlapping text, the more specific one wins (a provider
@@ -74,7 +75,7 @@ func Find(text string) []Finding {
 	})
 	var out []Finding
 	for _, c := range cands {
-		if c.End <= c.Start || strings.Contains(text[c.Start:c.End], markerPrefix) {
+		if c.End <= c.Start || strings.Contains(text[c.Start:c.End], MarkerPrefix) {
 			continue
 		}
 		if !slices.ContainsFunc(out, func(f Finding) bool { return f.Start < c.End && c.Start < f.End }) {

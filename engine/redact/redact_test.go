@@ -52,6 +52,33 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// TestLessonSecrets: the cases distillation's own filter was held to
+// before this package replaced it.
+func TestLessonSecrets(t *testing.T) {
+	cases := []struct {
+		text string
+		want bool
+	}{
+		{"The OpenAI key is sk-proj-abcdefghijklmnopqrstuvwx1234", true},
+		{"AWS key AKIAIOSFODNN7EXAMPLE leaked", true},
+		{"use AIzaSyA1234567890abcdefghijklmnopqrstuv for maps", true},
+		{"token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", true},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----", true},
+		{"connect to postgres://blog:hunter2pass@db:5432/blog", true},
+		{"set password=correct-horse-battery", true},
+		{"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", true},
+		{"Set the API key in ${OPENAI_API_KEY}, never in the config file.", false},
+		{"The password reset flow sends an email.", false},
+		{"postgres://db:5432/blog needs no credentials in the URL", false},
+		{"Use sk-learn? No: scikit-learn.", false},
+	}
+	for _, c := range cases {
+		if got := len(Find(c.text)) > 0; got != c.want {
+			t.Errorf("Find(%q) found a secret: %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
 func TestFindSortedWithoutOverlaps(t *testing.T) {
 	text := "a " + fakeGitHub + " b password=" + fakeOpenAI + " c postgres://u:Pw_123456@h/db d api_key=" + fakeAWS
 	fs := Find(text)
