@@ -375,6 +375,10 @@ func (c *Capture) consider(t *turn, role, text string, said int64) {
 // it: the text to use, or false when refuse mode drops it.
 func (c *Capture) clean(t *turn, text string) (string, bool) {
 	out, fs, err := redact.Apply(c.cfg.Secrets, text)
+	if err == nil && c.cfg.Secrets == redact.ModeRefuse && strings.Contains(text, redact.MarkerPrefix) {
+		// The hook edge redacted it already: refuse drops it all the same.
+		err = redact.ErrSecret
+	}
 	if err != nil {
 		c.log.Info("captured message dropped: it holds a secret and secrets.mode is refuse", "agent", t.agent, "session", t.session,
 			"kinds", redact.Kinds(fs))
