@@ -10,8 +10,8 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
-	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
