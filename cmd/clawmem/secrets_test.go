@@ -80,12 +80,12 @@ func (r *recordingEmbeddings) all() string {
 
 // Fake credentials shaped like real ones, one per way in.
 const (
-	secretCapture = "sk-proj-FAKEa1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"        // said in a hook-captured turn
-	secretHookPw  = "Hunter2-Fake!!"                                          // a password said in the same turn
-	secretStore   = "ghp_FAKE1234567890abcdefGHIJKLmnopqrstuv"                // memory_store
+	secretCapture = "sk-proj-FAKEa1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"         // said in a hook-captured turn
+	secretHookPw  = "Hunter2-Fake!!"                                           // a password said in the same turn
+	secretStore   = "ghp_FAKE1234567890abcdefGHIJKLmnopqrstuv"                 // memory_store
 	secretUpdate  = "xoxb-123456789012-1234567890123-FAKEabcdEFGHijklMNOPqrst" // memory_update
-	secretImport  = "AKIAFAKE2345ABCD6789"                                    // an imported row
-	secretDistill = "glpat-FAKE_x9Yz8Wv7Ut6Sr5Q"                              // a session file, distilled
+	secretImport  = "AKIAFAKE2345ABCD6789"                                     // an imported row
+	secretDistill = "glpat-FAKE_x9Yz8Wv7Ut6Sr5Q"                               // a session file, distilled
 )
 
 // TestSecretsNeverLeave runs clawmem up (embedded NATS, real store, a
