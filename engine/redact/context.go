@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,14 +18,77 @@ import (
 // Password keywords take any plausible value; key keywords (token, secret,
 // API key) ask for letters and digits, since "the secret is to cache" and
 // "max_token: 4096" are not credentials.
+// The keywords, lower-cased, each spelling listed: they are looked up as
+// literals (anchor), so a text full of "API" costs string compares, not
+// regular-expression runs.
+var (
+	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
+		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena",
+		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호"})
+	keyKeywords = slices.Concat(
+		spellings([]string{"api"}, []string{"key", "token", "secret"}),
+		spellings([]string{"access"}, []string{"key", "token"}),
+		spellings([]string{"auth", "secret", "private"}, []string{"token"}),
+		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
+			"application", "consumer", "license", "licence"}, []string{"key"}),
+		spellings([]string{"client"}, []string{"secret"}),
+		[]string{"secret", "token", "clave", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
+			"clé api", "cle d'api", "cle api", "clé secrète", "cle secrete", "clé secrete", "jeton", "jeton d'accès", "jeton d'acces",
+			"clave de api", "clave de la api", "clave api", "clave de acceso", "clave acceso", "clave secreta", "api klíč", "api-klíč",
+			"apiklíč", "api klic", "tajný klíč", "tajny klic", "přístupový token", "pristupovy token", "api密钥", "api 密钥", "密钥", "秘钥",
+			"令牌", "apiキー", "api キー", "アクセストークン", "トークン", "シークレット", "api키", "api 키", "액세스토큰", "액세스 토큰", "토큰",
+			"시크릿키", "시크릿 키"})
+)
+
+// spellings joins each first word to each second with a space, "_", "-"
+// or nothing: "api key", "api_key", "api-key", "apikey".
+func spellings(firsts, seconds []string) []string {
+	var out []string
+	for _, f := range firsts {
+		for _, sec := range seconds {
+			for _, sep := range []string{" ", "_", "-", ""} {
+				out = append(out, f+sep+sec)
+			}
+		}
+	}
+	return out
+}
+
+// isPasswordKeyword tells the two kinds of keyword apart.
+var isPasswordKeyword = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range passwordKeywords {
+		m[k] = true
+	}
+	return m
+}()
+
+// keywordsByByte lists the keywords under their first byte, longest first,
+// so the longest one at a place is found first.
+var keywordsByByte = func() (t [256][]string) {
+	for _, k := range slices.Concat(passwordKeywords, keyKeywords) {
+		t[k[0]] = append(t[k[0]], k)
+	}
+	for i := range t {
+		slices.SortStableFunc(t[i], func(a, b string) int { return len(b) - len(a) })
+	}
+	return t
+}()
+
+// keywordAt returns the longest keyword lower starts with.
+func keywordAt(lower string) string {
+	if lower == "" {
+		return ""
+	}
+	for _, k := range keywordsByByte[lower[0]] {
+		if strings.HasPrefix(lower, k) {
+			return k
+		}
+	}
+	return ""
+}
+
 const (
-	passwordKeywords = `pass(?:word|wort|wd|phrase|code)|pass|pwd|pw|pin(?:[ -]?(?:code|kód|number))?|kennwort|mot de passe|mdp|contrase[ñn]a|heslo|hesla|` +
-		`密码|密碼|口令|パスワード|暗証番号|비밀번호|비번|패스워드|암호`
-	keyKeywords = `api[ _-]?(?:key|token|secret)|access[ _-]?(?:key|token)|auth[ _-]?token|secret[ _-]?(?:key|token)?|` +
-		`(?:account|shared[ _-]?access|master|signing|encryption|app|application|consumer|license|licence)[ _-]?key|clave|` +
-		`client[ _-]?secret|private[ _-]?token|token|api[ -]?schl(?:ü|ue)ssel|cl[ée] (?:d'|de l'|)api|cl[ée] secr[èe]te|` +
-		`jeton(?: d'acc[èe]s)?|clave(?: de(?: la)?)? (?:api|acceso)|clave secreta|api[ -]?kl[íi][čc]|tajn[ýy] kl[íi][čc]|` +
-		`p[řr][íi]stupov[ýy] token|api ?密钥|密钥|秘钥|令牌|api ?キー|アクセストークン|トークン|シークレット|api ?키|액세스 ?토큰|토큰|시크릿 ?키`
 	// filler is a short phrase between keyword and separator, opened by a
 	// preposition: "password for the staging box is".
 	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|zum|zur|vom|von|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
@@ -34,19 +98,11 @@ const (
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 )
 
-// keywordRE is matched where a keyword may start (keywordStarts), on the
-// lower-cased text: a scan of megabytes costs a few string searches.
-var keywordRE = regexp.MustCompile(`^(?i)(?:(` + passwordKeywords + `)|(?:` + keyKeywords + `))`)
+// keywordAnchor: where a keyword occurs in the lower-cased text.
+var keywordAnchor = anchor(true, slices.Concat(passwordKeywords, keyKeywords)...)
 
-// keywordStarts are how the keywords begin, lower-cased.
-var keywordStarts = []string{
-	"pass", "pw", "pin", "kennwort", "mot de passe", "mdp", "contrase", "hesl", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호",
-	"api", "access", "auth", "secret", "account", "shared", "master", "signing", "encryption", "app", "consumer", "licen", "clave", "client",
-	"private", "token", "clé", "cle", "jeton", "tajn", "přístup", "pristup", "密钥", "秘钥", "令牌", "アクセストークン", "トークン", "シークレット", "액세스", "토큰", "시크릿",
-}
-
-// setWords start "set the admin password to …".
-var setWords = []string{"set", "change", "reset", "update"}
+// setAnchor: the words that start "set the admin password to …".
+var setAnchor = anchor(true, "set", "change", "reset", "update")
 
 var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
 
@@ -61,19 +117,18 @@ var weakKeywords = map[string]bool{"pass": true, "pw": true}
 
 func findContext(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
-	seen := map[int]bool{}
-	eachIndex(lower, keywordStarts, func(i int) {
-		m := keywordRE.FindStringSubmatchIndex(lower[i:min(len(lower), i+48)])
-		if m == nil || seen[i] {
-			return
+	last := -1
+	for _, i := range in.hits[keywordAnchor] {
+		kw := keywordAt(lower[i:])
+		if i < last {
+			continue // inside the keyword before ("token" of "api token")
 		}
-		seen[i] = true
-		kwEnd := i + m[1]
+		kwEnd := i + len(kw)
+		last = kwEnd
 		if c := lastByte(text[i:kwEnd]); isASCIIWordByte(c) && kwEnd < len(text) && isASCIIWordByte(text[kwEnd]) {
-			return // "passwords", "tokenizer", "max_tokens"
+			continue // "passwords", "tokenizer", "max_tokens"
 		}
-		password := m[2] >= 0
-		kw := lower[i:kwEnd]
+		password := isPasswordKeyword[kw]
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
 		if sep == nil {
 			// "mot de passe NasMaison_88": no separator, so only a value
@@ -83,22 +138,22 @@ func findContext(in *input, out []candidate) []candidate {
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
 				}
 			}
-			return
+			continue
 		}
 		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
 		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
-			return
+			continue
 		}
 		out = contextValue(text, kwEnd+sep[1], password, strings.HasPrefix(kw, "pin"), out)
-	})
-	eachIndex(lower, setWords, func(i int) {
+	}
+	for _, i := range in.hits[setAnchor] {
 		if i > 0 && isASCIIWordByte(lower[i-1]) {
-			return
+			continue
 		}
 		if m := setPasswordRE.FindStringIndex(lower[i:min(len(lower), i+120)]); m != nil {
 			out = contextValue(text, i+m[1], true, false, out)
 		}
-	})
+	}
 	return out
 }
 

@@ -26,6 +26,7 @@ const (
 // (same offsets) for the case-insensitive ones.
 type input struct {
 	text, lower string
+	hits        [][]int // by anchor id (scanAnchors)
 }
 
 type detector func(in *input, out []candidate) []candidate
@@ -38,30 +39,30 @@ var detectors = []detector{findPEM, findProviders, findShaped, findContext, find
 // of megabytes fast. mixed asks the key for both a letter and a digit,
 // which a random key has and "sk-this-is-a-placeholder" lacks.
 type provider struct {
-	kind     string
-	prefixes []string
-	re       *regexp.Regexp // anchored at a prefix
-	group    int
-	mixed    bool
+	kind   string
+	anchor int            // its prefixes
+	re     *regexp.Regexp // anchored at a prefix
+	group  int
+	mixed  bool
 }
 
 var providers = []provider{
-	{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), 0, true},
-	{"openai-key", []string{"sk-"}, regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, true},
-	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+	{"anthropic-key", anchor(false, "sk-ant-"), regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"openai-key", anchor(false, "sk-"), regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, true},
+	{"github-token", anchor(false, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 		regexp.MustCompile(`^(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), 0, true},
-	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), 0, true},
-	{"npm-token", []string{"npm_"}, regexp.MustCompile(`^npm_[A-Za-z0-9]{30,}`), 0, true},
-	{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), 0, true},
-	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, false},
-	{"slack-token", []string{"xox", "xapp-"}, regexp.MustCompile(`^(?:xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`), 0, true},
-	{"google-api-key", []string{"AIza"}, regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`), 0, false},
-	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"},
+	{"gitlab-token", anchor(false, "glpat-"), regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"npm-token", anchor(false, "npm_"), regexp.MustCompile(`^npm_[A-Za-z0-9]{30,}`), 0, true},
+	{"huggingface-token", anchor(false, "hf_"), regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), 0, true},
+	{"aws-access-key", anchor(false, "AKIA", "ASIA", "ABIA", "ACCA"), regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, false},
+	{"slack-token", anchor(false, "xox", "xapp-"), regexp.MustCompile(`^(?:xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`), 0, true},
+	{"google-api-key", anchor(false, "AIza"), regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`), 0, false},
+	{"stripe-key", anchor(false, "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
 		regexp.MustCompile(`^(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})`), 0, true},
-	{"sendgrid-key", []string{"SG."}, regexp.MustCompile(`^SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`), 0, true},
-	{"shopify-token", []string{"shpat_", "shpss_", "shpca_", "shppa_"}, regexp.MustCompile(`^shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
-	{"digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, regexp.MustCompile(`^do[por]_v1_[a-f0-9]{64}`), 0, true},
-	{"pypi-token", []string{"pypi-AgE"}, regexp.MustCompile(`^pypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
+	{"sendgrid-key", anchor(false, "SG."), regexp.MustCompile(`^SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`), 0, true},
+	{"shopify-token", anchor(false, "shpat_", "shpss_", "shpca_", "shppa_"), regexp.MustCompile(`^shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
+	{"digitalocean-token", anchor(false, "dop_v1_", "doo_v1_", "dor_v1_"), regexp.MustCompile(`^do[por]_v1_[a-f0-9]{64}`), 0, true},
+	{"pypi-token", anchor(false, "pypi-AgE"), regexp.MustCompile(`^pypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
 }
 
 // maxTokenLen bounds how far past its prefix a key is looked for.
@@ -70,39 +71,25 @@ const maxTokenLen = 4096
 func findProviders(in *input, out []candidate) []candidate {
 	text := in.text
 	for _, p := range providers {
-		eachIndex(text, p.prefixes, func(i int) {
+		for _, i := range in.hits[p.anchor] {
 			if i > 0 && isASCIIWordByte(text[i-1]) {
-				return
+				continue
 			}
 			m := p.re.FindStringSubmatchIndex(text[i:min(len(text), i+maxTokenLen)])
 			if m == nil {
-				return
+				continue
 			}
 			s, e := i+m[2*p.group], i+m[2*p.group+1]
 			if p.kind == "openai-key" && strings.HasPrefix(text[s:], "sk-ant-") {
-				return
+				continue
 			}
 			if p.mixed && !hasLetterAndDigit(text[s:e]) {
-				return
+				continue
 			}
 			out = append(out, candidate{Finding{p.kind, s, e}, rankProvider})
-		})
-	}
-	return out
-}
-
-// eachIndex calls fn with every index where one of lits occurs in s.
-func eachIndex(s string, lits []string, fn func(i int)) {
-	for _, lit := range lits {
-		for at := 0; ; {
-			j := strings.Index(s[at:], lit)
-			if j < 0 {
-				break
-			}
-			fn(at + j)
-			at += j + 1
 		}
 	}
+	return out
 }
 
 var (
@@ -123,53 +110,64 @@ var (
 	telegramRE = regexp.MustCompile(`^:AA[A-Za-z0-9_-]{33}`)
 )
 
+// Anchors of the shaped secrets.
+var (
+	jwtAnchor       = anchor(false, "eyJ")
+	urlAnchor       = anchor(false, "://")
+	slackHookAnchor = anchor(false, "hooks.slack.com")
+	telegramAnchor  = anchor(false, ":AA")
+	mysqlAnchor     = anchor(true, "mysql")
+	authAnchor      = anchor(true, "bearer", "authorization")
+	awsAnchor       = anchor(true, "aws")
+)
+
 // shapedWindow bounds how far past its anchor a shaped secret is read.
 const shapedWindow = 4096
 
 func findShaped(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
 	window := func(i int) string { return text[i:min(len(text), i+shapedWindow)] }
-	eachIndex(text, []string{"eyJ"}, func(i int) {
+	for _, i := range in.hits[jwtAnchor] {
 		if i > 0 && isASCIIWordByte(text[i-1]) {
-			return
+			continue
 		}
 		if m := jwtRE.FindStringIndex(window(i)); m != nil && isJWT(text[i:i+m[1]]) {
 			out = append(out, candidate{Finding{"jwt", i, i + m[1]}, rankShaped})
 		}
-	})
-	eachIndex(text, []string{"://"}, func(i int) {
+	}
+	for _, i := range in.hits[urlAnchor] {
 		if m := urlCredRE.FindStringSubmatchIndex(window(i)); m != nil && !isPlaceholder(text[i+m[2]:i+m[3]]) {
 			out = append(out, candidate{Finding{"url-password", i + m[2], i + m[3]}, rankShaped})
 		}
-	})
-	sub := func(re *regexp.Regexp, hay string, lits []string, kind string, check func(string) bool) {
-		eachIndex(hay, lits, func(i int) {
+	}
+	sub := func(re *regexp.Regexp, hay string, anchor int, kind string, check func(string) bool) {
+		for _, i := range in.hits[anchor] {
 			if i > 0 && isASCIIWordByte(hay[i-1]) {
-				return
+				continue
 			}
 			m := re.FindStringSubmatchIndex(hay[i:min(len(hay), i+shapedWindow)])
 			if m != nil && check(text[i+m[2]:i+m[3]]) {
 				out = append(out, candidate{Finding{kind, i + m[2], i + m[3]}, rankShaped})
 			}
-		})
+		}
 	}
 	notPlaceholder := func(v string) bool { return !isPlaceholder(v) }
-	sub(mysqlRE, lower, []string{"mysql"}, "password", notPlaceholder)
-	sub(authRE, lower, []string{"bearer", "authorization"}, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
-	sub(awsSecretRE, lower, []string{"aws"}, "aws-secret-key", hasLetterAndDigit)
-	sub(slackHookRE, text, []string{"hooks.slack.com"}, "slack-webhook", notPlaceholder)
-	eachIndex(text, []string{":AA"}, func(i int) {
+	sub(mysqlRE, lower, mysqlAnchor, "password", notPlaceholder)
+	sub(authRE, lower, authAnchor, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
+	sub(awsSecretRE, lower, awsAnchor, "aws-secret-key", hasLetterAndDigit)
+	sub(slackHookRE, text, slackHookAnchor, "slack-webhook", notPlaceholder)
+	for _, i := range in.hits[telegramAnchor] {
 		digits := i
 		for digits > 0 && text[digits-1] >= '0' && text[digits-1] <= '9' {
 			digits--
 		}
 		if i-digits < 8 || i-digits > 10 || (digits > 0 && isASCIIWordByte(text[digits-1])) {
-			return
+			continue
 		}
 		if m := telegramRE.FindStringIndex(window(i)); m != nil {
 			out = append(out, candidate{Finding{"telegram-token", digits, i + m[1]}, rankProvider})
 		}
-	})
+	}
 	return out
 }
 

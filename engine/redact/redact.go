@@ -60,6 +60,7 @@ const MarkerPrefix = "[REDACTED:"
 // key format over "password is …" over a high-entropy guess).
 func Find(text string) []Finding {
 	in := &input{text: text, lower: asciiLower(text)}
+	in.hits = scanAnchors(in.text, in.lower)
 	var cands []candidate
 	for _, d := range detectors {
 		cands = d(in, cands)
