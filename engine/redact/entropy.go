@@ -16,12 +16,16 @@ import (
 // and order numbers, tracking numbers and short ids live there.
 //
 // minEntropyBits is the Shannon entropy (bits per character, counted over
-// the token itself) a token must reach. A random token of 32 characters
-// from [A-Za-z0-9] measures 4.5–4.9 (log2 62 ≈ 5.95, less the estimator's
-// bias for 32 samples), one from [a-z0-9] 4.2–4.6; a long identifier
-// ("getUserProfileSettingsForAccount2") measures 3.6–4.0, for English
-// letters repeat. 4.1 sits between the two; hex (git SHAs, checksums, 3.7
-// at most at 32 characters) is left out before the entropy is looked at.
+// the token itself) a token must reach. Of 10,000 random tokens of 32
+// characters, those from [A-Za-z0-9] measured 4.20–4.81 (1st to 99th
+// percentile), those from [a-z0-9] 3.89–4.58 (a longer token measures
+// more); base64 of ordinary text stays near 4.0 at that length and is
+// decoded and checked besides. 4.1 keeps 99% of the first kind and most of
+// the second. Long identifiers measure 3.8–4.3
+// ("AbstractSingletonProxyFactoryBeanProvider2": 4.20): the entropy does
+// not keep them out, the other conditions do (two digits at least, letter
+// and digit classes changing throughout the token); hex (git SHAs,
+// checksums) is left out before the entropy is looked at.
 const (
 	minEntropyLen  = 32
 	minEntropyBits = 4.1
