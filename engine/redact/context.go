@@ -131,11 +131,16 @@ func findContext(in *input, out []candidate) []candidate {
 		password := isPasswordKeyword[kw]
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
 		if sep == nil {
-			// "mot de passe NasMaison_88": no separator, so only a value
-			// no sentence would have.
-			if password && !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
-				if s, e, _ := valueAt(text, kwEnd+1); s < e && strongValue(text[s:e]) {
+			// "mot de passe NasMaison_88", "auth token 2241…": no
+			// separator, so only a value no sentence would have.
+			if !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
+				s, e, _ := valueAt(text, kwEnd+1)
+				switch {
+				case s == e:
+				case password && strongValue(text[s:e]):
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
+				case !password && e-s >= 16 && keyValue(text[s:e]):
+					out = append(out, candidate{Finding{"api-key", s, e}, rankContext})
 				}
 			}
 			continue

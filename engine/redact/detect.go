@@ -95,8 +95,9 @@ func findProviders(in *input, out []candidate) []candidate {
 var (
 	jwtRE = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
 	// urlCredRE: scheme://user:password@ — only the password is the
-	// secret. Matched from the "://".
-	urlCredRE = regexp.MustCompile(`^://[^\s:/@?#\[\]]+:([^\s/@?#]+)@`)
+	// secret (the user may be empty: redis://:pass@host). Matched from the
+	// "://".
+	urlCredRE = regexp.MustCompile(`^://[^\s:/@?#\[\]]*:([^\s/@?#]+)@`)
 	// authRE: an Authorization header's credentials, or a bearer token;
 	// matched on lower-cased text, the value read from the original.
 	authRE = regexp.MustCompile(`^(?:bearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([a-z0-9._~+/=-]{16,})`)
