@@ -119,14 +119,17 @@ func findContext(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
 	last := -1
 	for _, i := range in.hits[keywordAnchor] {
-		kw := keywordAt(lower[i:])
 		if i < last {
 			continue // inside the keyword before ("token" of "api token")
 		}
+		kw := keywordAt(lower[i:])
 		kwEnd := i + len(kw)
 		last = kwEnd
 		if c := lastByte(text[i:kwEnd]); isASCIIWordByte(c) && kwEnd < len(text) && isASCIIWordByte(text[kwEnd]) {
 			continue // "passwords", "tokenizer", "max_tokens"
+		}
+		if len(kw) <= 4 && i > 0 && isASCIILetter(text[i-1]) {
+			continue // "spin", "cmdp": a short keyword inside a word
 		}
 		password := isPasswordKeyword[kw]
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
@@ -194,6 +197,8 @@ func lastByte(s string) byte {
 	}
 	return s[len(s)-1]
 }
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func isASCIIWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'

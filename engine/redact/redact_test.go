@@ -34,6 +34,8 @@ func TestRedact(t *testing.T) {
 			"key:\n[REDACTED:private-key]\nbye"},
 		{"a PEM block cut short", "-----BEGIN PRIVATE KEY-----\nMIIEFAKEvQIBADANBgkq\nhkiG9w0BAQEFAASC", "[REDACTED:private-key]"},
 		{"nothing to redact", "I changed my password yesterday", "I changed my password yesterday"},
+		{"a short keyword inside a word", "the spin is 4821 rpm", "the spin is 4821 rpm"},
+		{"a PIN", "my PIN is 4821", "my PIN is [REDACTED:password]"},
 		{"a marker is not redacted again", "password is [REDACTED:password]", "password is [REDACTED:password]"},
 		{"in Japanese", "パスワードはsakura2024です", "パスワードは[REDACTED:password]です"},
 		{"invalid UTF-8 around a secret", "\xff\xfe " + fakeGitHub + " \xc3", "\xff\xfe [REDACTED:github-token] \xc3"},
