@@ -265,3 +265,19 @@ func BenchmarkRedact(b *testing.B) {
 		Redact(turn)
 	}
 }
+
+// BenchmarkRedactJSON: an agent_end event of 200 messages, about 100 KB.
+func BenchmarkRedactJSON(b *testing.B) {
+	msgs := make([]map[string]any, 200)
+	for i := range msgs {
+		msgs[i] = map[string]any{"role": "user", "content": strings.Repeat("We moved the staging database to the new cluster. ", 10), "timestamp": 1767225600000 + i}
+	}
+	msgs[100]["content"] = "the deploy token is " + fakeGitHub
+	doc, _ := json.Marshal(map[string]any{"messages": msgs, "success": true})
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, n, err := RedactJSON(doc); err != nil || n != 1 {
+			b.Fatal(n, err)
+		}
+	}
+}
