@@ -7,7 +7,6 @@
 package redact
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,7 +49,7 @@ type Finding struct {
 }
 
 // Marker is what Redact puts in a secret's place.
-func Marker(kind string) string { return "[REDACTED:" + kind + "]" }
+func Marker(kind string) string { return MarkerPrefix + kind + "]" }
 
 // MarkerPrefix begins every marker.
 const MarkerPrefix = "[REDACTED:"
@@ -157,6 +156,3 @@ func Kinds(fs []Finding) string {
 	}
 	return strings.Join(kinds, ", ")
 }
-
-// IsSecret reports an error caused by a secret in refuse mode.
-func IsSecret(err error) bool { return errors.Is(err, ErrSecret) }

@@ -155,7 +155,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("redact: %q, %v, %v", got, fs, err)
 	}
 	_, _, err = Apply(ModeRefuse, text)
-	if !errors.Is(err, ErrSecret) || !errors.Is(err, schemas.ErrInvalid) || !IsSecret(err) {
+	if !errors.Is(err, ErrSecret) || !errors.Is(err, schemas.ErrInvalid) {
 		t.Fatalf("refuse: %v, want ErrSecret (an input error)", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "github-token") || !strings.Contains(msg, "secrets.mode is refuse") || strings.Contains(msg, fakeGitHub) {
