@@ -361,8 +361,12 @@ func (e *Engine) prepareItem(who Who, r StoreRequest) (schemas.Memory, engine.Sc
 	}
 	if clean != text {
 		// The vector a caller brings was made from the text with the
-		// secret: the redacted text is embedded again.
+		// secret: the redacted text is embedded again. Markers may make
+		// it longer than the limit.
 		text, r.Vector = clean, nil
+		if err := schemas.ValidateText(text); err != nil {
+			return schemas.Memory{}, engine.ScopeFilter{}, err
+		}
 	}
 	if r.Metadata, err = e.cleanMetadata(r.Metadata); err != nil {
 		return schemas.Memory{}, engine.ScopeFilter{}, err

@@ -640,6 +640,9 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		if text, err = e.cleanText(text); err != nil {
 			return UpdateResult{}, err
 		}
+		if err := schemas.ValidateText(text); err != nil {
+			return UpdateResult{}, err
+		}
 		// Resolve first so a foreign id costs no embedding call.
 		if _, err := e.store.Resolve(ctx, id, f); err != nil {
 			return UpdateResult{}, err
