@@ -278,3 +278,37 @@ func streamContents(t *testing.T, js jetstream.JetStream, name string) string {
 	}
 	return b.String()
 }
+
+// TestSecretsRefuseAnswersTheTool: with secrets.mode refuse, memory_store
+// answers with an input error that names the kind of secret and the mode,
+// never the secret, and stores nothing.
+func TestSecretsRefuseAnswersTheTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs clawmem up in process")
+	}
+	dir := t.TempDir()
+	writeConfig(t, dir, `,"secrets":{"mode":"refuse"}`)
+	serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := client.Target{Config: cfg, Name: "secrets-test"}.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Call(ctx, schemas.OpStore, "main", schemas.StoreRequest{Text: "The release bot pushes with the GitHub token " + secretStore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if !res.IsError || !strings.Contains(string(b), "the text holds a secret (github-token); not stored — secrets.mode is refuse") ||
+		!strings.Contains(string(b), `"code":"invalid"`) || strings.Contains(string(b), secretStore) {
+		t.Fatalf("store in refuse mode answered %s", b)
+	}
+	if code, out, _ := runCLI(t, "list", "--data-dir", dir, "--json"); code != 0 || strings.Contains(out, "release bot") {
+		t.Fatalf("list after a refused store: %d %s", code, out)
+	}
+}
