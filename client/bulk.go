@@ -82,7 +82,8 @@ func (t *LocalBulk) CheckImport(_ context.Context, o ImportOptions) error {
 }
 
 func (t *LocalBulk) ImportBatch(ctx context.Context, recs []portable.Record, o ImportOptions) ([]portable.Result, error) {
-	po := portable.ImportOptions{Scope: o.Scope, DryRun: o.DryRun, Dedup: portable.DefaultDedup, ValidateScope: t.Engine.Scopes().Validate}
+	po := portable.ImportOptions{Scope: o.Scope, DryRun: o.DryRun, Dedup: portable.DefaultDedup, ValidateScope: t.Engine.Scopes().Validate,
+		Secrets: t.Engine.Secrets()}
 	if o.NoDedup {
 		po.Dedup = 0
 	}

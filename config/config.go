@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/lancestore"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/rerank"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
@@ -64,6 +65,7 @@ type Config struct {
 	Jobs            Jobs            `json:"jobs"`
 	MCP             MCP             `json:"mcp"`
 	Streams         Streams         `json:"streams"`
+	Secrets         Secrets         `json:"secrets"`
 }
 
 // Streams sets how long the JetStream streams that hold what agents said
@@ -118,6 +120,24 @@ func (s Streams) MaxAges() (events, transcripts, dlq time.Duration) {
 		return d
 	}
 	return age(s.Events), age(s.Transcripts), age(s.DLQ)
+}
+
+// Secrets says what happens to a credential (an API key, a password, a
+// private key) in what clawmem is given to remember.
+type Secrets struct {
+	// Mode is redact (default: the secret is replaced by a marker before
+	// anything is stored, embedded or sent to a model), refuse (a tool
+	// call or import holding one fails; capture drops it) or off.
+	Mode string `json:"mode"`
+}
+
+// SecretsMode is secrets.mode, checked by Validate.
+func (c *Config) SecretsMode() redact.Mode {
+	m, err := redact.ParseMode(c.Secrets.Mode)
+	if err != nil {
+		return redact.ModeRedact
+	}
+	return m
 }
 
 // Distill configures session distillation: the LLM (none: the extractive,
@@ -416,6 +436,9 @@ func (c *Config) applyDefaults() {
 	if c.SessionMemory.MessageCount == 0 {
 		c.SessionMemory.MessageCount = distill.DefaultSummaryMessages
 	}
+	if c.Secrets.Mode == "" {
+		c.Secrets.Mode = string(redact.ModeRedact)
+	}
 	if c.NATS.Replicas == 0 {
 		c.NATS.Replicas = 1
 	}
@@ -639,6 +662,9 @@ func (c *Config) validate() (problems, warnings []string) {
 	if c.SessionMemory.MessageCount < 1 {
 		bad("sessionMemory.messageCount is %d: want a positive number", c.SessionMemory.MessageCount)
 	}
+	if _, err := redact.ParseMode(c.Secrets.Mode); err != nil {
+		bad("secrets.mode is %q: want redact, refuse or off", c.Secrets.Mode)
+	}
 	if c.NATS.Port < -1 || c.NATS.Port > 65535 {
 		bad("nats.port is %d: allowed range -1..65535 (-1: any free port)", c.NATS.Port)
 	}
@@ -776,7 +802,8 @@ func (c *Config) DistillConfig() distill.Config {
 		}
 	}
 	return distill.Config{MapChunkChars: d.MapChunkChars, MapOverlapMsgs: d.MapOverlapMsgs, MaxFinal: maxFinal,
-		Parallelism: d.Parallelism, MaxTokens: d.MaxTokens, LLMReduce: d.LLMReduce, CaptureMaxChars: c.CaptureMaxChars}
+		Parallelism: d.Parallelism, MaxTokens: d.MaxTokens, LLMReduce: d.LLMReduce, CaptureMaxChars: c.CaptureMaxChars,
+		Secrets: c.SecretsMode()}
 }
 
 // IndexOptions is the vector index's configuration.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -88,6 +89,9 @@ func TestDistillAndWatchDefaults(t *testing.T) {
 	}
 	if d := c.DistillConfig(); d.MaxFinal != distill.DefaultMaxFinal {
 		t.Fatalf("maxFinal unset gives %d, want distill's default (%d)", d.MaxFinal, distill.DefaultMaxFinal)
+	}
+	if c.Secrets.Mode != "redact" || c.SecretsMode() != redact.ModeRedact || c.DistillConfig().Secrets != redact.ModeRedact {
+		t.Fatalf("secrets.mode defaults to %q, want redact", c.Secrets.Mode)
 	}
 	c, err = Load(writeConfig(t, `{"distill":{"provider":"gemini","maxFinal":0,"timeoutSeconds":5}}`), t.TempDir())
 	if err != nil {

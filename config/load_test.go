@@ -241,6 +241,7 @@ func TestRejects(t *testing.T) {
 		{"maxFinal range", "c.json", `{"distill":{"maxFinal":21}}`, "distill.maxFinal is 21: allowed range 0..20"},
 		{"negative distill", "c.json", `{"distill":{"parallelism":-1}}`, "distill.parallelism is -1: must not be negative"},
 		{"messageCount", "c.json", `{"sessionMemory":{"messageCount":-1}}`, "sessionMemory.messageCount is -1: want a positive number"},
+		{"secrets mode", "c.json", `{"secrets":{"mode":"mask"}}`, `secrets.mode is "mask": want redact, refuse or off`},
 		{"nats port", "c.json", `{"nats":{"port":70000}}`, "nats.port is 70000: allowed range -1..65535"},
 		{"nats replicas", "c.json", `{"nats":{"url":"nats://a:4222","replicas":7}}`, "nats.replicas is 7: allowed range 1..5"},
 		{"replicas without a cluster", "c.json", `{"nats":{"replicas":3}}`, "nats.replicas is 3, but the embedded server is one node"},

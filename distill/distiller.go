@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -54,6 +56,11 @@ type Config struct {
 	// CaptureMaxChars is the extractive distiller's longest user message,
 	// as in auto-capture. Default rules.DefaultCaptureMaxChars.
 	CaptureMaxChars int
+	// Secrets (secrets.mode): unless off, the transcript's credentials are
+	// redacted before any model reads it, so no lesson can hold one; in
+	// refuse mode a lesson quoting a redacted one is dropped. Default
+	// redact.
+	Secrets redact.Mode
 }
 
 func (c Config) withDefaults() Config {
@@ -72,6 +79,9 @@ func (c Config) withDefaults() Config {
 		c.DedupSimilarity = DefaultDedupSimilarity
 	}
 	c.MaxTokens = max(c.MaxTokens, 0)
+	if c.Secrets == "" {
+		c.Secrets = redact.ModeRedact
+	}
 	return c
 }
 
@@ -138,6 +148,9 @@ func New(cfg Config, llm LLM, emb embed.Embedder) *Distiller {
 func (d *Distiller) Distill(ctx context.Context, msgs []Message, opts Options) (Result, error) {
 	start := time.Now()
 	msgs = numbered(msgs)
+	if d.cfg.Secrets != redact.ModeOff {
+		msgs = withoutSecrets(msgs)
+	}
 	res := Result{Distiller: DistillerExtractive}
 	if d.llm != nil {
 		res.Distiller, res.Model = DistillerLLM, d.llm.Model()
@@ -157,7 +170,27 @@ func (d *Distiller) Distill(ctx context.Context, msgs []Message, opts Options) (
 }
 
 func (d *Distiller) reducer(maxFinal int) reducer {
-	return reducer{emb: d.emb, similarity: d.cfg.DedupSimilarity, maxFinal: maxFinal}
+	return reducer{emb: d.emb, similarity: d.cfg.DedupSimilarity, maxFinal: maxFinal, secrets: d.cfg.Secrets}
+}
+
+// withoutSecrets returns msgs with their credentials redacted (a copy
+// when any is; the caller's slice is left alone).
+func withoutSecrets(msgs []Message) []Message {
+	var out []Message
+	for i, m := range msgs {
+		text, fs := redact.Redact(m.Text)
+		if len(fs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		out[i].Text = text
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // extract is the distiller without an LLM: user messages the auto-capture

@@ -1,7 +1,6 @@
 package distill
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -41,31 +40,6 @@ func IsGenericAdvice(text string) bool {
 		}
 		extra := utf8.RuneCountInString(norm) - utf8.RuneCountInString(phrase)
 		if extra <= maxGenericExtraRunes && specificTokens(text) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// secretPatterns find credentials a lesson must never carry: provider key
-// formats, private keys, bearer tokens, credentials in URLs and "password=…".
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
-	regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`),
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.`),
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`),
-	regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:[^\s/@]+@`),
-	regexp.MustCompile(`(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*["']?[^\s"']{8,}`),
-}
-
-// ContainsSecret reports text that looks like it holds a credential.
-func ContainsSecret(text string) bool {
-	for _, re := range secretPatterns {
-		if re.MatchString(text) {
 			return true
 		}
 	}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
@@ -53,13 +55,14 @@ type reducer struct {
 	emb        embed.Embedder
 	similarity float64
 	maxFinal   int
+	secrets    redact.Mode
 }
 
 // reduce returns the best lessons, at most maxFinal, best first. Candidates
 // must come in session order: ties keep it, so runs are reproducible.
 func (r reducer) reduce(ctx context.Context, lessons []Lesson) ([]Lesson, reduceStats) {
 	var st reduceStats
-	lessons, st.filtered = filterLessons(lessons)
+	lessons, st.filtered = filterLessons(lessons, r.secrets)
 	lessons, st.merged = dedupExact(lessons)
 	lessons, merged, err := r.dedupSimilar(ctx, lessons)
 	st.merged += merged
@@ -72,10 +75,12 @@ func (r reducer) reduce(ctx context.Context, lessons []Lesson) ([]Lesson, reduce
 // filterLessons drops lessons without evidence, generic advice, lessons
 // carrying a secret, and lessons that read as instructions to an agent:
 // recall replays lessons into prompts.
-func filterLessons(lessons []Lesson) ([]Lesson, int) {
+// In refuse mode a lesson quoting a redacted secret is dropped too.
+func filterLessons(lessons []Lesson, secrets redact.Mode) ([]Lesson, int) {
 	out := make([]Lesson, 0, len(lessons))
 	for _, l := range lessons {
-		if len(l.Evidence) == 0 || IsGenericAdvice(l.Text) || ContainsSecret(l.Text) || evidenceHasSecret(l) || rules.IsInjection(l.Text) {
+		if len(l.Evidence) == 0 || IsGenericAdvice(l.Text) || holdsSecret(l.Text) || evidenceHasSecret(l) || rules.IsInjection(l.Text) ||
+			(secrets == redact.ModeRefuse && strings.Contains(l.Text, redact.MarkerPrefix)) {
 			continue
 		}
 		out = append(out, l)
@@ -83,9 +88,13 @@ func filterLessons(lessons []Lesson) ([]Lesson, int) {
 	return out, len(lessons) - len(out)
 }
 
+// holdsSecret: a lesson replayed into prompts must not carry a
+// credential, whatever secrets.mode says about the transcript.
+func holdsSecret(text string) bool { return len(redact.Find(text)) > 0 }
+
 func evidenceHasSecret(l Lesson) bool {
 	for _, e := range l.Evidence {
-		if ContainsSecret(e.Quote) {
+		if holdsSecret(e.Quote) {
 			return true
 		}
 	}

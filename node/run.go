@@ -212,7 +212,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return fmt.Errorf("embedding: %w", err)
 		}
 		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
-			Partitions: cfg.NATS.Partitions}
+			Partitions: cfg.NATS.Partitions, Secrets: cfg.SecretsMode()}
 		if cfg.SmartExtractionOn() {
 			llm, err := distill.NewLLM(cfg.LLMConfig())
 			if err != nil {
@@ -243,7 +243,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		}
 	}
 	if has(RoleWatch) && *cfg.Watch.Enabled {
-		w, err := watcher.New(watcher.Config{StateDir: cfg.Watch.StateDir, Registerer: reg}, js, log)
+		w, err := watcher.New(watcher.Config{StateDir: cfg.Watch.StateDir, Registerer: reg, Secrets: cfg.SecretsMode()}, js, log)
 		if err != nil {
 			return err
 		}
@@ -273,11 +273,11 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
 		}
 		ingestURL = "http://" + ln.Addr().String()
-		srvIngest := ingest.New(ic, producers.New(js), reg, log)
+		srvIngest := ingest.New(ic, producers.New(js, producers.WithSecrets(cfg.SecretsMode())), reg, log)
 		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
 		// Agents hand in their hook events over NATS here (they may not
 		// write the events stream themselves).
-		hooks := producers.NewHookService(producers.New(js), log)
+		hooks := producers.NewHookService(producers.New(js, producers.WithSecrets(cfg.SecretsMode())), log)
 		start("hook service", func(ctx context.Context) error { return hooks.Run(ctx, nc) })
 		log.Info("hook ingest listening", "url", ingestURL)
 	}

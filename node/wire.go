@@ -82,7 +82,7 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, repli
 		st.Close()
 		return nil, nil, err
 	}
-	return memory.New(st, emb, ret, sm), st, nil
+	return memory.New(st, emb, ret, sm, memory.WithSecrets(cfg.SecretsMode())), st, nil
 }
 
 // EngineStore is the store as OpenEngine's callers use it.

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -62,14 +63,35 @@ type Ack struct {
 // publishes them to the EVENTS stream with a Msg-Id that makes retries
 // idempotent. It is safe for concurrent use.
 type Publisher struct {
-	js    jetstream.JetStream
-	owned *nats.Conn // closed by Close when Connect opened it
+	js      jetstream.JetStream
+	owned   *nats.Conn // closed by Close when Connect opened it
+	secrets redact.Mode
+}
+
+// Option configures a Publisher.
+type Option func(*Publisher)
+
+// WithSecrets sets what becomes of a credential in an event (secrets.mode):
+// unless off, every string value of the event is redacted before it is
+// published, so the events stream never holds one. An event cannot be
+// refused in part, so refuse redacts here too and capture drops the
+// redacted message. Default redact.
+func WithSecrets(m redact.Mode) Option {
+	return func(p *Publisher) {
+		if m != "" {
+			p.secrets = m
+		}
+	}
 }
 
 // New wraps an existing JetStream context; the caller keeps owning the
 // connection.
-func New(js jetstream.JetStream) *Publisher {
-	return &Publisher{js: js}
+func New(js jetstream.JetStream, opts ...Option) *Publisher {
+	p := &Publisher{js: js, secrets: redact.ModeRedact}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Connect opens a NATS connection for a Publisher; Close closes it. It
@@ -112,7 +134,7 @@ func (p *Publisher) Status() string { return p.js.Conn().Status().String() }
 // error means nothing was published and a retry cannot help; any other
 // error wraps ErrUnavailable and a retry is safe.
 func (p *Publisher) Publish(ctx context.Context, kind schemas.EventKind, agent string, event json.RawMessage, meta Meta) (Ack, error) {
-	msg, err := prepare(kind, agent, event, meta)
+	msg, err := prepare(kind, agent, event, meta, p.secrets)
 	if err != nil {
 		return Ack{}, err
 	}
@@ -124,8 +146,10 @@ func (p *Publisher) Publish(ctx context.Context, kind schemas.EventKind, agent s
 }
 
 // prepare validates an event and builds the NATS message Publish sends:
-// subject, envelope and Nats-Msg-Id header.
-func prepare(kind schemas.EventKind, agent string, event json.RawMessage, meta Meta) (*nats.Msg, error) {
+// subject, envelope and Nats-Msg-Id header. The Msg-Id is derived from the
+// event as given, before its secrets are redacted, so a retry is a
+// duplicate whatever the redaction does.
+func prepare(kind schemas.EventKind, agent string, event json.RawMessage, meta Meta, secrets redact.Mode) (*nats.Msg, error) {
 	if !kind.Valid() {
 		return nil, fmt.Errorf("%w: unknown event kind %q (want one of %s)", schemas.ErrInvalid, kind, kindList())
 	}
@@ -144,6 +168,13 @@ func prepare(kind schemas.EventKind, agent string, event json.RawMessage, meta M
 		id = deriveMsgID(kind, agent, event, meta, count)
 	} else {
 		id = OwnMsgID(kind, agent, id)
+	}
+	if secrets != redact.ModeOff {
+		red, _, err := redact.RedactJSON(event)
+		if err != nil {
+			return nil, err
+		}
+		event = red
 	}
 	ts := meta.Timestamp
 	if ts == 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
@@ -39,6 +40,10 @@ type CaptureConfig struct {
 	// Partitions is how many partitions the work stream has (nats.partitions);
 	// default schemas.DefaultPartitions.
 	Partitions int
+	// Secrets is what becomes of a credential in a captured message
+	// (secrets.mode): redacted before it is embedded, sent to the model or
+	// stored (the default), the message dropped (refuse), or kept (off).
+	Secrets redact.Mode
 }
 
 func (c CaptureConfig) withDefaults() CaptureConfig {
@@ -57,6 +62,9 @@ func (c CaptureConfig) withDefaults() CaptureConfig {
 	if c.Partitions <= 0 {
 		c.Partitions = schemas.DefaultPartitions
 	}
+	if c.Secrets == "" {
+		c.Secrets = redact.ModeRedact
+	}
 	return c
 }
 
@@ -70,14 +78,15 @@ type Capture struct {
 	cfg CaptureConfig
 	st  stage
 	ext *extractor // nil: rules only
+	log *slog.Logger
 }
 
 // NewCapture builds the capture stage.
 func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m *StageMetrics, log *slog.Logger) *Capture {
 	cfg = cfg.withDefaults()
-	c := &Capture{js: js, emb: emb, cfg: cfg}
+	c := &Capture{js: js, emb: emb, cfg: cfg, log: log}
 	if cfg.Extract != nil && cfg.Extract.LLM != nil {
-		c.ext = newExtractor(*cfg.Extract, js.Conn(), log)
+		c.ext = newExtractor(*cfg.Extract, js.Conn(), cfg.Secrets, log)
 	}
 	c.st = stage{name: schemas.ConsumerCapture, js: js, stream: schemas.StreamEvents,
 		subjects: []string{schemas.EventSubject(schemas.KindAgentEnd, "*"), schemas.EventSubject(schemas.KindMessageReceived, "*"),
@@ -150,6 +159,8 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 		forEach(len(turns), func(i int) {
 			if turns[i] != nil && errs[i] == nil {
 				c.ext.run(ctx, turns[i])
+				// The model may repeat a secret it was shown.
+				turns[i].items = c.withoutSecrets(turns[i], turns[i].items)
 			}
 		})
 	}
@@ -336,7 +347,10 @@ func (c *Capture) consider(t *turn, role, text string, said int64) {
 	if role != "user" && !(c.cfg.CaptureAssistant && role == "assistant") {
 		return
 	}
-	text = rules.StripEnvelope(text)
+	text, ok := c.clean(t, rules.StripEnvelope(text))
+	if !ok {
+		return
+	}
 	if c.ext != nil && strings.TrimSpace(text) != "" && len(t.said) < maxSaid {
 		t.said = append(t.said, saidMsg{text: retrieve.Truncate(text, 2000), at: said})
 	}
@@ -356,6 +370,41 @@ func (c *Capture) consider(t *turn, role, text string, said int64) {
 		Dedup:      c.cfg.Dedup,
 		Metadata:   meta,
 	})
+}
+
+// clean applies secrets.mode to a captured text before anything else sees
+// it: the text to use, or false when refuse mode drops it.
+func (c *Capture) clean(t *turn, text string) (string, bool) {
+	out, fs, err := redact.Apply(c.cfg.Secrets, text)
+	if err == nil && c.cfg.Secrets == redact.ModeRefuse && strings.Contains(text, redact.MarkerPrefix) {
+		// The hook edge redacted it already: refuse drops it all the same.
+		err = redact.ErrSecret
+	}
+	if err != nil {
+		c.log.Info("captured message dropped: it holds a secret and secrets.mode is refuse", "agent", t.agent, "session", t.session,
+			"kinds", redact.Kinds(fs))
+		return "", false
+	}
+	return out, true
+}
+
+// withoutSecrets applies secrets.mode to items' texts.
+func (c *Capture) withoutSecrets(t *turn, items []schemas.CaptureItem) []schemas.CaptureItem {
+	out := items[:0]
+	for _, it := range items {
+		text, ok := c.clean(t, it.Text)
+		if !ok {
+			continue
+		}
+		if text != it.Text {
+			it.Text = text
+			if it.Invalidates == "" {
+				it.SourceID = SourceID(t.agent, t.session, "fact:"+text)
+			}
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // emit hands the turn's candidates to the store worker, then moves the

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/promreg"
@@ -67,6 +68,7 @@ const maxSaid = 12
 // extractor is the capture stage's LLM path.
 type extractor struct {
 	cfg     ExtractConfig
+	secrets redact.Mode
 	nc      *nats.Conn
 	sem     chan struct{}
 	budget  *tokenBudget
@@ -76,9 +78,9 @@ type extractor struct {
 	actions *prometheus.CounterVec
 }
 
-func newExtractor(cfg ExtractConfig, nc *nats.Conn, log *slog.Logger) *extractor {
+func newExtractor(cfg ExtractConfig, nc *nats.Conn, secrets redact.Mode, log *slog.Logger) *extractor {
 	cfg = cfg.withDefaults()
-	x := &extractor{cfg: cfg, nc: nc, sem: make(chan struct{}, cfg.Parallelism), budget: newTokenBudget(cfg.TokensPerHour, time.Hour), log: log,
+	x := &extractor{cfg: cfg, secrets: secrets, nc: nc, sem: make(chan struct{}, cfg.Parallelism), budget: newTokenBudget(cfg.TokensPerHour, time.Hour), log: log,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "extract_calls_total",
 			Help: "Smart-extraction turns, by result (ok, fallback reason)."}, []string{"result"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "extract_tokens_total",
@@ -172,7 +174,13 @@ func (x *extractor) similar(ctx context.Context, t *turn) ([]distill.Known, erro
 				continue
 			}
 			seen[m.ID] = true
-			known = append(known, distill.Known{Alias: "m" + strconv.Itoa(len(known)+1), ID: m.ID, Text: m.Text})
+			// A memory stored before secrets were redacted is not shown
+			// to the model as it is.
+			text := m.Text
+			if x.secrets != redact.ModeOff {
+				text, _ = redact.Redact(text)
+			}
+			known = append(known, distill.Known{Alias: "m" + strconv.Itoa(len(known)+1), ID: m.ID, Text: text})
 		}
 	}
 	return known, nil

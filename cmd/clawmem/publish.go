@@ -44,7 +44,7 @@ the body names it. Retries of the same event are deduplicated.`,
 			if err != nil {
 				return err
 			}
-			ack, err := producers.PublishFromReader(cmd.Context(), producers.New(js), kind, agent, os.Stdin)
+			ack, err := producers.PublishFromReader(cmd.Context(), producers.New(js, producers.WithSecrets(t.Config.SecretsMode())), kind, agent, os.Stdin)
 			if err != nil {
 				return err
 			}

@@ -355,6 +355,22 @@ func (e *Engine) prepareItem(who Who, r StoreRequest) (schemas.Memory, engine.Sc
 	if rules.IsNoise(text) {
 		return schemas.Memory{}, engine.ScopeFilter{}, fmt.Errorf("%w: the text is noise (a greeting, a denial, a question about memory, or too short)", ErrRejected)
 	}
+	clean, err := e.cleanText(text)
+	if err != nil {
+		return schemas.Memory{}, engine.ScopeFilter{}, err
+	}
+	if clean != text {
+		// The vector a caller brings was made from the text with the
+		// secret: the redacted text is embedded again. Markers may make
+		// it longer than the limit.
+		text, r.Vector = clean, nil
+		if err := schemas.ValidateText(text); err != nil {
+			return schemas.Memory{}, engine.ScopeFilter{}, err
+		}
+	}
+	if r.Metadata, err = e.cleanMetadata(r.Metadata); err != nil {
+		return schemas.Memory{}, engine.ScopeFilter{}, err
+	}
 	cat := r.Category
 	if cat == "" {
 		cat = rules.DetectCategory(text)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -165,7 +166,9 @@ func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o Consolidat
 		}
 		texts := make([]string, len(g))
 		for i, m := range g {
-			texts[i] = m.Text
+			// A memory stored before secrets were redacted is not sent to
+			// the model as it is.
+			texts[i] = e.forModel(m.Text)
 		}
 		same, text, err := o.Judge(ctx, texts)
 		switch {
@@ -270,6 +273,9 @@ func (e *Engine) merge(ctx context.Context, g []schemas.Memory, text string, dry
 			m.Timestamp = min(m.Timestamp, s.Timestamp)
 		}
 		m.ValidFrom = m.Timestamp
+		if text != "" && e.secrets != redact.ModeOff {
+			text, _ = redact.Redact(text)
+		}
 		if text != "" && text != m.Text {
 			m.Text, m.Vector = text, nil
 			if !dry {

@@ -11,6 +11,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
@@ -23,9 +24,10 @@ const testDims = 256
 // scopes and the default retrieval config (cross-encoder with no reranker,
 // so the cosine fallback runs).
 type setup struct {
-	emb    embed.Embedder
-	scopes scopes.Config
-	rerank string
+	emb     embed.Embedder
+	scopes  scopes.Config
+	rerank  string
+	secrets redact.Mode
 }
 
 // isolationScopes is the adversarial layout: A and B have default access,
@@ -70,7 +72,7 @@ func newEngine(t testing.TB, s setup) *memory.Engine {
 	if emb == nil {
 		emb = localEmbedder(t)
 	}
-	return memory.New(st, emb, ret, sm)
+	return memory.New(st, emb, ret, sm, memory.WithSecrets(s.secrets))
 }
 
 // mustStore stores text for who (dedup off unless given) and returns the memory.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/scopes"
@@ -85,11 +86,71 @@ type Engine struct {
 	// embedDownUntil (unix ns): until then a query is not embedded, after
 	// the embedder failed one (recall runs on BM25 alone meanwhile).
 	embedDownUntil atomic.Int64
+	// secrets is what becomes of a credential in a text to store, and in
+	// a query, before it is embedded (secrets.mode).
+	secrets redact.Mode
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithSecrets sets what the engine does with a credential in a text it is
+// given (secrets.mode): redact (the default) stores and embeds the text
+// with the credential replaced by a marker; refuse rejects the write with
+// an error wrapping redact.ErrSecret; off keeps the text as it is. Queries
+// are redacted in both redact and refuse modes, so no credential typed
+// into a search reaches the embedding provider.
+func WithSecrets(m redact.Mode) Option {
+	return func(e *Engine) {
+		if m != "" {
+			e.secrets = m
+		}
+	}
 }
 
 // New builds an engine.
-func New(store engine.Store, emb embed.Embedder, ret *retrieve.Retriever, sm *scopes.Manager) *Engine {
-	return &Engine{store: store, emb: emb, ret: ret, scopes: sm, now: time.Now}
+func New(store engine.Store, emb embed.Embedder, ret *retrieve.Retriever, sm *scopes.Manager, opts ...Option) *Engine {
+	e := &Engine{store: store, emb: emb, ret: ret, scopes: sm, now: time.Now, secrets: redact.ModeRedact}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Secrets is the engine's secrets mode.
+func (e *Engine) Secrets() redact.Mode { return e.secrets }
+
+// cleanText applies the secrets mode to a text to be stored: the text to
+// keep, or refuse mode's error.
+func (e *Engine) cleanText(text string) (string, error) {
+	out, _, err := redact.Apply(e.secrets, text)
+	return out, err
+}
+
+// cleanMetadata applies the secrets mode to a memory's metadata (a JSON
+// object the caller may fill with anything).
+func (e *Engine) cleanMetadata(md json.RawMessage) (json.RawMessage, error) {
+	if len(md) == 0 || e.secrets == redact.ModeOff {
+		return md, nil
+	}
+	out, n, err := redact.RedactJSON(md)
+	switch {
+	case err != nil:
+		return md, nil // not JSON: the store's own check reports it
+	case n > 0 && e.secrets == redact.ModeRefuse:
+		return nil, fmt.Errorf("%w (in the metadata); not stored — secrets.mode is refuse", redact.ErrSecret)
+	}
+	return out, nil
+}
+
+// forModel is text as it may be shown to a model or an embedder: with its
+// credentials redacted unless secrets.mode is off.
+func (e *Engine) forModel(text string) string {
+	if e.secrets == redact.ModeOff {
+		return text
+	}
+	out, _ := redact.Redact(text)
+	return out
 }
 
 // Backend returns the underlying store.
@@ -217,6 +278,9 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 	if strings.TrimSpace(query) == "" {
 		return retrieve.Result{}, fmt.Errorf("%w: query is empty", schemas.ErrInvalid)
 	}
+	// A credential typed into a search (or an auto-recall prompt) is not
+	// sent to the embedding provider.
+	query = e.forModel(query)
 	qv, down, err := e.queryVector(ctx, query)
 	if err != nil {
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
@@ -582,6 +646,12 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		}
 		if rules.IsInjection(text) || rules.IsNoise(text) {
 			return UpdateResult{}, fmt.Errorf("%w: the new text is noise or looks like prompt injection", ErrRejected)
+		}
+		if text, err = e.cleanText(text); err != nil {
+			return UpdateResult{}, err
+		}
+		if err := schemas.ValidateText(text); err != nil {
+			return UpdateResult{}, err
 		}
 		// Resolve first so a foreign id costs no embedding call.
 		if _, err := e.store.Resolve(ctx, id, f); err != nil {

@@ -54,7 +54,7 @@ func unit(c float64) []float32 {
 }
 
 func TestStoreDedupThreshold(t *testing.T) {
-	const base, other = "The office wifi password is orange-kite-42", "The office wifi password is orange-kite-43"
+	const base, other = "The office wifi router sits on shelf orange-42", "The office wifi router sits on shelf orange-43"
 	// Score is 1/(1+(1-cos)): cos .99 → .990, .97 → .971, .90 → .909.
 	for _, tc := range []struct {
 		name    string

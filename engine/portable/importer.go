@@ -1,6 +1,7 @@
 package portable
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -72,6 +74,11 @@ type ImportOptions struct {
 	// write, so that concurrent imports into one store cannot both let
 	// the same text through.
 	Lock sync.Locker
+	// Secrets (secrets.mode) is what becomes of a credential in a row's
+	// text or metadata: redacted (the default; the row's vector, made
+	// from the text with it, is dropped and the text embedded anew), the
+	// row failed (refuse), or kept (off).
+	Secrets redact.Mode
 }
 
 // Importer writes batches of rows into a store, keeping their ids and
@@ -165,6 +172,9 @@ func (im *Importer) prepare(m schemas.Memory) (schemas.Memory, error) {
 			return m, rowError("%v", err)
 		}
 	}
+	if err := im.clean(&m); err != nil {
+		return m, rowError("%v", err)
+	}
 	m.ID = strings.ToLower(strings.TrimSpace(m.ID))
 	if m.ID == "" {
 		m.ID = DerivedID(m.Scope, m.Text, m.Timestamp)
@@ -182,6 +192,30 @@ func (im *Importer) prepare(m schemas.Memory) (schemas.Memory, error) {
 		return m, rowError("%v", err)
 	}
 	return m, nil
+}
+
+// clean applies the secrets mode to a row's text and metadata.
+func (im *Importer) clean(m *schemas.Memory) error {
+	mode := cmp.Or(im.o.Secrets, redact.ModeRedact)
+	text, fs, err := redact.Apply(mode, m.Text)
+	if err != nil {
+		return err
+	}
+	if len(fs) > 0 && mode == redact.ModeRedact {
+		m.Text, m.Vector = text, nil
+	}
+	if len(m.Metadata) == 0 || mode == redact.ModeOff {
+		return nil
+	}
+	md, n, err := redact.RedactJSON(m.Metadata)
+	switch {
+	case err != nil:
+		return nil // not JSON: Validate says so
+	case n > 0 && mode == redact.ModeRefuse:
+		return fmt.Errorf("%w (in the metadata); not stored — secrets.mode is refuse", redact.ErrSecret)
+	}
+	m.Metadata = md
+	return nil
 }
 
 // embed gives every pending row without a usable vector one, in a single

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/redact"
 )
 
 // Config configures a Watcher.
@@ -32,6 +33,10 @@ type Config struct {
 	// Registerer receives the watcher's metrics; nil leaves them
 	// unregistered.
 	Registerer prometheus.Registerer
+	// Secrets (secrets.mode): unless off, each entry's text is published
+	// with its credentials redacted, so the transcripts stream never
+	// holds one. Default redact.
+	Secrets redact.Mode
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -117,6 +118,9 @@ func (w *Watcher) publish(ctx context.Context, t *tracked, offset int64, l disti
 // publishEntry publishes e with its Nats-Msg-Id and waits for the ack;
 // where names the entry's origin in errors and logs.
 func (w *Watcher) publishEntry(ctx context.Context, e schemas.TranscriptEntry, id, where string) error {
+	if w.cfg.Secrets != redact.ModeOff {
+		e.Text, _ = redact.Redact(e.Text)
+	}
 	limit := int(w.js.Conn().MaxPayload()) - headerRoom
 	data, cut, err := encodeEntry(e, limit)
 	if err != nil {

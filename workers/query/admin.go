@@ -280,7 +280,7 @@ func (s *Service) opImport(ctx context.Context, who memory.Who, data []byte) (ok
 		}
 	}
 	o := portable.ImportOptions{Scope: r.Scope, DryRun: r.DryRun, Dedup: portable.DefaultDedup,
-		ValidateScope: s.eng.Scopes().Validate, Lock: &s.importMu}
+		ValidateScope: s.eng.Scopes().Validate, Lock: &s.importMu, Secrets: s.eng.Secrets()}
 	if r.NoDedup {
 		o.Dedup = 0
 	}

@@ -1,0 +1,364 @@
+package redact
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Secrets announced in words: "the db password is hunter2", "API_KEY=…",
+// "Passwort ist …", "mot de passe : …", "la contraseña es …", "密码是…",
+// "パスワードは…", "비밀번호는 …", "heslo je …". A keyword, at most a
+// short prepositional phrase ("for the staging server", "für den Server",
+// "do databáze"), a separator (is / : / = and their translations), then
+// the value, which must look like a credential (passwordValue, keyValue).
+//
+// Password keywords take any plausible value; key keywords (token, secret,
+// API key) ask for letters and digits, since "the secret is to cache" and
+// "max_token: 4096" are not credentials.
+// The keywords, lower-cased, each spelling listed: they are looked up as
+// literals (anchor), so a text full of "API" costs string compares, not
+// regular-expression runs.
+var (
+	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
+		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena",
+		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호"})
+	keyKeywords = slices.Concat(
+		spellings([]string{"api"}, []string{"key", "token", "secret"}),
+		spellings([]string{"access"}, []string{"key", "token"}),
+		spellings([]string{"auth", "secret", "private"}, []string{"token"}),
+		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
+			"application", "consumer", "license", "licence"}, []string{"key"}),
+		spellings([]string{"client"}, []string{"secret"}),
+		[]string{"secret", "token", "clave", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
+			"clé api", "cle d'api", "cle api", "clé secrète", "cle secrete", "clé secrete", "jeton", "jeton d'accès", "jeton d'acces",
+			"clave de api", "clave de la api", "clave api", "clave de acceso", "clave acceso", "clave secreta", "api klíč", "api-klíč",
+			"apiklíč", "api klic", "tajný klíč", "tajny klic", "přístupový token", "pristupovy token", "api密钥", "api 密钥", "密钥", "秘钥",
+			"令牌", "apiキー", "api キー", "アクセストークン", "トークン", "シークレット", "api키", "api 키", "액세스토큰", "액세스 토큰", "토큰",
+			"시크릿키", "시크릿 키"})
+)
+
+// spellings joins each first word to each second with a space, "_", "-"
+// or nothing: "api key", "api_key", "api-key", "apikey".
+func spellings(firsts, seconds []string) []string {
+	var out []string
+	for _, f := range firsts {
+		for _, sec := range seconds {
+			for _, sep := range []string{" ", "_", "-", ""} {
+				out = append(out, f+sep+sec)
+			}
+		}
+	}
+	return out
+}
+
+// isPasswordKeyword tells the two kinds of keyword apart.
+var isPasswordKeyword = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range passwordKeywords {
+		m[k] = true
+	}
+	return m
+}()
+
+// keywordsByByte lists the keywords under their first byte, longest first,
+// so the longest one at a place is found first.
+var keywordsByByte = func() (t [256][]string) {
+	for _, k := range slices.Concat(passwordKeywords, keyKeywords) {
+		t[k[0]] = append(t[k[0]], k)
+	}
+	for i := range t {
+		slices.SortStableFunc(t[i], func(a, b string) int { return len(b) - len(a) })
+	}
+	return t
+}()
+
+// keywordAt returns the longest keyword lower starts with.
+func keywordAt(lower string) string {
+	if lower == "" {
+		return ""
+	}
+	for _, k := range keywordsByByte[lower[0]] {
+		if strings.HasPrefix(lower, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+const (
+	// filler is a short phrase between keyword and separator, opened by a
+	// preposition: "password for the staging box is".
+	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|zum|zur|vom|von|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
+	// separator: is / : / = and their translations, or "changed to".
+	separator = `(?:\s+(?:(?:was|has been|is|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
+		`\s+(?:is|was|are|ist|lautet|war|est|était|es|era|je|bylo|byl)\b(?:\s*:)?|'s\b|` +
+		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
+)
+
+// keywordAnchor: where a keyword occurs in the lower-cased text.
+var keywordAnchor = anchor(true, slices.Concat(passwordKeywords, keyKeywords)...)
+
+// setAnchor: the words that start "set the admin password to …".
+var setAnchor = anchor(true, "set", "change", "reset", "update")
+
+var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
+
+// setPasswordRE: "set the admin password to …", "change my password to …".
+var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
+	`(?:[\w-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
+
+// weakKeywords are password keywords that are common words or
+// abbreviations too: they count only before ":" or "=" ("pass: …",
+// "PW=…"), and a PIN only with digits.
+var weakKeywords = map[string]bool{"pass": true, "pw": true}
+
+func findContext(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	last := -1
+	for _, i := range in.hits[keywordAnchor] {
+		if i < last {
+			continue // inside the keyword before ("token" of "api token")
+		}
+		kw := keywordAt(lower[i:])
+		kwEnd := i + len(kw)
+		last = kwEnd
+		if c := lastByte(text[i:kwEnd]); isASCIIWordByte(c) && kwEnd < len(text) && isASCIIWordByte(text[kwEnd]) {
+			continue // "passwords", "tokenizer", "max_tokens"
+		}
+		if len(kw) <= 4 && i > 0 && isASCIILetter(text[i-1]) {
+			continue // "spin", "cmdp": a short keyword inside a word
+		}
+		password := isPasswordKeyword[kw]
+		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
+		if sep == nil {
+			// "mot de passe NasMaison_88", "auth token 2241…": no
+			// separator, so only a value no sentence would have.
+			if !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
+				s, e, _ := valueAt(text, kwEnd+1)
+				switch {
+				case s == e:
+				case password && strongValue(text[s:e]):
+					out = append(out, candidate{Finding{"password", s, e}, rankContext})
+				case !password && e-s >= 16 && keyValue(text[s:e]):
+					out = append(out, candidate{Finding{"api-key", s, e}, rankContext})
+				}
+			}
+			continue
+		}
+		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
+		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
+			continue
+		}
+		out = contextValue(text, kwEnd+sep[1], password, strings.HasPrefix(kw, "pin"), out)
+	}
+	for _, i := range in.hits[setAnchor] {
+		if i > 0 && isASCIIWordByte(lower[i-1]) {
+			continue
+		}
+		if m := setPasswordRE.FindStringIndex(lower[i:min(len(lower), i+120)]); m != nil {
+			out = contextValue(text, i+m[1], true, false, out)
+		}
+	}
+	return out
+}
+
+// contextValue adds the value at at, if it looks like a credential.
+func contextValue(text string, at int, password, pin bool, out []candidate) []candidate {
+	s, e, quoted := valueAt(text, at)
+	if s == e {
+		return out
+	}
+	v := text[s:e]
+	var ok bool
+	switch {
+	case pin:
+		ok = len(v) >= 4 && len(v) <= 12 && strings.Trim(v, "0123456789") == ""
+	case password:
+		ok = passwordValue(v, quoted, text[e:])
+	default:
+		ok = keyValue(v)
+	}
+	if !ok {
+		return out
+	}
+	kind := "api-key"
+	if password {
+		kind = "password"
+	}
+	return append(out, candidate{Finding{kind, s, e}, rankContext})
+}
+
+func lastByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[len(s)-1]
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isASCIIWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+var nextParamRE = regexp.MustCompile(`&[A-Za-z_][A-Za-z0-9_.-]*=`)
+
+// quotePairs are the quotes a value may stand in, opening to closing.
+var quotePairs = map[rune]rune{'"': '"', '\'': '\'', '`': '`', '「': '」', '“': '”', '„': '“', '«': '»', '‘': '’', '『': '』'}
+
+// valueAt reads the value starting at at: a quoted string (without its
+// quotes), else a run of printable ASCII with trailing punctuation
+// dropped ("hunter2." is "hunter2"; "hunter2!!" stays whole).
+func valueAt(text string, at int) (start, end int, quoted bool) {
+	r, size := utf8.DecodeRuneInString(text[at:])
+	if closing, ok := quotePairs[r]; ok {
+		rest := text[at+size:]
+		stop := strings.IndexRune(rest, closing)
+		if stop > 0 && stop <= 200 && !strings.ContainsAny(rest[:stop], "\n") {
+			return at + size, at + size + stop, true
+		}
+		return at, at, false
+	}
+	end = at
+	for end < len(text) {
+		r, size := utf8.DecodeRuneInString(text[end:])
+		if r <= ' ' || r == 0x7f || (r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r)) {
+			break
+		}
+		end += size
+	}
+	v := text[at:end]
+	// A query string's next parameter is not part of the value.
+	if m := nextParamRE.FindStringIndex(v); m != nil && m[0] > 0 {
+		v = v[:m[0]]
+	}
+	v = strings.TrimRight(v, ".,;:)]}>'\"")
+	return at, at + len(v), false
+}
+
+// passwordValue: anything that is not a placeholder, a path, an address,
+// or a plain word of a sentence ("the password is required"). A lower-case
+// word counts only quoted or at the end of its clause ("the wifi password
+// is pineapple.").
+func passwordValue(v string, quoted bool, after string) bool {
+	if utf8.RuneCountInString(v) < 4 || isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	if !isPlainWord(v) {
+		return true
+	}
+	if quoted {
+		return true
+	}
+	// A word of another language than English the stop words may not
+	// know ("heslo je špatně") counts only quoted.
+	return !stopWords[strings.ToLower(v)] && isASCII(v) && clauseEnds(after)
+}
+
+// strongValue: what only a credential looks like — letters, digits and a
+// capital or a symbol, six characters or more ("NasMaison_88", "Tr0ub4dor&3").
+func strongValue(v string) bool {
+	if len(v) < 6 || !hasLetterAndDigit(v) || isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	return hasUpperAndLower(v) || strings.ContainsAny(v, "!#$%&*+=?@^_~")
+}
+
+// keyValue: at least 8 characters with letters and digits (or long and
+// of mixed case), not a placeholder, a path or an address.
+func keyValue(v string) bool {
+	if len(v) < 8 || isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	return hasLetterAndDigit(v) || (len(v) >= 20 && hasUpperAndLower(v) && !isPlainWord(v))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func hasUpperAndLower(s string) bool {
+	up, low := false, false
+	for i := 0; i < len(s); i++ {
+		up = up || s[i] >= 'A' && s[i] <= 'Z'
+		low = low || s[i] >= 'a' && s[i] <= 'z'
+	}
+	return up && low
+}
+
+// isPlainWord: letters (and inner hyphens) with at most a capital first
+// letter: "required", "Hunter", "case-sensitive", "špatně".
+func isPlainWord(v string) bool {
+	for i, r := range v {
+		switch {
+		case unicode.IsLower(r):
+		case unicode.IsUpper(r) && i == 0:
+		case r == '-' && i > 0 && i < len(v)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikeLocation: a path, a URL or an e-mail address.
+func looksLikeLocation(v string) bool {
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
+		strings.Contains(v, "://") || (len(v) > 2 && v[1] == ':' && v[2] == '\\') {
+		return true
+	}
+	at := strings.IndexByte(v, '@')
+	return at > 0 && strings.Contains(v[at:], ".") && !strings.ContainsAny(v, "!#$%^&*()")
+}
+
+// clauseEnds: what follows a value ends its clause — the end of the text,
+// punctuation, a line break, or a conjunction.
+func clauseEnds(after string) bool {
+	after = strings.TrimLeft(after, " \t")
+	if after == "" {
+		return true
+	}
+	if strings.ContainsRune(".,;!?)\n\r", rune(after[0])) {
+		return true
+	}
+	w, _, _ := strings.Cut(after, " ")
+	switch strings.ToLower(w) {
+	case "and", "but", "und", "aber", "et", "mais", "y", "pero", "a", "ale":
+		return true
+	}
+	return false
+}
+
+// stopWords are the plain words that follow "password is" in a sentence
+// about a password rather than one that gives it.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		the a an not too very so required incorrect correct wrong invalid valid expired empty set stored saved kept
+		in on at still now being missing weak strong long short same different changed reset ok okay fine secure safe
+		hashed encrypted encoded unknown none null nil true false yes no my your our their his her its this that these
+		those here there see below above what which where how who when why also only just been case-sensitive optional
+		mandatory needed necessary important secret private hidden visible available unavailable known unchanged new old
+		default generated random rotated revoked leaked compromised working broken locked unlocked disabled enabled active
+		inactive right simple easy hard difficult complex complicated something anything nothing shared public managed
+		handled written saved forgotten lost same used reused unique strong weak obvious guessable sent attached rejected
+		accepted ignored different about like for with without from into onto
+		nicht falsch richtig leer abgelaufen geheim sicher zu sehr ein eine der die das mein meine dein deine unser hier
+		noch jetzt gleich neu alt
+		pas faux fausse vide incorrecte correcte trop tres un une le la les mon ma ton ta notre ici encore nouveau
+		nouvelle ancien
+		incorrecta incorrecto correcta correcto vacia vacio caducada muy el mi tu nuestra aqui todavia nueva nuevo
+		segura seguro
+		spatne spravne prazdne neplatne moc velmi moje tvoje nase tady jeste nove stare`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,284 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// candidate is a finding before overlaps are settled: the lower rank wins.
+type candidate struct {
+	Finding
+	rank int
+}
+
+// Ranks, most specific first.
+const (
+	rankPrivateKey = iota
+	rankProvider
+	rankShaped // JWT, URL credentials, Authorization headers
+	rankContext
+	rankEntropy
+)
+
+// input is the text a detector reads, with its ASCII letters lower-cased
+// (same offsets) for the case-insensitive ones.
+type input struct {
+	text, lower string
+	hits        [][]int // by anchor id (scanAnchors)
+}
+
+type detector func(in *input, out []candidate) []candidate
+
+var detectors = []detector{findPEM, findProviders, findShaped, findContext, findEntropy}
+
+// provider is a key format a provider documents: the prefix alone makes it
+// a secret, so no context is needed. The pattern is matched only where
+// one of its literal prefixes occurs (at a word start), which keeps a scan
+// of megabytes fast. mixed asks the key for both a letter and a digit,
+// which a random key has and "sk-this-is-a-placeholder" lacks.
+type provider struct {
+	kind   string
+	anchor int            // its prefixes
+	re     *regexp.Regexp // anchored at a prefix
+	group  int
+	mixed  bool
+}
+
+var providers = []provider{
+	{"anthropic-key", anchor(false, "sk-ant-"), regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"openai-key", anchor(false, "sk-"), regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, true},
+	{"github-token", anchor(false, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+		regexp.MustCompile(`^(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), 0, true},
+	{"gitlab-token", anchor(false, "glpat-"), regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`), 0, true},
+	{"npm-token", anchor(false, "npm_"), regexp.MustCompile(`^npm_[A-Za-z0-9]{30,}`), 0, true},
+	{"huggingface-token", anchor(false, "hf_"), regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}`), 0, true},
+	{"aws-access-key", anchor(false, "AKIA", "ASIA", "ABIA", "ACCA"), regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, false},
+	{"slack-token", anchor(false, "xox", "xapp-"), regexp.MustCompile(`^(?:xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})`), 0, true},
+	{"google-api-key", anchor(false, "AIza"), regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`), 0, false},
+	{"stripe-key", anchor(false, "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+		regexp.MustCompile(`^(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})`), 0, true},
+	{"sendgrid-key", anchor(false, "SG."), regexp.MustCompile(`^SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}`), 0, true},
+	{"shopify-token", anchor(false, "shpat_", "shpss_", "shpca_", "shppa_"), regexp.MustCompile(`^shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
+	{"digitalocean-token", anchor(false, "dop_v1_", "doo_v1_", "dor_v1_"), regexp.MustCompile(`^do[por]_v1_[a-f0-9]{64}`), 0, true},
+	{"pypi-token", anchor(false, "pypi-AgE"), regexp.MustCompile(`^pypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
+}
+
+// maxTokenLen bounds how far past its prefix a key is looked for.
+const maxTokenLen = 4096
+
+func findProviders(in *input, out []candidate) []candidate {
+	text := in.text
+	for _, p := range providers {
+		for _, i := range in.hits[p.anchor] {
+			if i > 0 && isASCIIWordByte(text[i-1]) {
+				continue
+			}
+			m := p.re.FindStringSubmatchIndex(text[i:min(len(text), i+maxTokenLen)])
+			if m == nil {
+				continue
+			}
+			s, e := i+m[2*p.group], i+m[2*p.group+1]
+			if p.kind == "openai-key" && strings.HasPrefix(text[s:], "sk-ant-") {
+				continue
+			}
+			if p.mixed && !hasLetterAndDigit(text[s:e]) {
+				continue
+			}
+			out = append(out, candidate{Finding{p.kind, s, e}, rankProvider})
+		}
+	}
+	return out
+}
+
+var (
+	jwtRE = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
+	// urlCredRE: scheme://user:password@ — only the password is the
+	// secret (the user may be empty: redis://:pass@host). Matched from the
+	// "://".
+	urlCredRE = regexp.MustCompile(`^://[^\s:/@?#\[\]]*:([^\s/@?#]+)@`)
+	// authRE: an Authorization header's credentials, or a bearer token;
+	// matched on lower-cased text, the value read from the original.
+	authRE = regexp.MustCompile(`^(?:bearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([a-z0-9._~+/=-]{16,})`)
+	// mysqlRE: a password on a MySQL command line, "-pSecret".
+	mysqlRE = regexp.MustCompile(`^mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p([^\s'"]{3,})`)
+	// awsSecretRE: a 40-character AWS secret key after words naming it.
+	awsSecretRE = regexp.MustCompile(`^aws.{0,12}secret.{0,16}?["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`)
+	// slackHookRE: the secret part of a Slack incoming-webhook URL.
+	slackHookRE = regexp.MustCompile(`^hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/([A-Za-z0-9]{16,})`)
+	// telegramRE: a bot token, "123456789:AA…", matched from its colon.
+	telegramRE = regexp.MustCompile(`^:AA[A-Za-z0-9_-]{33}`)
+)
+
+// Anchors of the shaped secrets.
+var (
+	jwtAnchor       = anchor(false, "eyJ")
+	urlAnchor       = anchor(false, "://")
+	slackHookAnchor = anchor(false, "hooks.slack.com")
+	telegramAnchor  = anchor(false, ":AA")
+	mysqlAnchor     = anchor(true, "mysql")
+	authAnchor      = anchor(true, "bearer", "authorization")
+	awsAnchor       = anchor(true, "aws")
+)
+
+// shapedWindow bounds how far past its anchor a shaped secret is read.
+const shapedWindow = 4096
+
+func findShaped(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	window := func(i int) string { return text[i:min(len(text), i+shapedWindow)] }
+	for _, i := range in.hits[jwtAnchor] {
+		if i > 0 && isASCIIWordByte(text[i-1]) {
+			continue
+		}
+		if m := jwtRE.FindStringIndex(window(i)); m != nil && isJWT(text[i:i+m[1]]) {
+			out = append(out, candidate{Finding{"jwt", i, i + m[1]}, rankShaped})
+		}
+	}
+	for _, i := range in.hits[urlAnchor] {
+		if m := urlCredRE.FindStringSubmatchIndex(window(i)); m != nil && !isPlaceholder(text[i+m[2]:i+m[3]]) {
+			out = append(out, candidate{Finding{"url-password", i + m[2], i + m[3]}, rankShaped})
+		}
+	}
+	sub := func(re *regexp.Regexp, hay string, anchor int, kind string, check func(string) bool) {
+		for _, i := range in.hits[anchor] {
+			if i > 0 && isASCIIWordByte(hay[i-1]) {
+				continue
+			}
+			m := re.FindStringSubmatchIndex(hay[i:min(len(hay), i+shapedWindow)])
+			if m != nil && check(text[i+m[2]:i+m[3]]) {
+				out = append(out, candidate{Finding{kind, i + m[2], i + m[3]}, rankShaped})
+			}
+		}
+	}
+	notPlaceholder := func(v string) bool { return !isPlaceholder(v) }
+	sub(mysqlRE, lower, mysqlAnchor, "password", notPlaceholder)
+	sub(authRE, lower, authAnchor, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
+	sub(awsSecretRE, lower, awsAnchor, "aws-secret-key", hasLetterAndDigit)
+	sub(slackHookRE, text, slackHookAnchor, "slack-webhook", notPlaceholder)
+	for _, i := range in.hits[telegramAnchor] {
+		digits := i
+		for digits > 0 && text[digits-1] >= '0' && text[digits-1] <= '9' {
+			digits--
+		}
+		if i-digits < 8 || i-digits > 10 || (digits > 0 && isASCIIWordByte(text[digits-1])) {
+			continue
+		}
+		if m := telegramRE.FindStringIndex(window(i)); m != nil {
+			out = append(out, candidate{Finding{"telegram-token", digits, i + m[1]}, rankProvider})
+		}
+	}
+	return out
+}
+
+// isJWT: a JWT's first part is base64url JSON naming its algorithm.
+func isJWT(tok string) bool {
+	head, _, _ := strings.Cut(tok, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(head, "="))
+	if err != nil {
+		return false
+	}
+	var h map[string]any
+	if json.Unmarshal(raw, &h) != nil {
+		return false
+	}
+	_, ok := h["alg"]
+	return ok
+}
+
+// pemBlock is one "-----BEGIN X-----" block: [start, end) and whether X
+// is a private key.
+type pemBlock struct {
+	start, end int
+	private    bool
+}
+
+// pemBlocks finds PEM blocks. A block without its END line (a key cut
+// short) runs on over the characters a PEM body is made of.
+func pemBlocks(text string) []pemBlock {
+	var out []pemBlock
+	for at := 0; ; {
+		i := strings.Index(text[at:], "-----BEGIN ")
+		if i < 0 {
+			return out
+		}
+		start := at + i
+		rest := text[start+len("-----BEGIN "):]
+		j := strings.Index(rest, "-----")
+		if j < 0 || j > 60 {
+			at = start + len("-----BEGIN ")
+			continue
+		}
+		label := rest[:j]
+		bodyAt := start + len("-----BEGIN ") + j + len("-----")
+		end := bodyAt
+		endLine := "-----END " + label + "-----"
+		if k := strings.Index(text[bodyAt:], endLine); k >= 0 {
+			end = bodyAt + k + len(endLine)
+		} else {
+			for end < len(text) && strings.IndexByte(pemBodyChars, text[end]) >= 0 {
+				end++
+			}
+		}
+		out = append(out, pemBlock{start, end, strings.HasSuffix(label, "PRIVATE KEY") || strings.HasSuffix(label, "PRIVATE KEY BLOCK")})
+		at = end
+	}
+}
+
+const pemBodyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n\t :,.\\-"
+
+func findPEM(in *input, out []candidate) []candidate {
+	text := in.text
+	if !strings.Contains(text, "-----BEGIN ") {
+		return out
+	}
+	for _, b := range pemBlocks(text) {
+		if b.private {
+			out = append(out, candidate{Finding{"private-key", b.start, b.end}, rankPrivateKey})
+		}
+	}
+	return out
+}
+
+func hasLetterAndDigit(s string) bool {
+	letter, digit := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
+// isPlaceholder reports a value that stands for a secret without being
+// one: "<password>", "${DB_PASSWORD}", "$TOKEN", "****", "your-api-key",
+// "%s", "{{ secrets.X }}".
+func isPlaceholder(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '<', '$', '%', '{', '(', '[':
+		return true
+	}
+	if strings.Count(v, v[:1]) == len(v) { // "****", "xxxxxxxx"
+		return true
+	}
+	l := strings.ToLower(v)
+	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	switch strings.Trim(l, "_-") {
+	case "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "key", "xxx", "none", "null", "nil",
+		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit":
+		return true
+	}
+	return false
+}
