@@ -31,7 +31,7 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 	if !utf8.ValidString(text) {
 		return false
 	}
-	s := strings.TrimSpace(text)
+	s := strings.TrimSpace(Normalize(text))
 	limit := o.MaxChars
 	if limit <= 0 {
 		limit = DefaultCaptureMaxChars
