@@ -49,10 +49,10 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 		return false
 	}
 	t := prepare(s)
-	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || hasRoleTag(t.lower) {
+	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || injects(s, &t) {
 		return false
 	}
-	if t.has(ruleInjection|ruleMemoryCommand) || runsTool(&t) || isNoiseContent(s, &t) {
+	if t.has(ruleMemoryCommand) || isNoiseContent(s, &t) {
 		return false
 	}
 	if !t.has(ruleTrigger) && !hasPhoneNumber(s) && !hasEmail(s) && !(t.cjk && hasMySlot(t.lower)) {
