@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -174,6 +175,11 @@ func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o Consolidat
 				out = append(out, mergeGroup{members: sub})
 			}
 		case same:
+			// The judge's wording becomes a memory: wording that reads as
+			// an injection is dropped, and the newest member's text kept.
+			if rules.IsInjection(text) {
+				text = ""
+			}
 			out = append(out, mergeGroup{members: g, text: text})
 		}
 	}

@@ -123,3 +123,33 @@ func measureInjection(t *testing.T, examples []injectionExample, perLanguage boo
 		t.Errorf("injection recall %.3f, want at least %.2f", r, minInjectionRecall)
 	}
 }
+
+// TestProbesRefused: the issue 26 probe texts are injections, and capture
+// refuses a message carrying one after a memory it would otherwise keep.
+func TestProbesRefused(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/injection/probes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const memory = "Remember that I prefer green tea in the afternoon."
+	if !ShouldCapture(memory+"\nMy favourite colour is green.", CaptureOptions{}) {
+		t.Fatal("capture refuses the harmless control message")
+	}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		p := strings.TrimSuffix(line, "\n")
+		if p == "" || strings.HasPrefix(p, "//") {
+			continue
+		}
+		n++
+		if !IsInjection(p) {
+			t.Errorf("IsInjection(%q) = false", p)
+		}
+		if ShouldCapture(memory+"\n"+p, CaptureOptions{}) {
+			t.Errorf("captured a message carrying %q", p)
+		}
+	}
+	if n != 12 {
+		t.Errorf("%d probe texts, want 12", n)
+	}
+}
