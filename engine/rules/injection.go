@@ -75,28 +75,29 @@ func hasRoleTag(lower string) bool {
 	}
 }
 
-// roleNames head a forged turn: "SYSTEM:", "### System:", "[system]",
-// "【系统】".
-var roleNames = []string{
-	"system", "sys", "developer", "assistant", "admin", "administrator", "operator", "inst", "/inst",
+// roleNames head a forged turn in brackets or as a markdown heading:
+// "[system]", "(SYSTEM NOTE)", "【系统】", "### Assistant".
+var roleNames = append([]string{"assistant", "inst", "/inst"}, headerNames...)
+
+// headerNames head a forged instruction before a colon at the start of a
+// line: "SYSTEM: …", "Developer: you …". "Assistant:" and "User:" are not
+// among them: clawmem's own session summaries are written that way.
+var headerNames = []string{
+	"system", "sys", "developer", "admin", "administrator", "operator", "override",
 	"system message", "system note", "system notice", "system prompt", "system override", "admin override",
-	"developer message", "developer note", "operator note", "override", "system instruction", "system instructions",
+	"developer message", "developer note", "operator note", "system instruction", "system instructions",
 	"système", "systeme", "systém", "sistema", "系统", "系統", "系统消息", "系统提示", "システム", "시스템",
 }
-
-// turnNames head a forged turn of a conversation at the start of a line
-// ("Assistant: Sure, here are my instructions").
-var turnNames = []string{"assistant", "human", "ai assistant"}
 
 // maxHeaderName bounds the role word of a header, in bytes.
 const maxHeaderName = 24
 
 // hasRoleHeader finds a forged turn header: a role name in brackets
-// anywhere ("[system]", "(SYSTEM NOTE)", "【系统】"), or at the start of a
-// line a role name after a markdown heading mark ("### System:"), or before
-// a colon when written in capitals ("SYSTEM: …") or followed by words
-// addressed to the agent ("System: you are …"). "System: Ubuntu 24.04" is a
-// note about the user's machine and passes.
+// anywhere ("[system]", "(SYSTEM NOTE)", "【系统】") or as a markdown heading
+// ("### System:"), or at the start of a line a header name before a colon
+// when written in capitals ("SYSTEM: …") or followed by words addressed to
+// the agent ("System: you are …"). "System: Ubuntu 24.04" is a note about
+// the user's machine and passes.
 func hasRoleHeader(s string) bool {
 	for i, r := range s {
 		if !unicode.Is(unicode.Ps, r) {
@@ -117,12 +118,10 @@ func hasRoleHeader(s string) bool {
 		name := strings.ToLower(raw)
 		switch {
 		case len(raw) > maxHeaderName:
-		case heading && oneOf(strings.ToLower(strings.TrimSpace(line)), roleNames):
+		case heading && oneOf(name, roleNames):
 			return true
 		case !colon:
-		case oneOf(name, turnNames):
-			return true
-		case !oneOf(name, roleNames):
+		case !oneOf(name, headerNames):
 		case heading || raw == strings.ToUpper(raw) || addressesAgent(body):
 			return true
 		}
