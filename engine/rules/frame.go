@@ -143,7 +143,7 @@ func escapeRune(r rune, defuse bool) string {
 		return angleLookalikes[r]
 	}
 	s := string(r)
-	if !norm.NFKC.IsNormalString(s) {
+	if norm.NFKC.QuickSpanString(s) != len(s) {
 		if folded := norm.NFKC.String(s); strings.ContainsAny(folded, "<>") {
 			return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(folded)
 		}

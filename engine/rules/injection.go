@@ -29,9 +29,14 @@ func injects(s string, t *text) bool {
 	if hasRoleTag(t.lower) || hasRoleHeader(s) || forgesFraming(t.lower) || runsTool(t) {
 		return true
 	}
-	f := foldText(t)
-	return f.has(ruleInjection) || overrides(&f) || overridesCJK(&f)
+	if folded, ok := foldText(t); ok {
+		return saysInjection(&folded)
+	}
+	return saysInjection(t)
 }
+
+// saysInjection is injects' checks of meaning, on folded text.
+func saysInjection(t *text) bool { return t.has(ruleInjection) || overrides(t) || overridesCJK(t) }
 
 // roleTags are the tag names that mark a turn or a tool exchange in chat
 // templates and in clawmem's own recall block.
@@ -105,7 +110,7 @@ func hasRoleHeader(s string) bool {
 		}
 		rest := s[i+utf8.RuneLen(r):]
 		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.Is(unicode.Pe, r) })
-		if end > 0 && end <= maxHeaderName && oneOf(strings.ToLower(strings.TrimSpace(rest[:end])), roleNames) {
+		if end > 0 && end <= maxHeaderName && oneOfFold(strings.TrimSpace(rest[:end]), roleNames) {
 			return true
 		}
 	}
@@ -113,20 +118,41 @@ func hasRoleHeader(s string) bool {
 		line = strings.TrimLeft(line, " \t>*-")
 		heading := strings.HasPrefix(line, "#")
 		line = strings.TrimLeft(line, "# \t")
-		raw, body, colon := strings.Cut(line, ":")
-		raw = strings.TrimSpace(strings.Trim(raw, "*_ "))
-		name := strings.ToLower(raw)
+		name, body, colon := strings.Cut(line, ":")
+		name = strings.TrimSpace(strings.Trim(name, "*_ "))
 		switch {
-		case len(raw) > maxHeaderName:
-		case heading && oneOf(name, roleNames):
+		case len(name) > maxHeaderName:
+		case heading && oneOfFold(name, roleNames):
 			return true
 		case !colon:
-		case !oneOf(name, headerNames):
-		case heading || raw == strings.ToUpper(raw) || addressesAgent(body):
+		case !oneOfFold(name, headerNames):
+		case heading || isCapitals(name) || addressesAgent(body):
 			return true
 		}
 	}
 	return false
+}
+
+func oneOfFold(w string, set []string) bool {
+	for _, s := range set {
+		if strings.EqualFold(w, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCapitals reports a word written in capitals: cased letters, none of
+// them lower-case ("SYSTEM", not "系统" or "System").
+func isCapitals(s string) bool {
+	upper := false
+	for _, r := range s {
+		if unicode.IsLower(r) {
+			return false
+		}
+		upper = upper || unicode.IsUpper(r)
+	}
+	return upper
 }
 
 // addressesAgent reports a header's body that speaks to the agent.
@@ -168,12 +194,20 @@ func forgesFraming(lower string) bool {
 // bracketNear reports an opening bracket (before) at the end of s or a
 // closing one (!before) at its start, a few spaces and marks aside.
 func bracketNear(s string, before bool) bool {
-	want, next := unicode.Pe, utf8.DecodeRuneInString
+	want := unicode.Pe
 	if before {
-		want, next = unicode.Ps, utf8.DecodeLastRuneInString
+		want = unicode.Ps
 	}
 	for range 8 {
-		r, n := next(s)
+		var r rune
+		var n int
+		if before {
+			r, n = utf8.DecodeLastRuneInString(s)
+			s = s[:len(s)-n]
+		} else {
+			r, n = utf8.DecodeRuneInString(s)
+			s = s[n:]
+		}
 		switch {
 		case n == 0:
 			return false
@@ -181,11 +215,6 @@ func bracketNear(s string, before bool) bool {
 			return true
 		case !unicode.IsSpace(r) && !unicode.IsPunct(r) && !unicode.IsSymbol(r):
 			return false
-		}
-		if before {
-			s = s[:len(s)-n]
-		} else {
-			s = s[n:]
 		}
 	}
 	return false

@@ -112,12 +112,16 @@ var notOverrides = []string{"ignorant", "ignorance", "ignored", "ignores", "olvi
 // "Sicherheitsanweisungen"); what the compound starts with qualifies it.
 var objectEndings = []string{"regeln", "anweisungen", "anweisung", "richtlinien", "vorgaben", "instruktionen", "befehle", "prompt"}
 
+type classPrefix struct {
+	p string
+	c wclass
+}
+
 var (
-	classExact    = map[string]wclass{}
-	classPrefixes []struct {
-		p string
-		c wclass
-	}
+	classExact = map[string]wclass{}
+	// classPrefixes is keyed by a prefix's first prefixKeyLen bytes, so a
+	// word is checked against the few prefixes it can have.
+	classPrefixes = map[string][]classPrefix{}
 )
 
 func init() {
@@ -125,10 +129,10 @@ func init() {
 		for _, w := range c.words {
 			w = strings.ToLower(Normalize(w))
 			if p, ok := strings.CutSuffix(w, "*"); ok {
-				classPrefixes = append(classPrefixes, struct {
-					p string
-					c wclass
-				}{p, c.class})
+				if len(p) < prefixKeyLen {
+					panic("rules: injection prefix too short: " + w)
+				}
+				classPrefixes[p[:prefixKeyLen]] = append(classPrefixes[p[:prefixKeyLen]], classPrefix{p, c.class})
 				continue
 			}
 			classExact[w] |= c.class
@@ -139,7 +143,7 @@ func init() {
 // classOf is a folded word's classes.
 func classOf(w string) wclass {
 	c := classExact[w]
-	for _, p := range classPrefixes {
+	for _, p := range classPrefixes[indexKey(w)] {
 		if strings.HasPrefix(w, p.p) {
 			c |= p.c
 		}
@@ -163,13 +167,20 @@ const (
 // overrides reports an override in word languages; t must be folded
 // (foldText).
 func overrides(t *text) bool {
-	cls := make([]wclass, len(t.words))
+	var stack [wordsOnStack]wclass
+	cls := stack[:0]
+	verbs := wclass(0)
 	for i := range t.words {
-		cls[i] = classOf(t.word(i))
+		c := classOf(t.word(i))
+		cls = append(cls, c)
+		verbs |= c
+	}
+	if verbs&(wOverride|wFollow) == 0 {
+		return false
 	}
 	// "what you were told": the verb after "you" is a strong object itself.
 	for i := range t.words {
-		if oneOf(t.word(i), []string{"told", "instructed", "taught", "programmed", "given", "gesagt", "dit", "dijeron", "dicho", "řečeno"}) {
+		if oneOf(t.word(i), toldWords) {
 			for k := max(0, i-3); k < i; k++ {
 				if oneOf(t.word(k), secondPerson) {
 					cls[i] |= wObject | wStrong
@@ -187,6 +198,9 @@ func overrides(t *text) bool {
 	}
 	return false
 }
+
+// toldWords, a few words after "you", say what the agent was told.
+var toldWords = []string{"told", "instructed", "taught", "programmed", "given", "gesagt", "dit", "dijeron", "dicho", "řečeno"}
 
 // negatedOrStated: "don't forget your rules", "vergiss nicht", "I ignore
 // all the rules when I cook" are no orders to set instructions aside.
@@ -283,13 +297,17 @@ func overridesCJK(t *text) bool {
 	}
 	s := t.lower
 	for _, v := range cjkOverrides {
-		for at := range substringsAt(s, v) {
-			before := s[:at]
-			after := s[at+len(v):]
-			if hasAnySuffix(strings.TrimRight(before, " "), cjkNegations) || hasAnyPrefix(after, cjkNotAfter) {
+		for i := 0; ; {
+			j := strings.Index(s[i:], v)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(v)
+			if hasAnySuffix(strings.TrimRight(s[:at], " "), cjkNegations) || hasAnyPrefix(s[i:], cjkNotAfter) {
 				continue
 			}
-			lo, hi := max(0, at-cjkSpan), min(len(s), at+len(v)+cjkSpan)
+			lo, hi := max(0, at-cjkSpan), min(len(s), i+cjkSpan)
 			window := s[startOfRune(s, lo):hi]
 			if containsAny(window, cjkObjects) && containsAny(window, cjkQualifiers) {
 				return true
@@ -297,19 +315,6 @@ func overridesCJK(t *text) bool {
 		}
 	}
 	return false
-}
-
-// substringsAt yields the byte offsets of sub in s.
-func substringsAt(s, sub string) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for i := 0; ; {
-			j := strings.Index(s[i:], sub)
-			if j < 0 || !yield(i+j) {
-				return
-			}
-			i += j + len(sub)
-		}
-	}
 }
 
 func startOfRune(s string, i int) int {
@@ -358,9 +363,9 @@ var lookalikes = map[rune]rune{
 
 // foldText is t with leetspeak and look-alike letters folded, French
 // elisions split ("n'oublie" → "n oublie") and runs of three or more
-// spaced single letters joined ("i g n o r e" → "ignore"); t itself when
+// spaced single letters joined ("i g n o r e" → "ignore"); false when
 // nothing changes.
-func foldText(t *text) text {
+func foldText(t *text) (text, bool) {
 	var b strings.Builder
 	changed, last := false, 0
 	for i := 0; i < len(t.words); i++ {
@@ -382,10 +387,10 @@ func foldText(t *text) text {
 		last, changed = t.words[i].end, true
 	}
 	if !changed {
-		return *t
+		return text{}, false
 	}
 	b.WriteString(t.lower[last:])
-	return prepare(b.String())
+	return prepare(b.String()), true
 }
 
 // spacedRun is the end of a run of one-letter words starting at i, each

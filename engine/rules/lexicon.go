@@ -326,8 +326,12 @@ type text struct {
 // their stack.
 func prepare(s string) text { return newText(s, make([]span, 0, wordsOnStack)) }
 
-func newText(s string, words []span) text {
-	t := text{lower: lowerText(Normalize(s)), words: words[:0]}
+func newText(s string, words []span) text { return splitText(Normalize(s), words) }
+
+// splitText is newText for s already normalised, as parts of a text's
+// lower field are.
+func splitText(s string, words []span) text {
+	t := text{lower: lowerText(s), words: words[:0]}
 	lower := t.lower
 	start := -1
 	for i := 0; i < len(lower); {

@@ -18,14 +18,32 @@ import (
 // ligatures, circled and superscript digits) into their plain letters.
 // Invalid UTF-8 becomes U+FFFD. It is idempotent.
 func Normalize(s string) string {
+	if isASCII(s) {
+		return s // ASCII is its own NFKC, and holds no invisible character
+	}
 	s = StripInvisible(s)
 	// NFKC can yield a character that is itself invisible (U+FFA0 becomes
 	// U+3164), whose removal can leave runes that compose; repeating until
 	// nothing changes keeps Normalize idempotent.
-	for !norm.NFKC.IsNormalString(s) {
-		s = StripInvisible(norm.NFKC.String(s))
+	// QuickSpanString, unlike IsNormalString, allocates nothing; where it
+	// cannot tell, one NFKC pass answers.
+	for norm.NFKC.QuickSpanString(s) != len(s) {
+		n := StripInvisible(norm.NFKC.String(s))
+		if n == s {
+			break
+		}
+		s = n
 	}
 	return s
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // StripInvisible removes characters that render as nothing but can carry or
