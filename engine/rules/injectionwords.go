@@ -30,6 +30,11 @@ const (
 	wStrong                       // previous, above, earlier: qualifies even "everything"
 	wSubject                      // I, we, they: a statement, not an imperative
 	wRole                         // system, developer, admin: whose instructions
+	wWeak                         // erase, reset, void: sets aside only what is plainly the agent's
+	wAgent                        // your, system, initial: plainly the agent's
+	wMine                         // my, our: the user's own instructions, theirs to revoke
+	wNew                          // new, updated: announces orders
+	wAct                          // reveal, send, disable: what announced orders ask for
 )
 
 // Words by class, all languages together: a word means the same in each
@@ -67,9 +72,9 @@ var injectionClasses = []struct {
 		"přestaň", "nikdy",
 	}},
 	{wObject, []string{
-		"instruction*", "rule", "rules", "prompt*", "guideline*", "directive*", "directions", "orders", "guidance",
+		"instruction*", "rule", "rules", "prompt*", "guideline*", "directive*", "directions", "guidance",
 		"constraint*", "restriction*", "guardrail*", "safeguard*", "policy", "policies", "programming", "protocol*",
-		"commands", "context", "messages", "limitations", "filters", "training",
+		"commands", "context", "limitations", "filters", "training", "directive", "task",
 		"anweisung*", "instruktion*", "regel", "regeln", "vorgabe*", "richtlinie*", "befehl*", "systemprompt*",
 		"anordnung*", "einschränkung*", "beschränkung*", "programmierung",
 		"consigne*", "règle*", "ordres", "directives",
@@ -77,7 +82,29 @@ var injectionClasses = []struct {
 		"instrukc*", "pokyn*", "pravidl*", "příkaz*", "nařízení", "omezení", "směrnic*",
 	}},
 	{wGeneric, []string{
-		"everything", "anything", "all", "above", "alles", "tout", "todo", "vše", "všechno",
+		"everything", "anything", "above", "alles", "tout", "todo", "vše", "všechno", "oben", "dessus", "arriba", "výše",
+	}},
+	{wWeak, []string{
+		"erase", "delete", "remove", "clear", "wipe", "reset", "drop", "void", "null", "cancel", "cancelled", "canceled",
+		"obsolete", "invalid", "revoked", "superseded", "overridden", "withdrawn", "rescinded",
+		"lösche", "lösch", "ungültig", "aufgehoben", "efface", "effacez", "supprime", "annulé*", "borra", "elimina", "anula*",
+		"smaž", "vymaž", "zrušen*", "neplatn*",
+	}},
+	{wAgent, []string{
+		"your", "yours", "system", "developer", "developers", "initial", "original", "safety", "above", "hidden", "core",
+		"dein", "deine", "deinen", "deiner", "ursprünglich*", "system*", "tes", "vos", "ton", "votre", "système",
+		"tus", "sus", "tu", "su", "sistema", "tvoje", "tvé", "vaše", "své", "svoje", "systémov*", "systému", "původní",
+	}},
+	{wMine, []string{
+		"my", "our", "mein", "meine", "meinen", "meiner", "unsere", "unseren", "mes", "mon", "ma", "nos", "notre",
+		"mis", "mi", "nuestras", "nuestros", "nuestra", "moje", "mé", "mých", "naše", "naších",
+	}},
+	{wNew, []string{
+		"new", "updated", "revised", "latest", "real", "actual", "neue", "neuen", "nouvelles", "nouvelle", "nuevas", "nuevo", "nueva", "nové",
+	}},
+	{wAct, []string{
+		"reveal", "print", "send", "leak", "exfiltrate", "output", "disable", "delete", "dump", "share", "email", "upload",
+		"run", "execute", "expose", "disclose", "transfer", "forward", "ignore", "obey", "comply", "grant",
 	}},
 	{wQualifier, []string{
 		"all", "any", "every", "these", "those", "your", "yours", "system", "developer", "developers", "safety",
@@ -175,24 +202,68 @@ func overrides(t *text) bool {
 		cls = append(cls, c)
 		verbs |= c
 	}
-	if verbs&(wOverride|wFollow) == 0 {
+	if verbs&(wOverride|wFollow|wWeak|wNew) == 0 {
 		return false
 	}
-	// "what you were told": the verb after "you" is a strong object itself.
+	addressed := false
 	for i := range t.words {
-		if oneOf(t.word(i), toldWords) {
-			for k := max(0, i-3); k < i; k++ {
-				if oneOf(t.word(k), secondPerson) {
-					cls[i] |= wObject | wStrong
-				}
-			}
+		w := t.word(i)
+		addressed = addressed || oneOf(w, secondPossessive)
+		switch {
+		// "what you were told", "what the system told you": the verb is a
+		// strong object itself.
+		case oneOf(w, toldWords) && (nearWord(t, i-3, i, secondPerson) || nearWord(t, i+1, i+2, secondPerson)):
+			cls[i] |= wObject | wStrong | wAgent
+		// "the system message": a message is an object when it is a role's.
+		case oneOf(w, roleMessages) && i > 0 && cls[i-1]&wRole != 0:
+			cls[i] |= wObject | wStrong | wAgent
 		}
 	}
 	for i, c := range cls {
 		switch {
 		case c&wOverride != 0 && !negatedOrStated(t, cls, i) && objectNear(cls, i, false):
 			return true
+		case c&wWeak != 0 && !negatedOrStated(t, cls, i) && agentObjectNear(cls, i):
+			return true
 		case c&wFollow != 0 && negatedNear(cls, i) && objectNear(cls, i, true):
+			return true
+		case c&wNew != 0 && i+2 < len(cls) && (cls[i+1]|cls[i+2])&wObject != 0 && (verbs&wAct != 0 || addressed):
+			return true
+		}
+	}
+	return false
+}
+
+// secondPossessive makes announced orders the agent's: "in your replies".
+var secondPossessive = []string{"your", "yours", "dein", "deine", "deinen", "ton", "ta", "tes", "votre", "vos", "tus", "tvoje", "tvůj", "tvé"}
+
+// roleMessages are objects when a role names them: "the system message".
+var roleMessages = []string{"message", "messages", "note", "notes", "nachricht", "mensaje", "zpráva"}
+
+func nearWord(t *text, from, to int, set []string) bool {
+	for k := max(0, from); k < min(to, len(t.words)); k++ {
+		if oneOf(t.word(k), set) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentObjectNear finds an object near the weak verb at i that is plainly
+// the agent's ("erase your instructions", "the above rules are void").
+func agentObjectNear(cls []wclass, i int) bool {
+	for j := max(0, i-objectSpan); j <= min(len(cls)-1, i+objectSpan); j++ {
+		if j != i && cls[j]&wObject != 0 && !mine(cls, i, j) && qualified(cls, i, j, wAgent) {
+			return true
+		}
+	}
+	return false
+}
+
+// mine: "my earlier instructions" are the user's own to revoke.
+func mine(cls []wclass, i, j int) bool {
+	for k := max(0, min(i, j)-qualifierSpan); k <= max(i, j); k++ {
+		if cls[k]&wMine != 0 {
 			return true
 		}
 	}
@@ -200,7 +271,10 @@ func overrides(t *text) bool {
 }
 
 // toldWords, a few words after "you", say what the agent was told.
-var toldWords = []string{"told", "instructed", "taught", "programmed", "given", "gesagt", "dit", "dijeron", "dicho", "řečeno"}
+var toldWords = []string{
+	"told", "instructed", "taught", "programmed", "given", "gave", "configured", "trained",
+	"gesagt", "dit", "dijeron", "dicho", "řečeno",
+}
 
 // negatedOrStated: "don't forget your rules", "vergiss nicht", "I ignore
 // all the rules when I cook" are no orders to set instructions aside.
@@ -237,11 +311,12 @@ func objectNear(cls []wclass, i int, roles bool) bool {
 		switch {
 		case roles && c&wRole != 0:
 			return true
+		case c&(wObject|wGeneric) != 0 && mine(cls, i, j):
 		case c&wObject != 0 && c&(wStrong|wQualifier) != 0:
 			return true
 		case c&wObject != 0 && qualified(cls, i, j, wQualifier|wStrong):
 			return true
-		case c&wGeneric != 0 && qualified(cls, i, j, wStrong):
+		case c&wGeneric != 0 && (c&wStrong != 0 || qualified(cls, i, j, wStrong)):
 			return true
 		}
 	}
