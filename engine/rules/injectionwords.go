@@ -1,9 +1,12 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Prompt injection by meaning. An override needs three kinds of word close
@@ -93,7 +96,7 @@ var injectionClasses = []struct {
 	{wAgent, []string{
 		"your", "yours", "system", "developer", "developers", "initial", "original", "safety", "above", "hidden", "core",
 		"dein", "deine", "deinen", "deiner", "ursprünglich*", "system*", "tes", "vos", "ton", "votre", "système",
-		"tus", "sus", "tu", "su", "sistema", "tvoje", "tvé", "vaše", "své", "svoje", "systémov*", "systému", "původní",
+		"tus", "sus", "tu", "su", "sistema", "tvoje", "tvé", "tvá", "tvůj", "vaše", "své", "svá", "svůj", "svoje", "systémov*", "systému", "původní",
 	}},
 	{wMine, []string{
 		"my", "our", "mein", "meine", "meinen", "meiner", "unsere", "unseren", "mes", "mon", "ma", "nos", "notre",
@@ -112,7 +115,8 @@ var injectionClasses = []struct {
 		"alle", "allen", "jegliche", "sämtliche", "dein", "deine", "deinen", "deiner", "ihre", "ursprünglich*", "system*",
 		"tous", "toutes", "tes", "vos", "ton", "votre", "système", "initiales", "originales",
 		"todas", "todos", "tus", "sus", "tu", "su", "sistema", "originales", "iniciales",
-		"všechny", "všechna", "veškeré", "veškerá", "tvoje", "tvé", "vaše", "své", "svoje", "systémov*", "systému", "systém", "původní",
+		"všechny", "všechna", "veškeré", "veškerá", "tvoje", "tvé", "tvá", "tvůj", "tvých", "vaše", "své", "svá", "svůj", "svých", "svoje",
+		"systémov*", "systému", "systém", "původní",
 	}},
 	{wStrong, []string{
 		"previous", "previously", "prior", "above", "earlier", "preceding", "former", "before", "told", "instructed",
@@ -133,7 +137,7 @@ var injectionClasses = []struct {
 
 // notOverrides are words an override prefix would take but that set
 // nothing aside: "ignorant", "ignored" (a report, not an order).
-var notOverrides = []string{"ignorant", "ignorance", "ignored", "ignores", "olvidado", "olvidada", "olvidó", "forgotten"}
+var notOverrides = []string{"ignorant", "ignorance", "ignored", "olvidado", "olvidada", "olvidó", "forgotten"}
 
 // objectEndings make a German compound an object of its own ("Systemregeln",
 // "Sicherheitsanweisungen"); what the compound starts with qualifies it.
@@ -153,7 +157,7 @@ var (
 
 func init() {
 	for _, c := range injectionClasses {
-		for _, w := range c.words {
+		for _, w := range append(slices.Clone(c.words), foldAccents(c.words)...) {
 			w = strings.ToLower(Normalize(w))
 			if p, ok := strings.CutSuffix(w, "*"); ok {
 				if len(p) < prefixKeyLen {
@@ -167,8 +171,40 @@ func init() {
 	}
 }
 
-// classOf is a folded word's classes.
+// foldAccents is words without their accents ("olvídate" → "olvidate"), for
+// text typed without them or with other ones.
+func foldAccents(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if f := stripAccents(w); f != w {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func stripAccents(w string) string {
+	if isASCII(w) {
+		return w
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(w) {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+// classOf is a folded word's classes, accents or not.
 func classOf(w string) wclass {
+	if f := stripAccents(w); f != w {
+		return classOfWord(w) | classOfWord(f)
+	}
+	return classOfWord(w)
+}
+
+func classOfWord(w string) wclass {
 	c := classExact[w]
 	for _, p := range classPrefixes[indexKey(w)] {
 		if strings.HasPrefix(w, p.p) {
@@ -273,7 +309,8 @@ func mine(cls []wclass, i, j int) bool {
 // toldWords, a few words after "you", say what the agent was told.
 var toldWords = []string{
 	"told", "instructed", "taught", "programmed", "given", "gave", "configured", "trained",
-	"gesagt", "dit", "dijeron", "dicho", "řečeno",
+	"gesagt", "beigebracht", "aufgetragen", "vorgegeben", "dit", "appris", "ordonné", "demandé",
+	"dijeron", "dijo", "dicho", "enseñaron", "ordenaron", "indicaron", "řečeno", "řekli", "naučili", "přikázali",
 }
 
 // negatedOrStated: "don't forget your rules", "vergiss nicht", "I ignore
@@ -350,8 +387,15 @@ var (
 		"무시", "잊어", "잊고", "잊으", "따르지 마", "따르지 말", "따르지 않", "우회", "버려", "버리고",
 	}
 	cjkNegations = []string{"不要", "别", "不", "没", "勿", "千万别", "不能", "不会"}
-	cjkNotAfter  = []string{"しない", "するな", "しな", "하지 마", "하지 말", "하지 않", "하면 안"}
-	cjkObjects   = []string{
+	// cjkFollows are overrides when negated: "不要再遵守", "従わないで",
+	// "따르지 마".
+	cjkFollows        = []string{"遵守", "遵循", "服从", "听从", "従", "따르"}
+	cjkNegatedBefore  = []string{"不要", "别", "不再", "勿", "停止", "不用", "不必"}
+	cjkNegatedAfter   = []string{"わない", "うな", "わず", "지 마", "지 말", "지 않"}
+	cjkVoids          = []string{"无效", "失效", "作废", "無効", "무효"}
+	cjkAgentQualifier = []string{"你的", "您的", "系统", "あなたの", "君の", "システム", "너의", "당신의", "시스템"}
+	cjkNotAfter       = []string{"しない", "するな", "しな", "하지 마", "하지 말", "하지 않", "하면 안"}
+	cjkObjects        = []string{
 		"指令", "指示", "规则", "規則", "规定", "提示词", "提示", "设定", "設定", "约束", "限制", "命令",
 		"ルール", "プロンプト", "制約", "制限", "지시", "지침", "규칙", "명령", "프롬프트", "설정", "제한", "제약",
 	}
@@ -363,8 +407,8 @@ var (
 )
 
 // cjkSpan bounds, in bytes, how far apart an override's parts may be:
-// about ten Han, kana or Hangul characters.
-const cjkSpan = 30
+// about fifteen Han, kana or Hangul characters.
+const cjkSpan = 45
 
 func overridesCJK(t *text) bool {
 	if !t.cjk {
@@ -379,17 +423,41 @@ func overridesCJK(t *text) bool {
 			}
 			at := i + j
 			i = at + len(v)
-			if hasAnySuffix(strings.TrimRight(s[:at], " "), cjkNegations) || hasAnyPrefix(s[i:], cjkNotAfter) {
-				continue
-			}
-			lo, hi := max(0, at-cjkSpan), min(len(s), i+cjkSpan)
-			window := s[startOfRune(s, lo):hi]
-			if containsAny(window, cjkObjects) && containsAny(window, cjkQualifiers) {
+			negated := hasAnySuffix(strings.TrimRight(s[:at], " "), cjkNegations) || hasAnyPrefix(s[i:], cjkNotAfter)
+			if !negated && cjkObjectNear(s, at, i, cjkQualifiers) {
 				return true
 			}
 		}
 	}
+	for _, v := range cjkFollows {
+		for i := 0; ; {
+			j := strings.Index(s[i:], v)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(v)
+			before := s[startOfRune(s, max(0, at-9)):at]
+			negated := containsAny(before, cjkNegatedBefore) || hasAnyPrefix(s[i:], cjkNegatedAfter)
+			if negated && cjkObjectNear(s, at, i, cjkQualifiers) {
+				return true
+			}
+		}
+	}
+	for _, v := range cjkVoids {
+		if at := strings.Index(s, v); at >= 0 && cjkObjectNear(s, at, at+len(v), cjkAgentQualifier) {
+			return true
+		}
+	}
 	return false
+}
+
+// cjkObjectNear reports an object and a qualifier near the verb at
+// s[at:end].
+func cjkObjectNear(s string, at, end int, qualifiers []string) bool {
+	lo, hi := max(0, at-cjkSpan), min(len(s), end+cjkSpan)
+	window := s[startOfRune(s, lo):hi]
+	return containsAny(window, cjkObjects) && containsAny(window, qualifiers)
 }
 
 func startOfRune(s string, i int) int {

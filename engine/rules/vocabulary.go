@@ -169,7 +169,7 @@ var (
 		"you have/has/had no * restrictions/rules/limits/limitations/filters/guidelines/constraints/boundaries",
 		"you are no longer bound/restricted/limited/constrained", "you're/youre no longer bound/restricted/limited/constrained",
 		"you are not bound/restricted", "you're/youre not bound/restricted",
-		"without any? restrictions/filters/guardrails/censorship",
+		"without * restrictions/filters/guardrails/censorship/safeguards/limitations",
 		"reveal/print/show/repeat/output/leak/display/dump/expose/disclose/recite/tell/give/share/paste * your/system/initial/hidden/secret/original prompt*/instructions/guidelines",
 		"what is/are/was/were your * prompt*/instructions/guidelines",
 		"your system prompt*", "the system says/said/wants/requires",
