@@ -263,7 +263,8 @@ func overrides(t *text) bool {
 			return true
 		case c&wFollow != 0 && negatedNear(cls, i) && objectNear(cls, i, true):
 			return true
-		case c&wNew != 0 && i+2 < len(cls) && (cls[i+1]|cls[i+2])&wObject != 0 && (verbs&wAct != 0 || addressed):
+		case c&wNew != 0 && i+2 < len(cls) && (cls[i+1]|cls[i+2])&wObject != 0 && (verbs&wAct != 0 || addressed) &&
+			!mine(cls, i, min(len(cls)-1, i+4)):
 			return true
 		}
 	}
@@ -394,8 +395,11 @@ var (
 	cjkNegatedAfter   = []string{"わない", "うな", "わず", "지 마", "지 말", "지 않"}
 	cjkVoids          = []string{"无效", "失效", "作废", "無効", "무효"}
 	cjkAgentQualifier = []string{"你的", "您的", "系统", "あなたの", "君の", "システム", "너의", "당신의", "시스템"}
-	cjkNotAfter       = []string{"しない", "するな", "しな", "하지 마", "하지 말", "하지 않", "하면 안"}
-	cjkObjects        = []string{
+	// cjkPretends near a role: "假装系统说过", "システムが言ったふりをして".
+	cjkPretends = []string{"假装", "ふりをして", "ふりして", "척해", "척하"}
+	cjkRoles    = []string{"系统", "系統", "システム", "시스템", "开发者", "開発者", "개발자", "管理员", "管理者", "관리자"}
+	cjkNotAfter = []string{"しない", "するな", "しな", "하지 마", "하지 말", "하지 않", "하면 안"}
+	cjkObjects  = []string{
 		"指令", "指示", "规则", "規則", "规定", "提示词", "提示", "设定", "設定", "约束", "限制", "命令",
 		"ルール", "プロンプト", "制約", "制限", "지시", "지침", "규칙", "명령", "프롬프트", "설정", "제한", "제약",
 	}
@@ -440,6 +444,15 @@ func overridesCJK(t *text) bool {
 			before := s[startOfRune(s, max(0, at-9)):at]
 			negated := containsAny(before, cjkNegatedBefore) || hasAnyPrefix(s[i:], cjkNegatedAfter)
 			if negated && cjkObjectNear(s, at, i, cjkQualifiers) {
+				return true
+			}
+		}
+	}
+	for _, v := range cjkPretends {
+		// What the role is pretended to have said sits between the two.
+		if at := strings.Index(s, v); at >= 0 {
+			lo, hi := max(0, at-2*cjkSpan), min(len(s), at+len(v)+cjkSpan)
+			if containsAny(s[startOfRune(s, lo):hi], cjkRoles) {
 				return true
 			}
 		}
