@@ -184,16 +184,32 @@ func foldAccents(words []string) []string {
 }
 
 func stripAccents(w string) string {
-	if isASCII(w) {
+	if !hasLatinAccent(w) {
 		return w
 	}
 	var b strings.Builder
-	for _, r := range norm.NFD.String(w) {
+	// A copy goes to norm, which would otherwise hold on to the caller's
+	// text and move its word list to the heap.
+	for _, r := range norm.NFD.String(strings.Clone(w)) {
 		if !unicode.Is(unicode.Mn, r) {
 			b.WriteRune(r)
 		}
 	}
 	return norm.NFC.String(b.String())
+}
+
+// hasLatinAccent reports a letter from the Latin-1 supplement or the
+// Latin extended blocks, the only ones stripAccents changes.
+func hasLatinAccent(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			r, _ := utf8.DecodeRuneInString(w[i:])
+			if 0xC0 <= r && r <= 0x24F {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // classOf is a folded word's classes, accents or not.
