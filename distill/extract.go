@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawmem/clawmem/engine/rules"
 )
 
 // Smart extraction: for one captured turn, the model reads what the user
@@ -81,23 +83,26 @@ func ExtractSchema() *Schema {
 // most like them.
 func ExtractRequest(said []string, known []Known) Request {
 	var b strings.Builder
+	lines := make([]rules.FramedMemory, len(known))
+	for i, k := range known {
+		lines[i] = rules.FramedMemory{Label: "[" + k.Alias + "]", Text: k.Text}
+	}
 	b.WriteString("<stored-memories>\n")
-	if len(known) == 0 {
+	if framed := rules.FrameMemories(lines, 0); framed != "" {
+		b.WriteString(framed + "\n")
+	} else {
 		b.WriteString("(none)\n")
 	}
-	for _, k := range known {
-		fmt.Fprintf(&b, "[%s] %s\n", k.Alias, oneLine(k.Text))
-	}
 	b.WriteString("</stored-memories>\n\n<user-said>\n")
+	// What the user said is escaped like a memory, so that it cannot close
+	// its tag either.
 	for _, s := range said {
-		b.WriteString(oneLine(s))
+		b.WriteString(rules.EscapeMemoryText(s, 0))
 		b.WriteByte('\n')
 	}
 	b.WriteString("</user-said>\n\nAnswer with the facts as JSON.")
 	return Request{System: extractSystem, Prompt: b.String(), Schema: ExtractSchema()}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ParseDecisions reads and checks an extraction answer against the
 // memories the prompt showed. Malformed JSON, an unknown action, a target

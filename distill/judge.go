@@ -3,8 +3,11 @@ package distill
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawmem/clawmem/engine/rules"
 )
 
 // Consolidation's judge: the model reads memories that look alike and says
@@ -26,11 +29,11 @@ func JudgeSchema() *Schema {
 // JudgeRequest builds the prompt for memories that look alike.
 func JudgeRequest(texts []string) Request {
 	var b strings.Builder
-	b.WriteString("<memories>\n")
+	lines := make([]rules.FramedMemory, len(texts))
 	for i, t := range texts {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, oneLine(t))
+		lines[i] = rules.FramedMemory{Label: strconv.Itoa(i+1) + ".", Text: t}
 	}
-	b.WriteString("</memories>\n\nAnswer as JSON.")
+	b.WriteString("<memories>\n" + rules.FrameMemories(lines, 0) + "\n</memories>\n\nAnswer as JSON.")
 	return Request{System: judgeSystem, Prompt: b.String(), Schema: JudgeSchema()}
 }
 

@@ -339,14 +339,26 @@ func earlierDuplicate(m schemas.Memory, f engine.ScopeFilter, dedup float64, lis
 	return pendingItem{}, false
 }
 
+// storedText is the text a memory keeps: checked (ValidateText), then
+// stripped of invisible characters, which can hide or split words from
+// every later reader; the user's visible spelling is kept as written.
+func storedText(s string) (string, error) {
+	text := strings.TrimSpace(s)
+	if err := schemas.ValidateText(text); err != nil {
+		return "", err
+	}
+	text = strings.TrimSpace(rules.StripInvisible(text))
+	return text, schemas.ValidateText(text)
+}
+
 // prepareItem applies Store's checks and defaults to one request.
 func (e *Engine) prepareItem(who Who, r StoreRequest) (schemas.Memory, engine.ScopeFilter, error) {
 	scope, err := e.writeScope(who, r.Scope)
 	if err != nil {
 		return schemas.Memory{}, engine.ScopeFilter{}, err
 	}
-	text := strings.TrimSpace(r.Text)
-	if err := schemas.ValidateText(text); err != nil {
+	text, err := storedText(r.Text)
+	if err != nil {
 		return schemas.Memory{}, engine.ScopeFilter{}, err
 	}
 	if rules.IsInjection(text) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/redact"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -177,6 +178,11 @@ func (e *Engine) judged(ctx context.Context, mems []schemas.Memory, o Consolidat
 				out = append(out, mergeGroup{members: sub})
 			}
 		case same:
+			// The judge's wording becomes a memory: wording that reads as
+			// an injection is dropped, and the newest member's text kept.
+			if rules.IsInjection(text) {
+				text = ""
+			}
 			out = append(out, mergeGroup{members: g, text: text})
 		}
 	}

@@ -640,8 +640,8 @@ func (e *Engine) Update(ctx context.Context, who Who, r UpdateRequest) (UpdateRe
 		return UpdateResult{}, fmt.Errorf("%w: category %q", schemas.ErrInvalid, *r.Category)
 	}
 	if r.Text != nil {
-		text := strings.TrimSpace(*r.Text)
-		if err := schemas.ValidateText(text); err != nil {
+		text, err := storedText(*r.Text)
+		if err != nil {
 			return UpdateResult{}, err
 		}
 		if rules.IsInjection(text) || rules.IsNoise(text) {

@@ -31,7 +31,7 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 	if !utf8.ValidString(text) {
 		return false
 	}
-	s := strings.TrimSpace(text)
+	s := strings.TrimSpace(Normalize(text))
 	limit := o.MaxChars
 	if limit <= 0 {
 		limit = DefaultCaptureMaxChars
@@ -49,10 +49,10 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 		return false
 	}
 	t := prepare(s)
-	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || hasRoleTag(t.lower) {
+	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || injects(s, &t) {
 		return false
 	}
-	if t.has(ruleInjection|ruleMemoryCommand) || runsTool(&t) || isNoiseContent(s, &t) {
+	if t.has(ruleMemoryCommand) || isNoiseContent(s, &t) {
 		return false
 	}
 	if !t.has(ruleTrigger) && !hasPhoneNumber(s) && !hasEmail(s) && !(t.cjk && hasMySlot(t.lower)) {

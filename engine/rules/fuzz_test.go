@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -102,8 +104,14 @@ func FuzzSanitizeForContext(f *testing.F) {
 		if n := utf8.RuneCountInString(body); n > MaxContextRunes {
 			t.Fatalf("SanitizeForContext(%q) has %d runes", in, n)
 		}
+		// Harmless: one line, no invisible characters, nothing that is or
+		// looks like an angle bracket, no name of the framing.
+		angle := func(r rune) bool {
+			return angleLookalikes[r] != "" || strings.ContainsAny(norm.NFKC.String(string(r)), "<>")
+		}
 		if !cut && utf8.ValidString(in) && strings.Join(strings.Fields(in), " ") == in &&
-			!strings.ContainsAny(in, "<>") && utf8.RuneCountInString(in) <= MaxContextRunes &&
+			strings.IndexFunc(in, angle) < 0 && StripInvisible(in) == in && !namesFraming(in) &&
+			utf8.RuneCountInString(in) <= MaxContextRunes &&
 			strings.IndexFunc(in, func(r rune) bool { return !isVisible(r) && r != ' ' }) < 0 && out != in {
 			t.Fatalf("SanitizeForContext(%q) = %q, changed harmless text", in, out)
 		}

@@ -184,7 +184,7 @@ func (l *lexicon) add(r rule, lists ...[]string) {
 }
 
 func (l *lexicon) addPattern(r rule, pattern string) {
-	fields := strings.Fields(strings.ToLower(pattern))
+	fields := strings.Fields(strings.ToLower(Normalize(pattern)))
 	anchored := len(fields) > 0 && fields[0] == "^"
 	if anchored {
 		fields = fields[1:]
@@ -312,8 +312,8 @@ type span struct{ start, end int }
 // heap allocation.
 const wordsOnStack = 48
 
-// text is a message prepared once for every rule: lower-cased and split into
-// words. Han and kana end a word, so "记住my name" still yields "my", "name".
+// text is a message prepared once for every rule: normalised (Normalize),
+// lower-cased and split into words. Han and kana end a word, so "记住my name" still yields "my", "name".
 type text struct {
 	lower string
 	words []span
@@ -326,7 +326,11 @@ type text struct {
 // their stack.
 func prepare(s string) text { return newText(s, make([]span, 0, wordsOnStack)) }
 
-func newText(s string, words []span) text {
+func newText(s string, words []span) text { return splitText(Normalize(s), words) }
+
+// splitText is newText for s already normalised, as parts of a text's
+// lower field are.
+func splitText(s string, words []span) text {
 	t := text{lower: lowerText(s), words: words[:0]}
 	lower := t.lower
 	start := -1

@@ -15,7 +15,7 @@ const minMeaningfulRunes = 5
 // and text under five characters. Greetings count only as the whole message,
 // so "history of the project" and "Hello-world program crashed" are not noise.
 func IsNoise(text string) bool {
-	s := strings.TrimSpace(text)
+	s := strings.TrimSpace(Normalize(text))
 	if utf8.RuneCountInString(s) < minMeaningfulRunes {
 		return true
 	}
@@ -62,7 +62,7 @@ func isVariationSelector(r rune) bool { return 0xFE00 <= r && r <= 0xFE0F }
 func bareSet(list []string) map[string]bool {
 	m := make(map[string]bool, len(list))
 	for _, s := range list {
-		m[bareForm(s)] = true
+		m[bareForm(Normalize(s))] = true
 	}
 	return m
 }

@@ -34,8 +34,9 @@ func statesContent(t *text) bool {
 		if sent == "" {
 			continue
 		}
-		// lower is lower-cased already, so newText does not copy it.
-		st := newText(sent, make([]span, 0, wordsOnStack))
+		// lower is normalised and lower-cased already, so splitText does not
+		// copy it.
+		st := splitText(sent, make([]span, 0, wordsOnStack))
 		st.words = st.words[fillers(&st):]
 		if sentenceStates(&st) {
 			return true
@@ -62,7 +63,7 @@ func sentenceStates(t *text) bool {
 	if !ok {
 		return false
 	}
-	rt := newText(rest, make([]span, 0, wordsOnStack))
+	rt := splitText(rest, make([]span, 0, wordsOnStack))
 	rt.words = rt.words[fillers(&rt):]
 	rh := rt.rules()
 	return !asksOpenly(&rt, rh) && !asksYesNo(&rt, rh)

@@ -21,7 +21,7 @@ const (
 // refers to memory, the past or the user's own details is always looked up,
 // except heartbeats and system lines, which no user typed.
 func ShouldSkipRetrieval(query string) bool {
-	q := StripEnvelope(query)
+	q := StripEnvelope(Normalize(query))
 	if q == "" || strings.Contains(q, "HEARTBEAT") || strings.HasPrefix(q, "[System") {
 		return true
 	}

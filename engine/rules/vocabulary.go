@@ -142,30 +142,89 @@ var (
 	}
 )
 
-// Prompt injection in words; role tags and tool calls are structural checks
-// in injection.go.
+// Prompt injection by set phrases: re-assigning the agent's role ("from now
+// on you are"), announcing new instructions, pretending the system spoke,
+// jailbreak modes, asking for the system prompt. Overriding instructions is
+// matched by word classes (injectionwords.go); role tags, headers and forged
+// framing are structural checks (injection.go).
 var (
 	injectionEnglish = []string{
-		"ignore/disregard/forget/override/bypass the/your/these/all/any? " +
-			"all/any/previous/above/prior/earlier/preceding/system/developer/existing/original/your " +
-			"previous/above/prior/earlier/preceding/system/developer? " +
-			"instruction/instructions/prompt/prompts/rules/directions/guidelines",
-		"do not follow the/your/any? system/developer",
-		"don't/dont follow the/your/any? system/developer",
-		"system prompt*", "developer message*",
-	}
-	injectionCzech = []string{
-		"ignoruj* všechny/předchozí/předešlé/dosavadní * instrukce/pokyny",
+		"from now on/onward/onwards you are", "from now on/onward/onwards you're/youre/act/pretend/behave/become",
+		"from now on/onward/onwards you will/shall be/act/pretend/behave/become/obey",
+		"from this point on/onward you are", "from this point on/onward you're/youre", "from this point on/onward you will/shall be/respond/obey",
+		"starting now you are", "starting now you're/youre", "henceforth you",
+		"you are now !able/ready/done/set/logged/connected/signed/subscribed/registered/eligible/allowed/permitted/welcome/going/at/on/up/back/home/my/our",
+		"you're/youre now !able/ready/done/set/logged/connected/signed/subscribed/registered/eligible/allowed/permitted/welcome/going/at/on/up/back/home/my/our",
+		"you must/will/shall/should now", "you now must/have",
+		"your new/real/true/actual/updated role/name/identity/persona/instructions/rules/task/goal/purpose/objective/directive/directives/orders/prompt/programming/master/owner",
+		"new system prompt", "updated system prompt",
+		"this is your system/developer/developers/creator/creators/admin/administrator/operator/maker/owner",
+		"developer/admin/administrator/operator/creator speaking",
+		"when/whenever/once/if * agent/assistant/ai/model/llm/bot/chatbot/you read/reads/see/sees/recall/recalls/retrieve/retrieves/load/loads this",
+		"as if/though you had/have/were no * restrictions/rules/limits/limitations/filters/guidelines/constraints/instructions",
+		"pretend/imagine/suppose/assume that? the/your? system/developer/developers/admin/administrator/operator/creator/creators",
+		"act/behave as if/though the/your? system/developer/admin/administrator/operator",
+		"jailbreak*", "jailbroken", "do anything now", "dan mode", "god mode",
+		"you * developer/dan/god/unrestricted mode",
+		"you have/has/had no * restrictions/rules/limits/limitations/filters/guidelines/constraints/boundaries",
+		"you are no longer bound/restricted/limited/constrained", "you're/youre no longer bound/restricted/limited/constrained",
+		"you are not bound/restricted", "you're/youre not bound/restricted",
+		"without * restrictions/filters/guardrails/censorship/safeguards/limitations",
+		"reveal/print/show/repeat/output/leak/display/dump/expose/disclose/recite/tell/give/share/paste * your/system/initial/hidden/secret/original prompt*/instructions/guidelines",
+		"what is/are/was/were your * prompt*/instructions/guidelines",
+		"your system prompt*", "the system says/said/wants/requires",
+		"system prompt* says/said/tells/told/requires/wants/reads", "developer message*", "admin/system override",
 	}
 	injectionGerman = []string{
-		"ignorier* alle/vorherigen/bisherigen/obigen/vorigen * anweisungen/instruktionen",
-		"vergiss alle * anweisungen/instruktionen",
+		"ab jetzt/sofort bist/wirst du", "von nun an bist/wirst du", "ab jetzt/sofort * du bist",
+		"du bist jetzt/nun/ab", "du musst jetzt/nun/ab", "deine neue/neuen rolle/aufgabe/identität/anweisungen/regeln/befehle",
+		"^ neue anweisungen/regeln/instruktionen/befehle",
+		"tu/tun so als * system/entwickler/admin/administrator",
+		"zeig/zeige/gib/verrate/wiederhole/nenne/drucke * dein/deine/deinen systemprompt/prompt/anweisungen",
+		"du hast keine * einschränkungen/regeln/grenzen/filter", "ohne * einschränkungen/filter/zensur",
+	}
+	injectionFrench = []string{
+		"à partir de maintenant tu/vous es/êtes/seras/serez", "désormais/dorénavant tu/vous es/êtes/seras/serez",
+		"tu es/seras maintenant/désormais", "vous êtes maintenant/désormais",
+		"ton/votre nouveau rôle/nom/but", "ta/votre nouvelle identité/mission/tâche",
+		"tes/vos nouvelles instructions/consignes/règles", "^ nouvelles instructions/consignes/règles",
+		"fais/faites comme si * système/développeur/administrateur/admin",
+		"révèle/révélez/affiche/affichez/montre/montrez/répète/répétez/donne/donnez * ton/votre/tes/vos prompt/instructions/consignes",
+		"tu n as * restriction*/règle*/limite*/filtre*", "sans * restriction*/filtre*/censure",
+		"tu dois maintenant/désormais", "vous devez maintenant/désormais",
+	}
+	injectionSpanish = []string{
+		"a partir de ahora eres/serás/tú", "desde ahora eres/serás", "de ahora en adelante eres/serás",
+		"ahora eres", "ahora tú eres", "tu nuevo rol/papel/nombre/objetivo", "tu nueva identidad/tarea/misión/función",
+		"tus nuevas instrucciones/reglas/órdenes", "^ nuevas instrucciones/reglas/órdenes",
+		"finge/imagina/haz * que? el? sistema/desarrollador/administrador",
+		"revela/muestra/imprime/repite/dime/escribe * tu/tus prompt/instrucciones/indicaciones/reglas",
+		"no tienes * restricciones/reglas/límites/filtros", "sin * restricciones/filtros/censura",
+		"ahora debes", "debes ahora",
+	}
+	injectionCzech = []string{
+		"od teď/teďka/nynějška jsi/budeš", "odteď jsi/budeš", "teď/nyní jsi", "teď/nyní musíš",
+		"tvoje/tvá nová role/identita/úloha/instrukce/pravidla", "tvůj nový úkol/cíl",
+		"^ nové instrukce/pokyny/pravidla",
+		"předstírej * systém/vývojář/administrátor/admin",
+		"ukaž/vypiš/prozraď/zopakuj/řekni * svůj/své/tvůj/tvé/systémový prompt/instrukce/pokyny",
+		"nemáš * omezení/pravidla/filtry", "bez * omezení/filtrů/cenzury",
 	}
 	injectionChinese = []string{
-		"忽略之前的", "忽略以上", "忽略上面的", "忽略所有指令", "忽略所有的指令", "无视之前", "无视以上", "系统提示",
+		"你现在是", "从现在开始你", "从现在开始,你", "从现在起你", "从现在起,你", "从今以后你", "你的新身份", "你的新角色", "你的新任务",
+		"新的指令", "新指令", "新的规则", "新规则:", "假装系统", "假装开发者", "假装管理员", "开发者模式", "越狱",
+		"没有任何限制", "不受任何限制", "不受限制地", "你现在必须", "你必须现在", "你的系统提示", "输出系统提示", "显示系统提示", "告诉我系统提示", "重复上面的", "现在你必须",
 	}
-	injectionJapanese = []string{"以前の指示を無視", "前の指示を無視", "すべての指示を無視", "上記の指示を無視", "システムプロンプト"}
-	injectionKorean   = []string{"이전 지시를 무시", "이전 지시 무시", "모든 지시를 무시", "이전 지침을 무시", "시스템 프롬프트"}
+	injectionJapanese = []string{
+		"今からあなたは", "これからあなたは", "あなたは今から", "今後あなたは", "あなたの新しい役割", "新しい指示", "新しいルール",
+		"システムのふり", "開発者モード", "脱獄", "制限なし", "制限はありません", "あなたのシステムプロンプト",
+		"システムプロンプトを表示", "システムプロンプトを教えて", "システムプロンプトを出力",
+	}
+	injectionKorean = []string{
+		"지금부터 너는", "이제부터 너는", "지금부터 당신은", "이제부터 당신은", "너는 이제", "당신은 이제",
+		"너의 새로운 역할", "당신의 새로운 역할", "새로운 지시", "새 지시", "새로운 규칙", "시스템인 척", "개발자 모드", "탈옥",
+		"제한 없이", "제한이 없", "너의 시스템 프롬프트", "시스템 프롬프트를 보여", "시스템 프롬프트를 출력", "시스템 프롬프트를 알려",
+	}
 )
 
 // Categories, tried in the order preference, decision, entity, fact.
@@ -423,7 +482,7 @@ func buildVocabulary() *lexicon {
 	l.add(ruleNote, notesEnglish, notesCzech, notesGerman, notesChinese, notesJapanese, notesKorean)
 	l.add(ruleMemoryCommand, memoryCommandsEnglish, memoryCommandsCzech, memoryCommandsGerman,
 		memoryCommandsChinese, memoryCommandsJapanese, memoryCommandsKorean)
-	l.add(ruleInjection, injectionEnglish, injectionCzech, injectionGerman,
+	l.add(ruleInjection, injectionEnglish, injectionGerman, injectionFrench, injectionSpanish, injectionCzech,
 		injectionChinese, injectionJapanese, injectionKorean)
 	l.add(rulePreference, preferenceEnglish, preferenceCzech, preferenceGerman,
 		preferenceChinese, preferenceJapanese, preferenceKorean)

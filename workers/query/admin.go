@@ -18,6 +18,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/portable"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -415,12 +416,16 @@ func consolidateReply(rep memory.ConsolidateReport) okReply {
 	if rep.DryRun {
 		fmt.Fprintf(&b, " (dry run: nothing changed)")
 	}
-	for _, m := range rep.Merges {
+	merges := make([]rules.FramedMemory, len(rep.Merges))
+	for i, m := range rep.Merges {
 		short := make([]string, len(m.Sources))
-		for i, id := range m.Sources {
-			short[i] = shortID(id)
+		for k, id := range m.Sources {
+			short[k] = shortID(id)
 		}
-		fmt.Fprintf(&b, "\n- %s into [%s] %s", strings.Join(short, ", "), shortID(m.Into), snippet(m.Text))
+		merges[i] = rules.FramedMemory{Label: "- " + strings.Join(short, ", ") + " into [" + shortID(m.Into) + "]", Text: m.Text}
+	}
+	if framed := rules.FrameMemories(merges, snippetRunes); framed != "" {
+		b.WriteString("\n" + framed)
 	}
 	for _, id := range rep.Archived {
 		fmt.Fprintf(&b, "\n- archived %s", shortID(id))

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -72,19 +72,15 @@ func shortID(id string) string {
 	return id
 }
 
-// oneLine collapses whitespace so that each memory is one line of a
-// numbered summary.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// snippet is a one-line quote of at most snippetRunes runes.
-func snippet(s string) string {
-	s = oneLine(s)
-	if utf8.RuneCountInString(s) <= snippetRunes {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:snippetRunes]) + "…"
+// label is a memory's "[category:scope]", escaped as memory text is:
+// legacy rows may carry anything in either.
+func label(c schemas.Category, scope string) string {
+	return "[" + rules.EscapeMemoryText(string(c), 0) + ":" + rules.EscapeMemoryText(scope, 0) + "]"
 }
+
+// snippet is a one-line, escaped quote of at most snippetRunes runes, for
+// replies that echo the text a caller just sent.
+func snippet(s string) string { return rules.EscapeMemoryText(s, snippetRunes) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

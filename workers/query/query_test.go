@@ -22,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
@@ -190,7 +191,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if sd.Action != "duplicate" || sd.ExistingID != ids[1] || sd.ID != ids[1] || sd.Similarity < memory.DedupTool {
 		t.Fatalf("duplicate store details %+v", sd)
 	}
-	if !strings.HasPrefix(r.text(), "Similar memory already exists: ["+ids[1][:8]+"]") {
+	if !strings.HasPrefix(r.text(), "Similar memory already exists (") || !strings.Contains(r.text(), "\n"+rules.FrameNotice+"\n["+ids[1][:8]+"] ") {
 		t.Fatalf("duplicate store text %q", r.text())
 	}
 
@@ -204,7 +205,8 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		t.Fatalf("recall top memory %+v", top)
 	}
 	wantLine := fmt.Sprintf("1. [%s:agent:main] %s (%.0f%%, vector", top.Category, queryCorpus[0], top.Score*100)
-	if !strings.HasPrefix(r.text(), fmt.Sprintf("Found %d ", rd.Count)) || !strings.Contains(r.text(), "\n"+wantLine) {
+	if !strings.HasPrefix(r.text(), fmt.Sprintf("Found %d ", rd.Count)) || !strings.Contains(r.text(), ":\n"+rules.FrameNotice+"\n") ||
+		!strings.Contains(r.text(), "\n"+wantLine) || !strings.HasSuffix(r.text(), "\n"+rules.FrameEnd) {
 		t.Fatalf("recall text %q, want a line %q", r.text(), wantLine)
 	}
 	r, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "green tea", Category: "entity"})
@@ -221,7 +223,8 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if ld.Count != 5 || ld.Memories[0].ID != globalID || ld.Memories[4].ID != ids[0] {
 		t.Fatalf("list details %+v", ld)
 	}
-	if !strings.HasPrefix(r.text(), "Recent memories (5, newest first):\n1. ["+globalID[:8]+"] [decision:global] Deploys") {
+	if !strings.HasPrefix(r.text(), "Recent memories (5, newest first):\n"+rules.FrameNotice+"\n1. ["+globalID[:8]+"] [decision:global] Deploys") ||
+		!strings.HasSuffix(r.text(), "\n"+rules.FrameEnd) {
 		t.Fatalf("list text %q", r.text())
 	}
 	r, ld = queryOKReply[ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{Scope: "agent:main", Limit: 2, Offset: 1})
@@ -293,7 +296,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if fd.Action != "candidates" || len(fd.Candidates) < 2 || fd.ID != "" {
 		t.Fatalf("vague forget: %+v", fd)
 	}
-	if !strings.HasPrefix(r.text(), fmt.Sprintf("Found %d candidates; specify memoryId:\n- [%s] ", len(fd.Candidates), fd.Candidates[0].ID[:8])) {
+	if !strings.HasPrefix(r.text(), fmt.Sprintf("Found %d candidates; specify memoryId:\n%s\n- [%s] ", len(fd.Candidates), rules.FrameNotice, fd.Candidates[0].ID[:8])) {
 		t.Fatalf("candidates text %q", r.text())
 	}
 	// The local embedder scores any text against any other, so "no match"
@@ -1329,7 +1332,7 @@ func TestQuerySupersede(t *testing.T) {
 	}
 	r, sd := queryOKReply[ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: paris.ID[:8]})
 	if sd.Memory.ID != paris.ID || len(sd.ReplacedBy) != 1 || sd.ReplacedBy[0].ID != berlin.ID ||
-		!strings.Contains(r.text(), "\n  replaced by ["+berlin.ID[:8]+"]") {
+		!strings.Contains(r.text(), "\nreplaced by ["+berlin.ID[:8]+"]") || !strings.HasPrefix(r.text(), rules.FrameNotice+"\n") {
 		t.Fatalf("show Paris: %q %+v", r.text(), sd)
 	}
 	_, sd = queryOKReply[ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: berlin.ID})

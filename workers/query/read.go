@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
@@ -55,17 +56,18 @@ func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (ok
 	if len(views) == 0 {
 		return okReply{text: "No relevant memories found." + fallbackNote(res.Fallback), details: d}, nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Found %d %s%s:", len(views), plural(len(views), "memory", "memories"), fallbackNote(res.Fallback))
+	lines := make([]rules.FramedMemory, len(res.Candidates))
 	for i, c := range res.Candidates {
-		text := oneLine(c.Memory.Text) + life(schemas.View(c.Memory))
-		if note := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); note != "" {
-			text += " [" + note + "]"
+		note := life(schemas.View(c.Memory))
+		if dates := temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp); dates != "" {
+			note += " [" + rules.EscapeMemoryText(dates, 0) + "]"
 		}
-		fmt.Fprintf(&b, "\n%d. [%s:%s] %s (%.0f%%%s)", i+1, c.Memory.Category, c.Memory.Scope,
-			text, c.Score*100, sourceSuffix(c.Sources))
+		lines[i] = rules.FramedMemory{Label: fmt.Sprintf("%d. %s", i+1, label(c.Memory.Category, c.Memory.Scope)), Text: c.Memory.Text,
+			Note: note + fmt.Sprintf(" (%.0f%%%s)", c.Score*100, sourceSuffix(c.Sources))}
 	}
-	return okReply{text: b.String(), details: d}, nil
+	text := fmt.Sprintf("Found %d %s%s:\n", len(views), plural(len(views), "memory", "memories"), fallbackNote(res.Fallback)) +
+		rules.FrameMemories(lines, 0)
+	return okReply{text: text, details: d}, nil
 }
 
 // fallbackNote tells the reader of a recall that it ran degraded.
@@ -182,13 +184,13 @@ func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okRe
 	if len(views) == 0 {
 		return okReply{text: "No memories found.", details: d}, nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Recent memories (%d, newest first):", len(views))
+	lines := make([]rules.FramedMemory, len(views))
 	for i, v := range views {
-		fmt.Fprintf(&b, "\n%d. [%s] [%s:%s] %s (%s%s)", r.Offset+i+1, shortID(v.ID), v.Category, v.Scope,
-			snippet(v.Text), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), life(v))
+		lines[i] = rules.FramedMemory{Label: fmt.Sprintf("%d. [%s] %s", r.Offset+i+1, shortID(v.ID), label(v.Category, v.Scope)),
+			Text: v.Text, Note: " (" + time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly) + life(v) + ")"}
 	}
-	return okReply{text: b.String(), details: d}, nil
+	text := fmt.Sprintf("Recent memories (%d, newest first):\n", len(views)) + rules.FrameMemories(lines, snippetRunes)
+	return okReply{text: text, details: d}, nil
 }
 
 func (s *Service) opStats(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
@@ -259,17 +261,16 @@ func (s *Service) opShow(ctx context.Context, who memory.Who, data []byte) (okRe
 		return out
 	}
 	d := ShowDetails{Memory: schemas.View(ch.Memory), Replaced: views(ch.Replaced), ReplacedBy: views(ch.ReplacedBy)}
-	line := func(v schemas.MemoryView) string {
-		return fmt.Sprintf("[%s] [%s:%s] %s (%s%s)", shortID(v.ID), v.Category, v.Scope, oneLine(v.Text),
-			time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), life(v))
+	line := func(prefix string, v schemas.MemoryView) rules.FramedMemory {
+		return rules.FramedMemory{Label: prefix + "[" + shortID(v.ID) + "] " + label(v.Category, v.Scope), Text: v.Text,
+			Note: " (" + time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly) + life(v) + ")"}
 	}
-	var b strings.Builder
-	b.WriteString(line(d.Memory))
+	lines := []rules.FramedMemory{line("", d.Memory)}
 	for _, v := range d.ReplacedBy {
-		b.WriteString("\n  replaced by " + line(v))
+		lines = append(lines, line("replaced by ", v))
 	}
 	for _, v := range d.Replaced {
-		b.WriteString("\n  replaced " + line(v))
+		lines = append(lines, line("replaced ", v))
 	}
-	return okReply{text: b.String(), details: d}, nil
+	return okReply{text: rules.FrameMemories(lines, 0), details: d}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -47,8 +48,9 @@ func (s *Service) opStore(ctx context.Context, who memory.Who, data []byte) (okR
 	d := StoreDetails{Action: string(res.Status), ID: m.ID, Scope: m.Scope, Category: m.Category}
 	if res.Status == memory.Duplicate {
 		d.ExistingID, d.Similarity = m.ID, res.Score
-		return okReply{text: fmt.Sprintf("Similar memory already exists: [%s] [%s:%s] %q (%.0f%% similar)",
-			shortID(m.ID), m.Category, m.Scope, snippet(m.Text), res.Score*100), details: d}, nil
+		return okReply{text: fmt.Sprintf("Similar memory already exists (%.0f%% similar), not stored again:\n", res.Score*100) +
+			rules.FrameMemories([]rules.FramedMemory{{Label: "[" + shortID(m.ID) + "] " + label(m.Category, m.Scope), Text: m.Text}}, snippetRunes),
+			details: d}, nil
 	}
 	d.Superseded = res.Superseded
 	text := fmt.Sprintf("Stored memory %s [%s:%s]: %q", shortID(m.ID), m.Category, m.Scope, snippet(m.Text))
@@ -98,12 +100,12 @@ func candidatesText(views []schemas.MemoryView) string {
 	if len(views) == 0 {
 		return "No matching memories found."
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Found %d %s; specify memoryId:", len(views), plural(len(views), "candidate", "candidates"))
-	for _, v := range views {
-		fmt.Fprintf(&b, "\n- [%s] %s (%.0f%%)", shortID(v.ID), snippet(v.Text), v.Score*100)
+	lines := make([]rules.FramedMemory, len(views))
+	for i, v := range views {
+		lines[i] = rules.FramedMemory{Label: "- [" + shortID(v.ID) + "]", Text: v.Text, Note: fmt.Sprintf(" (%.0f%%)", v.Score*100)}
 	}
-	return b.String()
+	return fmt.Sprintf("Found %d %s; specify memoryId:\n", len(views), plural(len(views), "candidate", "candidates")) +
+		rules.FrameMemories(lines, snippetRunes)
 }
 
 // UpdateDetails is memory_update's details.
