@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/authdir"
 	clawmcp "github.com/clawmem/clawmem/integrations/mcp"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -28,8 +29,8 @@ Each call goes to the running clawmem over NATS, or straight to the store when n
 is held open between calls, so ` + "`clawmem up`" + ` may start or stop while a client is connected.
 
 By default it speaks MCP on stdin and stdout, the way MCP clients launch servers. With --http it
-serves streamable HTTP instead: on loopback without further ado, anywhere else only with a bearer
-token (--token, else the config's ingest.token). A token, once set, is required on every request.`,
+serves streamable HTTP instead, and every request needs "Authorization: Bearer <token>": --token,
+else the config's ingest.token, else (on loopback only) the data dir's <data-dir>/auth/mcp.token.`,
 		Example: `  claude mcp add clawmem -- clawmem mcp --agent main
   clawmem mcp --agent main --management
   clawmem mcp --agent main --http ` + clawmcp.DefaultHTTPAddr + `
@@ -56,6 +57,14 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 				if err := clawmcp.CheckHTTPAddr(httpAddr, token); err != nil {
 					return err
 				}
+				// Loopback is no credential: every local process and, through
+				// a browser, every web page reaches it. Without a token of
+				// its own the server takes the data dir's.
+				if token == "" {
+					if token, err = authdir.Token(cfg.DataDir, authdir.MCPToken); err != nil {
+						return err
+					}
+				}
 			}
 			// The SDK logs every session at info; only problems are worth
 			// a line in an MCP client's server log.
@@ -77,6 +86,6 @@ token (--token, else the config's ingest.token). A token, once set, is required 
 	f.StringVar(&agent, "agent", "", "the agent whose memories the tools read and write (default: the config's mcp.agent; one of them is required)")
 	f.BoolVar(&management, "management", false, "also serve memory_stats and memory_list (default: the config's enableManagementTools)")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address instead of stdio, e.g. "+clawmcp.DefaultHTTPAddr)
-	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default: the config's ingest.token); required off loopback")
+	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default: the config's ingest.token, else on loopback <data-dir>/auth/mcp.token); required off loopback")
 	return cmd
 }

@@ -117,7 +117,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	ctx := context.Background()
 
 	// 1. A captured turn, through the HTTP hook ingest.
-	if err := postAgentEnd(http.DefaultClient, info.IngestURL, 1,
+	if err := postAgentEnd(http.DefaultClient, &instance{dir: dir, info: info}, 1,
 		"Remember: my OpenAI key is "+secretCapture+" and my db password is "+secretHookPw+" and I prefer postgres"); err != nil {
 		t.Fatal(err)
 	}

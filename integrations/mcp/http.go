@@ -17,8 +17,9 @@ import (
 )
 
 // DefaultHTTPAddr is where `clawmem mcp --http` listens unless told
-// otherwise: loopback, next to the hook ingest endpoint's 7433.
-const DefaultHTTPAddr = "127.0.0.1:7434"
+// otherwise: loopback, next to the hook ingest's 7433 and the web
+// console's 7434.
+const DefaultHTTPAddr = "127.0.0.1:7435"
 
 // httpSessionTimeout closes sessions idle this long, so clients that go
 // away without ending their session do not pile up. A client that comes

@@ -26,6 +26,8 @@ const (
 	IngestToken = "ingest.token"
 	// ConsoleToken is the web console's admin token.
 	ConsoleToken = "console.token"
+	// MCPToken is the bearer token of `clawmem mcp --http` on loopback.
+	MCPToken = "mcp.token"
 )
 
 // Path is the file name holds in dataDir's auth dir.
