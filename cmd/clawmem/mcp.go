@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/internal/authdir"
 	clawmcp "github.com/clawmem/clawmem/integrations/mcp"
+	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/schemas"
 )
 
