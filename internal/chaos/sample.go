@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -117,19 +118,28 @@ func ReadProc(pid int, metricsURL string) (Proc, error) {
 
 // gauges reads unlabelled gauges from a Prometheus text page.
 func gauges(url string, names ...string) (map[string]float64, error) {
-	out := make(map[string]float64, len(names))
 	hc := &http.Client{Timeout: 5 * time.Second}
 	resp, err := hc.Get(url)
 	if err != nil {
-		return out, err
+		return map[string]float64{}, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	return parseGauges(resp.Body, names...)
+}
+
+// parseGauges reads the named unlabelled samples of a Prometheus text
+// page; a name absent, or with a value that is not a number, is left out.
+func parseGauges(r io.Reader, names ...string) (map[string]float64, error) {
+	out := make(map[string]float64, len(names))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		name, v, ok := strings.Cut(sc.Text(), " ")
-		if ok && slices.Contains(names, name) {
-			out[name], _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			out[name] = f
 		}
 	}
 	return out, sc.Err()
