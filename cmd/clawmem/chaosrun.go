@@ -206,12 +206,15 @@ func (a *app) chaosSoakCmd() *cobra.Command {
 streams' and KV buckets' sizes. After the warm-up (a fifth of the run, at least 10 s) the median of
 the last ten samples must stay within bounds of the first ten: resident memory ×1.15 + 16 MB,
 goroutines +10% (at least +10), open files +8, and the work queue's backlog must not build up. Every
-acknowledged event must be stored once and every recall answered.`,
-		Example: "  clawmem chaos soak --duration 10m --rate 20 --recall-rate 10",
+acknowledged event must be stored once and every recall answered. The texts cycle after the warm-up, so
+the store stops growing; with --distinct every text is new and the store grows all along, and resident
+memory may then grow by each stored memory's vector bytes + 2 KB, + 8 MB.`,
+		Example: "  clawmem chaos soak --duration 10m --rate 20 --recall-rate 10\n  clawmem chaos soak --duration 10m --distinct",
 	}, func(fs *pflag.FlagSet) {
 		fs.DurationVar(&o.Duration, "duration", 10*time.Minute, "how long the load runs")
 		fs.Float64Var(&o.Rate, "rate", 20, "events per second")
 		fs.Float64Var(&o.RecallRate, "recall-rate", 10, "recalls per second")
+		fs.BoolVar(&o.Distinct, "distinct", false, "keep every text distinct, so the store grows all along (resident memory is bounded per memory)")
 	}, func(ctx context.Context, env chaos.Env) (chaos.Result, error) { return chaos.Soak(ctx, env, o) })
 }
 

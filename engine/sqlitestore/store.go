@@ -133,6 +133,13 @@ const ftsSchema = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
 	body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_vocab USING fts5vocab(memories_fts, 'row');`
 
+// maxConns and cacheKiB bound the database's memory: connections, and the
+// page cache of each (SQLite's default size, 2 MiB), 16 MiB in all.
+const (
+	maxConns = 8
+	cacheKiB = 2048
+)
+
 // Open opens (creating if needed, unless o.MustExist) the store in dir. A
 // database file there that clawmem did not make fails with ErrForeign
 // before anything is created or written.
@@ -162,13 +169,19 @@ func Open(ctx context.Context, dir string, o Options) (*Store, error) {
 func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, error) {
 	// synchronous(FULL): a committed memory survives power loss, not only a
 	// process crash; writers batch, so the fsync per commit is affordable.
+	// The page cache is each connection's and lives in the process: set
+	// here, not left to a driver's default, it is at most maxConns ×
+	// cacheKiB however large the database grows. mmap_size(0): pages are
+	// read into that cache, never mapped, so the database file does not
+	// count in the process's resident memory.
 	dsn := fileURI(filepath.Join(dir, FileName),
-		"_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate")
+		"_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)"+
+			fmt.Sprintf("&_pragma=cache_size(-%d)&_pragma=mmap_size(0)", cacheKiB)+"&_txlock=immediate")
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(8)
+	db.SetMaxOpenConns(maxConns)
 	s := &Store{db: db, lock: lock, dir: dir, opts: o, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}, stop: make(chan struct{}), spillMin: spillMin}
 	if s.now == nil {
 		s.now = time.Now

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -173,5 +174,40 @@ func TestOpenAddsHistoryColumns(t *testing.T) {
 	}
 	if hits, err := s.VectorSearch(ctx, []float32{1, 0, 0, 0}, engine.SearchOptions{Scopes: engine.AllScopes()}); err != nil || len(hits) != 1 {
 		t.Fatalf("old memory not searchable: %v %v", hits, err)
+	}
+}
+
+// Every connection's page cache is bounded and the file is not mapped, on
+// connections opened later too (the pool opens them as readers come).
+func TestPageCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conns := make([]*sql.Conn, maxConns)
+	for i := range conns {
+		if conns[i], err = s.db.Conn(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	for i, c := range conns {
+		for _, tc := range []struct {
+			pragma string
+			want   int
+		}{
+			{"cache_size", -cacheKiB},
+			{"mmap_size", 0},
+		} {
+			var got int
+			if err := c.QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("connection %d: %s = %d, want %d", i, tc.pragma, got, tc.want)
+			}
+		}
 	}
 }

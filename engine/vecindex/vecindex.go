@@ -402,13 +402,18 @@ func (m *regions) unmapAll() {
 }
 
 // mapMin is the size from which the vector matrix lives outside the Go
-// heap. Growing a matrix of hundreds of megabytes on the heap allocates
-// its doubled copy at once: the heap overshoots its GC goal and every
-// allocating goroutine is made to help the collector until it finishes,
-// which stalled capture for 0.5–0.7 s at 120k × 256 (bench pipeline,
-// with gctrace). Off the heap the vectors, which hold no pointers, cost
-// the collector nothing.
-const mapMin = 64 << 20
+// heap, in an anonymous mapping. There its spare capacity is address space
+// only: the doubling that keeps appends amortised costs no resident memory
+// until rows are written into it, where a heap slice of twice the rows is
+// allocated, and zeroed, at once. The vectors, which hold no pointers,
+// also stay out of the collector's goal, which with GOGC=100 lets the heap
+// grow to twice what it holds: on the heap each vector cost up to four
+// times its bytes in resident memory (issue 27: 5.8 KB a memory at 384
+// dimensions). And a matrix of hundreds of megabytes grown on the heap
+// overshot the collector's goal, which stalled capture for 0.5–0.7 s at
+// 120k × 256 (bench pipeline, with gctrace). Below it, a small index
+// (a test's, a scope's first rows) saves the mapping.
+const mapMin = 1 << 20
 
 // grow makes room for at least rows rows: exactly that many for a bulk
 // load (exact), else twice the current room, so appends stay amortised.

@@ -118,3 +118,29 @@ func TestFakeProviderFaults(t *testing.T) {
 		t.Fatalf("back: %d %v", code, err)
 	}
 }
+
+// The soak's memory bound: per memory stored when the texts are distinct,
+// flat (×1.15 + 16 MB) when they cycle; a store that does not grow allows
+// no growth per memory.
+func TestSoakRSSBound(t *testing.T) {
+	per := soakPerMemory(384) / (1 << 20) // MB
+	for _, tc := range []struct {
+		name     string
+		distinct bool
+		g        rssGrowth
+		fail     bool
+	}{
+		{"distinct, within", true, rssGrowth{MB: [2]float64{100, 100 + 9000*per + soakCachesMB - 1}, Memories: [2]float64{3000, 12000}}, false},
+		{"distinct, past", true, rssGrowth{MB: [2]float64{100, 100 + 9000*per + soakCachesMB + 1}, Memories: [2]float64{3000, 12000}}, true},
+		{"distinct, the issue's 5.8 KB a memory", true, rssGrowth{MB: [2]float64{102, 102 + 9600*5800.0/(1<<20)}, Memories: [2]float64{2400, 12000}}, true},
+		{"distinct, nothing stored", true, rssGrowth{MB: [2]float64{100, 100 + soakCachesMB + 1}, Memories: [2]float64{3000, 3000}}, true},
+		{"cycling, flat", false, rssGrowth{MB: [2]float64{100, 130}, Memories: [2]float64{2400, 2400}}, false},
+		{"cycling, grew", false, rssGrowth{MB: [2]float64{100, 132}, Memories: [2]float64{2400, 2400}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if f := tc.g.check(tc.distinct, 384); (f != "") != tc.fail {
+				t.Fatalf("check = %q, want a failure: %v", f, tc.fail)
+			}
+		})
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,25 +60,45 @@ func DLQCount(ctx context.Context, nc *nats.Conn) (int, error) {
 
 // Proc is a process's resources at one moment.
 type Proc struct {
-	RSSMB      float64 `json:"rssMB"`
-	HeapMB     float64 `json:"heapMB"` // Go heap in use
+	RSSMB float64 `json:"rssMB"`
+	// AnonMB and FileMB split the resident memory: anonymous pages (the
+	// Go heap, SQLite's page cache, the vector matrix, stacks) and pages
+	// of mapped files (the binary, a vector segment).
+	AnonMB float64 `json:"anonMB"`
+	FileMB float64 `json:"fileMB"`
+	// HeapMB is the Go heap in use; IdleMB its spans in no use that the
+	// runtime has not yet given back to the kernel (they count in RSS);
+	// GoSysMB all the runtime got from the kernel.
+	HeapMB     float64 `json:"heapMB"`
+	IdleMB     float64 `json:"idleMB"`
+	GoSysMB    float64 `json:"goSysMB"`
 	Goroutines int     `json:"goroutines"`
 	OpenFiles  int     `json:"openFiles"`
 }
 
 // ReadProc reads pid's resident memory and open files from /proc, and
-// its goroutines from the Prometheus metrics its hook ingest serves.
+// its goroutines and Go memory from the Prometheus metrics its hook
+// ingest serves.
 func ReadProc(pid int, metricsURL string) (Proc, error) {
 	var p Proc
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return p, err
 	}
+	kb := func(v string) float64 {
+		n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		return n / 1024
+	}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			p.RSSMB = kb / 1024
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		switch k {
+		case "VmRSS":
+			p.RSSMB = kb(v)
+		case "RssAnon":
+			p.AnonMB = kb(v)
+		case "RssFile":
+			p.FileMB = kb(v)
 		}
 	}
 	f.Close()
@@ -85,30 +107,40 @@ func ReadProc(pid int, metricsURL string) (Proc, error) {
 		return p, err
 	}
 	p.OpenFiles = len(fds)
-	var heap int
-	p.Goroutines, heap, err = metrics(metricsURL, "go_goroutines", "go_memstats_heap_inuse_bytes")
-	p.HeapMB = float64(heap) / (1 << 20)
+	g, err := gauges(metricsURL, "go_goroutines", "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes", "go_memstats_sys_bytes")
+	mb := func(name string) float64 { return g[name] / (1 << 20) }
+	p.Goroutines = int(g["go_goroutines"])
+	p.HeapMB = mb("go_memstats_heap_inuse_bytes")
+	p.IdleMB = mb("go_memstats_heap_idle_bytes") - mb("go_memstats_heap_released_bytes")
+	p.GoSysMB = mb("go_memstats_sys_bytes")
 	return p, err
 }
 
-// metrics reads two unlabelled gauges from a Prometheus text page.
-func metrics(url, a, b string) (int, int, error) {
+// gauges reads unlabelled gauges from a Prometheus text page.
+func gauges(url string, names ...string) (map[string]float64, error) {
 	hc := &http.Client{Timeout: 5 * time.Second}
 	resp, err := hc.Get(url)
 	if err != nil {
-		return 0, 0, err
+		return map[string]float64{}, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	return parseGauges(resp.Body, names...)
+}
+
+// parseGauges reads the named unlabelled samples of a Prometheus text
+// page; a name absent, or with a value that is not a number, is left out.
+func parseGauges(r io.Reader, names ...string) (map[string]float64, error) {
+	out := make(map[string]float64, len(names))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var va, vb float64
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), a+" "); ok {
-			va, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(names, name) {
+			continue
 		}
-		if v, ok := strings.CutPrefix(sc.Text(), b+" "); ok {
-			vb, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			out[name] = f
 		}
 	}
-	return int(va), int(vb), sc.Err()
+	return out, sc.Err()
 }
