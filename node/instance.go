@@ -87,7 +87,7 @@ func AwaitStart(ctx context.Context, dataDir string, max time.Duration, slow fun
 		waited := time.Since(start)
 		if waited >= max {
 			return fmt.Errorf("clawmem (pid %d) on %s is still starting after %v; try again once it is up (its log says what it is doing), or remove %s if no clawmem runs",
-				pid, dataDir, max.Round(time.Second), filepath.Join(dataDir, StartingFile))
+				pid, dataDir, max, filepath.Join(dataDir, StartingFile))
 		}
 		if slow != nil && waited >= time.Second {
 			slow()

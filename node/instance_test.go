@@ -49,7 +49,7 @@ func TestAwaitStart(t *testing.T) {
 			minTook: 1500 * time.Millisecond, maxTook: 3 * time.Second, wantSlow: true},
 		{name: "start given up", marker: os.Getpid(), after: 300 * time.Millisecond, max: time.Minute,
 			minTook: 300 * time.Millisecond, maxTook: 900 * time.Millisecond},
-		{name: "still starting at the bound", marker: os.Getpid(), max: 1200 * time.Millisecond, wantErr: "still starting after 1s",
+		{name: "still starting at the bound", marker: os.Getpid(), max: 1200 * time.Millisecond, wantErr: "still starting after 1.2s",
 			minTook: 1200 * time.Millisecond, maxTook: 3 * time.Second, wantSlow: true},
 	}
 	for _, c := range cases {

@@ -110,3 +110,60 @@ func TestUpPortTakenIsTheOnlyError(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandsWaitForAStartingUp: while the data dir's marker names a live
+// `clawmem up` that is starting, a command waits for it (saying so after a
+// second) and gives up at the bound; --db on that store fails at once,
+// saying it is starting; a marker left by a dead process is ignored.
+func TestCommandsWaitForAStartingUp(t *testing.T) {
+	prev := startWait
+	startWait = 1500 * time.Millisecond
+	t.Cleanup(func() { startWait = prev })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no `true` to run:", err)
+	}
+	cases := []struct {
+		name       string
+		pid        int
+		db         bool
+		wantCode   int
+		wantErr    []string
+		minTook    time.Duration
+		maxTook    time.Duration
+		notWantErr string
+	}{
+		{name: "waits, then gives up", pid: os.Getpid(), wantCode: 1, wantErr: []string{"clawmem is starting…", "still starting after 1.5s"},
+			minTook: 1500 * time.Millisecond, maxTook: 10 * time.Second},
+		{name: "--db on its store", pid: os.Getpid(), db: true, wantCode: 1, wantErr: []string{"is starting on", "leave out --db"},
+			maxTook: time.Second, notWantErr: "clawmem is starting…"},
+		{name: "marker of a dead process", pid: dead.ProcessState.Pid(), maxTook: 10 * time.Second, notWantErr: "starting"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeConfig(t, dir, "")
+			if err := os.WriteFile(filepath.Join(dir, node.StartingFile), fmt.Appendf(nil, `{"pid":%d}`, c.pid), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"stats", "--data-dir", dir}
+			if c.db {
+				args = append(args, "--db", filepath.Join(dir, "store"))
+			}
+			start := time.Now()
+			code, out, errOut := runCLI(t, args...)
+			took := time.Since(start)
+			if code != c.wantCode || took < c.minTook || took > c.maxTook {
+				t.Fatalf("exit %d after %v: %s %s", code, took, out, errOut)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Fatalf("stderr lacks %q: %s", w, errOut)
+				}
+			}
+			if c.notWantErr != "" && strings.Contains(errOut, c.notWantErr) {
+				t.Fatalf("stderr: %s", errOut)
+			}
+		})
+	}
+}
