@@ -20,7 +20,9 @@ same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST 
 GET /healthz, GET /metrics). Session files under OpenClaw's state dir (watch.stateDir) are
 followed into the transcript stream, ended sessions are distilled into lessons, and the cursor
 distiller runs on distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off"
-serves none). SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
+serves none). Every port is bound before anything starts: a taken one is the one error. Other
+commands on the data dir wait while it starts (up to 30 s). SIGINT/SIGTERM drain in-flight work
+and stop cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
