@@ -204,6 +204,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		defer st.Close()
+		// A failed start returns with roles running: they stop before
+		// the store closes under them.
+		defer g.halt()
 		timeout := CheckTimeout
 		// The self-tests run beside the roles: a dead embedding endpoint
 		// delays nothing, it is only reported.
@@ -227,6 +230,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		defer closeStore()
+		// A failed start returns with roles running: they stop before
+		// the store closes under them.
+		defer g.halt()
 		start(RoleReplica, run)
 	}
 	if has(RoleCapture) && *cfg.AutoCapture {
