@@ -40,6 +40,13 @@ func (g *group) start(name string, run func(context.Context) error) {
 	})
 }
 
+// halt stops every part and waits for them, dropping their errors: the
+// group is being given up.
+func (g *group) halt() {
+	g.cancel()
+	g.wg.Wait()
+}
+
 // wait waits for every part and returns their failures.
 func (g *group) wait() error {
 	g.wg.Wait()

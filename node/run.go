@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +102,30 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if natsURL, err = envsubst.Expand(natsURL); err != nil {
 		return fmt.Errorf("nats.url: %w", err)
 	}
+	if natsURL == "" && o.Embedded {
+		// Until the run file is written, this marker makes other commands
+		// wait for this instance rather than open its store themselves.
+		if err := markStarting(cfg.DataDir); err != nil {
+			return err
+		}
+		defer unmarkStarting(cfg.DataDir)
+	}
+	// Every listener is bound before anything starts: a taken port is then
+	// the one error, not one among the failures of roles stopped halfway.
+	var ingestLn net.Listener
+	if slices.Contains(roles, RoleIngest) {
+		if ingestLn, err = net.Listen("tcp", cfg.Ingest.Addr); err != nil {
+			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
+		}
+		defer ingestLn.Close()
+	}
+	svcLns := make([]net.Listener, len(o.Services))
+	for i, svc := range o.Services {
+		if svcLns[i], err = net.Listen("tcp", svc.Listen); err != nil {
+			return fmt.Errorf("%s: listen on %s: %w", svc.Name, svc.Listen, err)
+		}
+		defer svcLns[i].Close()
+	}
 	var srv *natsembed.Server
 	if natsURL == "" {
 		if !o.Embedded {
@@ -176,11 +201,14 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	}
 	var writerReady chan struct{}
 	if has(RoleStore) {
-		eng, st, err := OpenEngine(ctx, cfg, log)
+		eng, st, err := openWriterEngine(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
+		// A failed start returns with roles running: they stop before
+		// the store closes under them.
+		defer g.halt()
 		timeout := CheckTimeout
 		// The self-tests run beside the roles: a dead embedding endpoint
 		// delays nothing, it is only reported.
@@ -204,6 +232,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			return err
 		}
 		defer closeStore()
+		// A failed start returns with roles running: they stop before
+		// the store closes under them.
+		defer g.halt()
 		start(RoleReplica, run)
 	}
 	if has(RoleCapture) && *cfg.AutoCapture {
@@ -268,13 +299,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		if err := ic.Validate(); err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", cfg.Ingest.Addr)
-		if err != nil {
-			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
-		}
-		ingestURL = "http://" + ln.Addr().String()
+		ingestURL = "http://" + ingestLn.Addr().String()
 		srvIngest := ingest.New(ic, producers.New(js, producers.WithSecrets(cfg.SecretsMode())), reg, log)
-		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ln) })
+		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ingestLn) })
 		// Agents hand in their hook events over NATS here (they may not
 		// write the events stream themselves).
 		hooks := producers.NewHookService(producers.New(js, producers.WithSecrets(cfg.SecretsMode())), log)
@@ -282,11 +309,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		log.Info("hook ingest listening", "url", ingestURL)
 	}
 	urls := map[string]string{}
-	for _, svc := range o.Services {
-		ln, err := net.Listen("tcp", svc.Listen)
-		if err != nil {
-			return fmt.Errorf("%s: listen on %s: %w", svc.Name, svc.Listen, err)
-		}
+	for i, svc := range o.Services {
+		ln := svcLns[i]
 		urls[svc.Name] = "http://" + ln.Addr().String()
 		start(svc.Name, func(ctx context.Context) error { return svc.Run(ctx, nc, natsURL, ln) })
 		log.Info(svc.Name+" listening", "url", urls[svc.Name])
@@ -320,7 +344,13 @@ func writeRunInfo(dir string, info RunInfo) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, RunFile))
+	if err := os.Rename(tmp, filepath.Join(dir, RunFile)); err != nil {
+		return err
+	}
+	// The marker goes only once the run file is there: a command reading
+	// the marker and then the run file never misses the instance.
+	unmarkStarting(dir)
+	return nil
 }
 
 // LocalNATS is the NATS of the `clawmem up` using this data dir, else the

@@ -28,7 +28,25 @@ import (
 // OpenEngine builds the whole engine on the configured store. The caller
 // closes the returned store.
 func OpenEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, EngineStore, error) {
-	return openEngine(ctx, cfg, log, false)
+	return openEngine(ctx, cfg, log, openOptions{})
+}
+
+// StoreLockWait is how long the writer of `clawmem up` waits for a
+// command that holds the store for a moment (one that started before the
+// instance could be seen) to let it go.
+var StoreLockWait = 5 * time.Second
+
+// openWriterEngine is OpenEngine for the writer role: it waits up to
+// StoreLockWait for the store's lock, saying so.
+func openWriterEngine(ctx context.Context, cfg *config.Config, log *slog.Logger) (*memory.Engine, EngineStore, error) {
+	return openEngine(ctx, cfg, log, openOptions{lockWait: StoreLockWait})
+}
+
+// openOptions say how openEngine opens the store.
+type openOptions struct {
+	// replica: a query replica's store, which logs no changes.
+	replica  bool
+	lockWait time.Duration
 }
 
 // OpenReplicaEngine builds the engine of a query replica: on a SQLite
@@ -38,14 +56,14 @@ func OpenReplicaEngine(ctx context.Context, cfg *config.Config, log *slog.Logger
 	if cfg.Store.Backend == "lancedb" {
 		return nil, nil, errors.New("a query replica keeps its copy in SQLite: store.backend lancedb has no memory log")
 	}
-	eng, st, err := openEngine(ctx, cfg, log, true)
+	eng, st, err := openEngine(ctx, cfg, log, openOptions{replica: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	return eng, st.(*sqlitestore.Store), nil
 }
 
-func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, replica bool) (*memory.Engine, EngineStore, error) {
+func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, o openOptions) (*memory.Engine, EngineStore, error) {
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedding: %w", err)
@@ -61,7 +79,7 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, repli
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := openStore(ctx, cfg, emb.Dimensions(), replica)
+	st, err := openStore(ctx, cfg, emb.Dimensions(), o, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,10 +113,10 @@ type EngineStore interface {
 // OpenStore opens the configured backend: SQLite, or LanceDB, which a
 // build without -tags lancedb refuses with lancestore.ErrNotBuilt.
 func OpenStore(ctx context.Context, cfg *config.Config, dim int) (EngineStore, error) {
-	return openStore(ctx, cfg, dim, false)
+	return openStore(ctx, cfg, dim, openOptions{}, nil)
 }
 
-func openStore(ctx context.Context, cfg *config.Config, dim int, replica bool) (EngineStore, error) {
+func openStore(ctx context.Context, cfg *config.Config, dim int, o openOptions, log *slog.Logger) (EngineStore, error) {
 	if cfg.Store.Backend == "lancedb" {
 		st, err := lancestore.Open(ctx, cfg.DBPath, lancestore.Options{Dimensions: dim, Storage: cfg.Store.StorageOptions})
 		if err != nil {
@@ -106,7 +124,13 @@ func openStore(ctx context.Context, cfg *config.Config, dim int, replica bool) (
 		}
 		return st, nil
 	}
-	st, err := sqlitestore.Open(ctx, cfg.DBPath, sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions(), NoChangeLog: replica})
+	so := sqlitestore.Options{Dimensions: dim, Index: cfg.IndexOptions(), NoChangeLog: o.replica, LockWait: o.lockWait}
+	if log != nil {
+		so.OnLockWait = func(lock string, wait time.Duration) {
+			log.Warn("the store is in use by another process (a clawmem command?); waiting for it to finish", "lock", lock, "upTo", wait)
+		}
+	}
+	st, err := sqlitestore.Open(ctx, cfg.DBPath, so)
 	if err != nil {
 		return nil, err
 	}

@@ -580,8 +580,8 @@ var ErrStoreNotEmpty = errors.New("store is not empty")
 type RestoreReport struct {
 	Lines       int `json:"lines"`       // memories in the file
 	Duplicates  int `json:"duplicates"`  // lines repeating an earlier id, skipped
-	Expected    int `json:"expected"`    // distinct memories
-	Restored    int `json:"restored"`    // memories in the store afterwards
+	Expected    int `json:"expected"`    // distinct memories, history included
+	Restored    int `json:"restored"`    // memories in the store afterwards, history included
 	VectorsKept int `json:"vectorsKept"` // taken from the file
 	Embedded    int `json:"embedded"`    // embedded again
 }
@@ -600,8 +600,10 @@ func Restore(ctx context.Context, st engine.Store, emb embed.Embedder, r io.Read
 	if err != nil {
 		return rep, err
 	}
-	if stats.Total > 0 {
-		return rep, fmt.Errorf("%w: it holds %d memories; restore only into an empty store (a new --db directory)", ErrStoreNotEmpty, stats.Total)
+	// A backup holds every row, superseded and archived ones too: the
+	// store is counted the same way, before and after.
+	if n := stats.Total + stats.History; n > 0 {
+		return rep, fmt.Errorf("%w: it holds %d memories; restore only into an empty store (a new --db directory)", ErrStoreNotEmpty, n)
 	}
 	ms, err := readBackup(r, st.Dimensions(), &rep)
 	if err != nil {
@@ -636,7 +638,7 @@ func Restore(ctx context.Context, st engine.Store, emb embed.Embedder, r io.Read
 	if stats, err = st.Stats(ctx, engine.AllScopes()); err != nil {
 		return rep, err
 	}
-	rep.Restored = stats.Total
+	rep.Restored = stats.Total + stats.History
 	return rep, nil
 }
 

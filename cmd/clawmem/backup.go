@@ -118,7 +118,8 @@ func (a *app) backupRestoreCmd() *cobra.Command {
 clawmem first, or restore into a new directory and point dbPath at it. FILE is a path; NAME a
 file in the backup directory or, failing that, an Object Store copy. Ids, timestamps, scopes and
 metadata are kept; texts are embedded with the configured embedder unless the file carries
-vectors of its dimension. Prints the expected and restored counts; exits 1 when they differ.`,
+vectors of its dimension. Prints the expected and restored counts (superseded and archived
+memories included, as the backup counts them); exits 1 when they differ.`,
 		Example: "  clawmem backup restore memory-backup-2026-03-01.jsonl --db ~/.clawmem/store-restored\n" +
 			"  clawmem backup restore /mnt/backups/memory-snapshot-2026-03-01.jsonl",
 		Args: cobra.ExactArgs(1),

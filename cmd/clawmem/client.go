@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -24,7 +26,45 @@ func (a *app) target(name string) (client.Target, error) {
 	if err != nil {
 		return client.Target{}, err
 	}
-	return client.Target{Config: cfg, DB: a.dbDir, NATSURL: a.natsURL, Name: name}, nil
+	t := client.Target{Config: cfg, DB: a.dbDir, NATSURL: a.natsURL, Name: name}
+	if err := a.awaitStart(t); err != nil {
+		return client.Target{}, err
+	}
+	return t, nil
+}
+
+// startWait bounds how long a command waits for a `clawmem up` that is
+// starting on its data dir.
+var startWait = 30 * time.Second
+
+// awaitStart waits for a `clawmem up` starting on t's data dir to be up,
+// so that t then talks to it instead of opening the store it is about to
+// take. --db naming that store fails at once, saying so; another --db
+// waits too (the pipeline's state is the instance's).
+func (a *app) awaitStart(t client.Target) error {
+	if _, named := t.URL(); named {
+		return nil
+	}
+	pid := node.StartingPID(t.Config.DataDir)
+	if pid == 0 {
+		return nil
+	}
+	if t.DB != "" && sameDir(t.DB, t.Config.DBPath) {
+		return fmt.Errorf("clawmem (pid %d) is starting on %s and is about to open %s: leave out --db to talk to it once it is up",
+			pid, t.Config.DataDir, t.DB)
+	}
+	ctx := a.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return node.AwaitStart(ctx, t.Config.DataDir, startWait, func() { fmt.Fprintln(a.stderr, "clawmem is starting…") })
+}
+
+// sameDir reports whether two paths name one directory.
+func sameDir(a, b string) bool {
+	x, errA := filepath.Abs(a)
+	y, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && x == y
 }
 
 // connect finds who answers the tool and admin operations.

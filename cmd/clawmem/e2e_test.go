@@ -87,6 +87,15 @@ func clawmemBinary(t *testing.T) string {
 // startUp runs `clawmem up` in a subprocess on dir and waits for it.
 func startUp(t *testing.T, dir string) *instance {
 	t.Helper()
+	in := launchUp(t, dir)
+	in.awaitRunFile(t)
+	return in
+}
+
+// launchUp starts `clawmem up` in a subprocess on dir, and returns at
+// once.
+func launchUp(t *testing.T, dir string) *instance {
+	t.Helper()
 	// The watcher follows the test's own OpenClaw state dir, never the
 	// machine's ~/.openclaw; every listener takes a free port.
 	cfg := fmt.Sprintf(`{"nats":{"port":-1},"ingest":{"addr":"127.0.0.1:0"},"ui":{"listen":"127.0.0.1:0"},"watch":{"stateDir":%q}}`, filepath.Join(dir, "openclaw"))
@@ -100,13 +109,19 @@ func startUp(t *testing.T, dir string) *instance {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{cmd: cmd, dir: dir, logs: logs}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return &instance{cmd: cmd, dir: dir, logs: logs}
+}
+
+// awaitRunFile waits until the instance has written its run file.
+func (in *instance) awaitRunFile(t *testing.T) {
+	t.Helper()
+	cmd, dir, logs := in.cmd, in.dir, in.logs
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, node.RunFile))
 		if err == nil && json.Unmarshal(b, &in.info) == nil && in.info.PID == cmd.Process.Pid {
-			return in
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("clawmem up did not start:\n%s", logs.String())

@@ -27,6 +27,9 @@ type app struct {
 	dbDir      string
 	stdout     io.Writer
 	stderr     io.Writer
+	// ctx is the running command's (set before it runs): waits outside a
+	// command's own context end with it too.
+	ctx context.Context
 }
 
 func (a *app) config() (*config.Config, error) {
@@ -66,6 +69,9 @@ func (a *app) rootCmd() *cobra.Command {
 		Long:          "clawmem captures, distils and recalls long-term memories for AI agents (OpenClaw first).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.ctx = cmd.Context()
+		},
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

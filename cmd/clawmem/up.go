@@ -21,8 +21,9 @@ with "Authorization: Bearer" and the token in <data-dir>/auth/ingest.token, GET 
 /metrics). Session files under OpenClaw's state dir (watch.stateDir) are followed into the
 transcript stream, ended sessions are distilled into lessons, and the cursor distiller runs on
 distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off" serves none); sign
-in with the one-time link clawmem ui login prints. SIGINT/SIGTERM drain in-flight work and stop
-cleanly.`,
+in with the one-time link clawmem ui login prints. Every port is bound before anything starts: a
+taken one is the one error. Other commands on the data dir wait while it starts (up to 30 s).
+SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

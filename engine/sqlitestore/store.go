@@ -50,7 +50,16 @@ type Options struct {
 	// MustExist refuses, with ErrNoStore and without creating anything, a
 	// directory that holds no store yet: for commands that only read.
 	MustExist bool
+	// LockWait is how long Open waits for another process's lock on the
+	// store to go (a command that opened it for a moment); zero fails at
+	// once with engine.ErrLocked. OnLockWait, when set, is called once
+	// when the wait begins.
+	LockWait   time.Duration
+	OnLockWait func(lock string, wait time.Duration)
 }
+
+// lockPoll is how often a waiting Open tries the lock again.
+const lockPoll = 50 * time.Millisecond
 
 // FileName is the database file inside the store's directory.
 const FileName = "memories.db"
@@ -154,7 +163,7 @@ func Open(ctx context.Context, dir string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store dir: %w", err)
 	}
-	lock, err := lockDir(filepath.Join(dir, "LOCK"))
+	lock, err := waitLock(ctx, filepath.Join(dir, "LOCK"), o)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +173,34 @@ func Open(ctx context.Context, dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// waitLock takes the store's lock, waiting up to o.LockWait for a holder
+// to let go.
+func waitLock(ctx context.Context, path string, o Options) (*os.File, error) {
+	lock, err := lockDir(path)
+	if err == nil || o.LockWait <= 0 || !errors.Is(err, engine.ErrLocked) {
+		return lock, err
+	}
+	if o.OnLockWait != nil {
+		o.OnLockWait(path, o.LockWait)
+	}
+	deadline := time.NewTimer(o.LockWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			return nil, fmt.Errorf("%w (waited %v)", err, o.LockWait)
+		case <-tick.C:
+		}
+		if lock, err = lockDir(path); err == nil || !errors.Is(err, engine.ErrLocked) {
+			return lock, err
+		}
+	}
 }
 
 func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, error) {

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/storetest"
@@ -47,6 +49,66 @@ func TestSecondOpenIsRefused(t *testing.T) {
 		t.Fatalf("open after close: %v", err)
 	}
 	s2.Close()
+}
+
+// TestOpenWaitsForTheLock: with LockWait, an open outlasts a holder that
+// lets go within the wait, and otherwise fails with ErrLocked once the
+// wait is over (at once without one).
+func TestOpenWaitsForTheLock(t *testing.T) {
+	cases := []struct {
+		name      string
+		wait      time.Duration
+		releaseIn time.Duration // 0: the holder keeps the lock
+		cancel    bool
+		want      error
+		minTook   time.Duration
+		notified  bool
+	}{
+		{name: "holder lets go within the wait", wait: 10 * time.Second, releaseIn: 400 * time.Millisecond, minTook: 400 * time.Millisecond, notified: true},
+		{name: "holder keeps it", wait: 300 * time.Millisecond, want: engine.ErrLocked, minTook: 300 * time.Millisecond, notified: true},
+		{name: "no wait", want: engine.ErrLocked},
+		{name: "context ends the wait", wait: 10 * time.Second, cancel: true, want: context.Canceled, notified: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			holder, err := Open(context.Background(), dir, Options{Dimensions: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			if c.releaseIn > 0 {
+				timer := time.AfterFunc(c.releaseIn, func() { holder.Close() })
+				defer timer.Stop()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				time.AfterFunc(200*time.Millisecond, cancel)
+			}
+			notices := 0
+			start := time.Now()
+			s, err := Open(ctx, dir, Options{Dimensions: 4, LockWait: c.wait, OnLockWait: func(lock string, wait time.Duration) {
+				if lock != filepath.Join(dir, "LOCK") || wait != c.wait {
+					t.Errorf("notice for %s, %v", lock, wait)
+				}
+				notices++
+			}})
+			took := time.Since(start)
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Fatalf("open: %v, want %v", err, c.want)
+			}
+			if took < c.minTook || took > c.minTook+5*time.Second {
+				t.Fatalf("open took %v, want about %v", took, c.minTook)
+			}
+			if (notices == 1) != c.notified || notices > 1 {
+				t.Fatalf("%d notices", notices)
+			}
+		})
+	}
 }
 
 func TestNewStoreNeedsDimensions(t *testing.T) {

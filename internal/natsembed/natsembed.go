@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,15 @@ func Start(o Options) (*Server, error) {
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 8 << 20
+	}
+	// A taken port would show only as a wait for readiness that times out
+	// and a guess at why; trying it first names the cause.
+	if o.Port > 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: %w", err)
+		}
+		ln.Close()
 	}
 	srv := &Server{o: o, log: o.Logger}
 	opts, err := srv.options()
