@@ -23,8 +23,19 @@ import (
 // regular-expression runs.
 var (
 	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
-		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena",
-		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호"})
+		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
+		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
+		codeKeywords)
+	// codeKeywords name the number that opens a door, a gate or an alarm:
+	// their value is a PIN ("4417", "1357#", "4B27").
+	codeKeywords = slices.Concat(
+		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "lock", "safe", "garage", "security", "alarm system"},
+			[]string{"code", "pin"}),
+		[]string{"türcode", "tür-code", "haustürcode", "alarmcode", "alarm-code", "zugangscode", "torcode", "tresorcode", "code de la porte",
+			"code porte", "code d'accès", "code d'acces", "code de l'alarme", "code alarme", "code d'entrée", "code d'entree", "digicode",
+			"código de la alarma", "código de alarma", "código de acceso", "código del portal", "código de la puerta", "codigo de la alarma",
+			"codigo de acceso", "codigo del portal", "kód od dveří", "kód ke dveřím", "kód k alarmu", "kód alarmu", "přístupový kód",
+			"pristupovy kod", "kod od dveri", "门禁码", "门禁密码", "開錠コード", "暗証コード", "도어락 비밀번호", "현관 비밀번호"})
 	keyKeywords = slices.Concat(
 		spellings([]string{"api"}, []string{"key", "token", "secret"}),
 		spellings([]string{"access"}, []string{"key", "token"}),
@@ -32,12 +43,17 @@ var (
 		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
 			"application", "consumer", "license", "licence"}, []string{"key"}),
 		spellings([]string{"client"}, []string{"secret"}),
-		[]string{"secret", "token", "clave", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
+		[]string{"secret", "token", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
 			"clé api", "cle d'api", "cle api", "clé secrète", "cle secrete", "clé secrete", "jeton", "jeton d'accès", "jeton d'acces",
 			"clave de api", "clave de la api", "clave api", "clave de acceso", "clave acceso", "clave secreta", "api klíč", "api-klíč",
 			"apiklíč", "api klic", "tajný klíč", "tajny klic", "přístupový token", "pristupovy token", "api密钥", "api 密钥", "密钥", "秘钥",
 			"令牌", "apiキー", "api キー", "アクセストークン", "トークン", "シークレット", "api키", "api 키", "액세스토큰", "액세스 토큰", "토큰",
-			"시크릿키", "시크릿 키"})
+			"시크릿키", "시크릿 키"},
+		bareKeyKeywords)
+	// bareKeyKeywords say "key" and nothing more: "the key is …" may give
+	// a door key's place or a design's secret, so they take only a value
+	// shaped like a generated key (randomKeyValue).
+	bareKeyKeywords = []string{"key", "schlüssel", "schluessel", "clé", "cle", "klíč", "klic", "キー", "키"}
 )
 
 // spellings joins each first word to each second with a space, "_", "-"
@@ -55,13 +71,15 @@ func spellings(firsts, seconds []string) []string {
 }
 
 // isPasswordKeyword tells the two kinds of keyword apart.
-var isPasswordKeyword = func() map[string]bool {
+var isPasswordKeyword, isCodeKeyword, isBareKeyKeyword = set(passwordKeywords), set(codeKeywords), set(bareKeyKeywords)
+
+func set(words []string) map[string]bool {
 	m := map[string]bool{}
-	for _, k := range passwordKeywords {
+	for _, k := range words {
 		m[k] = true
 	}
 	return m
-}()
+}
 
 // keywordsByByte lists the keywords under their first byte, longest first,
 // so the longest one at a place is found first.
@@ -91,10 +109,11 @@ func keywordAt(lower string) string {
 const (
 	// filler is a short phrase between keyword and separator, opened by a
 	// preposition: "password for the staging box is".
-	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|zum|zur|vom|von|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
+	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|f[üu]rs|zum|zur|vom|von|beim|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
 	// separator: is / : / = and their translations, or "changed to".
 	separator = `(?:\s+(?:(?:was|has been|is|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
-		`\s+(?:is|was|are|ist|lautet|war|est|était|es|era|je|bylo|byl)\b(?:\s*:)?|'s\b|` +
+		`\s+(?:(?:is|was|are)(?:\s+(?:now|still|currently))?|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|est|c'est|sera|serait|était|` +
+		`es|era|seria|je|bude|bylo|byl)\b(?:\s*:)?|\s+(?:zní|será|sería)(?:\s*:)?|'s\b|\s*(?:→|->|=>)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 )
 
@@ -111,9 +130,16 @@ var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|upda
 	`(?:[\w-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
 
 // weakKeywords are password keywords that are common words or
-// abbreviations too: they count only before ":" or "=" ("pass: …",
-// "PW=…"), and a PIN only with digits.
-var weakKeywords = map[string]bool{"pass": true, "pw": true}
+// abbreviations too ("pass the key", "PW stands for"): before ":" or "="
+// they take any password, after a word ("wifi pw is …") only one no
+// sentence would have (strongValue).
+var weakKeywords = map[string]bool{"pass": true, "pw": true, "パス": true}
+
+// notSecretKeys are the words that make a key public or a mere name:
+// "public key", "primary key", "idempotency key".
+var notSecretKeys = map[string]bool{"public": true, "publishable": true, "pub": true, "host": true, "primary": true, "foreign": true,
+	"sort": true, "partition": true, "cache": true, "idempotency": true, "object": true, "dictionary": true, "map": true,
+	"öffentlicher": true, "öffentliche": true, "publique": true, "pública": true, "publica": true, "veřejný": true, "verejny": true}
 
 func findContext(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
@@ -131,18 +157,22 @@ func findContext(in *input, out []candidate) []candidate {
 		if len(kw) <= 4 && i > 0 && isASCIILetter(text[i-1]) {
 			continue // "spin", "cmdp": a short keyword inside a word
 		}
-		password := isPasswordKeyword[kw]
+		if isBareKeyKeyword[kw] && notSecretKeys[strings.ToLower(wordBefore(text, i))] {
+			continue // "public key: age1…", "primary key is user_id"
+		}
+		class := classOf(kw)
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
 		if sep == nil {
-			// "mot de passe NasMaison_88", "auth token 2241…": no
-			// separator, so only a value no sentence would have.
+			// "mot de passe NasMaison_88", "auth token 2241…", "门禁密码
+			// 2580#": no separator, so only a value no sentence would have.
 			if !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
 				s, e, _ := valueAt(text, kwEnd+1)
+				v := text[s:e]
 				switch {
 				case s == e:
-				case password && strongValue(text[s:e]):
+				case class == classPassword && (strongValue(v) || symbolPIN(v)), class == classCode && pinValue(v, true):
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
-				case !password && e-s >= 16 && keyValue(text[s:e]):
+				case class == classKey && e-s >= 16 && keyValue(v), class == classBareKey && randomKeyValue(v):
 					out = append(out, candidate{Finding{"api-key", s, e}, rankContext})
 				}
 			}
@@ -150,45 +180,132 @@ func findContext(in *input, out []candidate) []candidate {
 		}
 		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
 		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
-			continue
+			class = classStrongPassword
 		}
-		out = contextValue(text, kwEnd+sep[1], password, strings.HasPrefix(kw, "pin"), out)
+		out = contextValue(text, kwEnd+sep[1], class, out)
 	}
 	for _, i := range in.hits[setAnchor] {
 		if i > 0 && isASCIIWordByte(lower[i-1]) {
 			continue
 		}
 		if m := setPasswordRE.FindStringIndex(lower[i:min(len(lower), i+120)]); m != nil {
-			out = contextValue(text, i+m[1], true, false, out)
+			out = contextValue(text, i+m[1], classPassword, out)
 		}
 	}
 	return out
 }
 
+// keywordClass is what a keyword's value must look like.
+type keywordClass int
+
+const (
+	classPassword       keywordClass = iota // passwordValue
+	classStrongPassword                     // strongValue: a weak keyword after a word
+	classCode                               // pinValue: PINs, door and alarm codes
+	classKey                                // keyValue
+	classBareKey                            // randomKeyValue: "key" alone
+)
+
+func classOf(kw string) keywordClass {
+	switch {
+	case isCodeKeyword[kw] || strings.HasPrefix(kw, "pin"):
+		return classCode
+	case isPasswordKeyword[kw]:
+		return classPassword
+	case isBareKeyKeyword[kw]:
+		return classBareKey
+	}
+	return classKey
+}
+
 // contextValue adds the value at at, if it looks like a credential.
-func contextValue(text string, at int, password, pin bool, out []candidate) []candidate {
+func contextValue(text string, at int, class keywordClass, out []candidate) []candidate {
 	s, e, quoted := valueAt(text, at)
 	if s == e {
 		return out
 	}
 	v := text[s:e]
 	var ok bool
-	switch {
-	case pin:
-		ok = len(v) >= 4 && len(v) <= 12 && strings.Trim(v, "0123456789") == ""
-	case password:
+	kind := "password"
+	switch class {
+	case classCode:
+		ok = pinValue(v, false)
+	case classPassword:
 		ok = passwordValue(v, quoted, text[e:])
-	default:
-		ok = keyValue(v)
+	case classStrongPassword:
+		ok = strongValue(v) || symbolPIN(v)
+	case classKey:
+		ok, kind = keyValue(v), "api-key"
+	case classBareKey:
+		ok, kind = randomKeyValue(v), "api-key"
 	}
 	if !ok {
 		return out
 	}
-	kind := "api-key"
-	if password {
-		kind = "password"
-	}
 	return append(out, candidate{Finding{kind, s, e}, rankContext})
+}
+
+// pinValue: 4 to 12 digits, perhaps ending in the "#" or "*" a keypad
+// takes ("1357#"), or a short code of digits and capitals ("4B27"). With
+// no separator before it (loose) only the digits count.
+func pinValue(v string, loose bool) bool {
+	d := strings.TrimRight(v, "#*")
+	if len(d) >= 4 && len(d) <= 12 && strings.Trim(d, "0123456789") == "" {
+		return true
+	}
+	if loose || len(v) < 4 || len(v) > 8 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c < 'A' || c > 'Z':
+			return false
+		}
+	}
+	return digits >= 3
+}
+
+// symbolPIN: digits ending in a keypad's "#" or "*", which no count or
+// year has ("2580#").
+func symbolPIN(v string) bool {
+	d := strings.TrimRight(v, "#*")
+	return len(d) >= 4 && len(d) <= 12 && len(d) < len(v) && strings.Trim(d, "0123456789") == ""
+}
+
+// randomKeyValue: what a generated key looks like — 32 or more hex digits
+// (not a UUID: its dashes sit elsewhere), or 20 or more letters and digits of both kinds with the entropy of a
+// random string.
+func randomKeyValue(v string) bool {
+	if isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	// A hex key may carry a short suffix: Mailchimp's data centre, "-us14".
+	hex := len(v) - len(strings.TrimLeft(strings.ToLower(v), "0123456789abcdef"))
+	if hex >= 32 && len(v)-hex <= 6 && hasLetterAndDigit(v[:hex]) {
+		return true
+	}
+	return len(v) >= 20 && hasLetterAndDigit(v) && hasUpperAndLower(v) && entropy(v) >= 3.5
+}
+
+// wordBefore is the word that ends where the keyword at i begins (its
+// last 32 bytes: the words it is compared with are shorter).
+func wordBefore(text string, i int) string {
+	e := i
+	for e > 0 && i-e < 8 && (text[e-1] == ' ' || text[e-1] == '_' || text[e-1] == '-') {
+		e--
+	}
+	s := e
+	for s > 0 && e-s < 32 {
+		r, size := utf8.DecodeLastRuneInString(text[:s])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		s -= size
+	}
+	return text[s:e]
 }
 
 func lastByte(s string) byte {
