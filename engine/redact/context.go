@@ -29,8 +29,10 @@ var (
 	// codeKeywords name the number that opens a door, a gate or an alarm:
 	// their value is a PIN ("4417", "1357#", "4B27").
 	codeKeywords = slices.Concat(
-		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "lock", "safe", "garage", "security", "alarm system"},
-			[]string{"code", "pin"}),
+		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "garage", "security", "alarm system"}, []string{"code", "pin"}),
+		// "safe code" and "lock code" also mean something else; their
+		// codes are found by findCodes, which asks more of the value.
+		spellings([]string{"lock", "safe"}, []string{"combo", "combination"}),
 		[]string{"türcode", "tür-code", "haustürcode", "alarmcode", "alarm-code", "zugangscode", "torcode", "tresorcode", "code de la porte",
 			"code porte", "code d'accès", "code d'acces", "code de l'alarme", "code alarme", "code d'entrée", "code d'entree", "digicode",
 			"código de la alarma", "código de alarma", "código de acceso", "código del portal", "código de la puerta", "codigo de la alarma",
@@ -112,9 +114,12 @@ const (
 	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|f[üu]rs|zum|zur|vom|von|beim|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
 	// separator: is / : / = and their translations, or "changed to".
 	separator = `(?:\s+(?:(?:was|has been|is|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
-		`\s+(?:(?:is|was|are)(?:\s+(?:now|still|currently))?|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|est|c'est|sera|serait|était|` +
-		`es|era|seria|je|bude|bylo|byl)\b(?:\s*:)?|\s+(?:zní|será|sería)(?:\s*:)?|'s\b|\s*(?:→|->|=>)|` +
+		`(?:\s+(?:is|was|are|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|wird|bleibt|est|c'est|sera|serait|était|reste|` +
+		`es|era|seria|queda|quedo\s+como|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
+		`\s*(?:→|->|=>|[—–])|\s+-\s|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
+	// adverb: "is now", "ist jetzt", "est désormais" before the value.
+	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|maintenant|désormais|ahora|ya)\b|\s+(?:teď|nyní))?`
 )
 
 // keywordAnchor: where a keyword occurs in the lower-cased text.
@@ -125,9 +130,15 @@ var setAnchor = anchor(true, "set", "change", "reset", "update")
 
 var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
 
+// afterKeywordLooseRE lets one or two words of any kind stand between the
+// keyword and the separator ("mot de passe provisoire :", "the password I
+// used was", "le mdp wifi c'est"): only a value no sentence would have
+// counts after it.
+var afterKeywordLooseRE = regexp.MustCompile(`(?i)^["']?(?:\s+[^\s:=：]{1,20}){1,2}?` + separator + `[ \t]*`)
+
 // setPasswordRE: "set the admin password to …", "change my password to …".
 var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
-	`(?:[\w-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
+	`(?:[\w'’-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
 
 // weakKeywords are password keywords that are common words or
 // abbreviations too ("pass the key", "PW stands for"): before ":" or "="
@@ -140,6 +151,82 @@ var weakKeywords = map[string]bool{"pass": true, "pw": true, "パス": true}
 var notSecretKeys = map[string]bool{"public": true, "publishable": true, "pub": true, "host": true, "primary": true, "foreign": true,
 	"sort": true, "partition": true, "cache": true, "idempotency": true, "object": true, "dictionary": true, "map": true,
 	"öffentlicher": true, "öffentliche": true, "publique": true, "pública": true, "publica": true, "veřejný": true, "verejny": true}
+
+// codeNounAnchor: "code", "combo" and their translations, which name a
+// PIN when a door, gate, alarm or safe is named next to them ("the alarm
+// panel master code is …", "Code für das Garagentor: …").
+var codeNounAnchor = anchor(true, "code", "kód", "kod", "código", "codigo", "combo", "combination", "kombination", "combinación",
+	"combinacion", "kombinace")
+
+// deviceWords are the things a code opens: whole words (a plural "s"
+// allowed), or with "*" the start of a word ("Garagentor", "dveří").
+// "locker" is not a lock: a gym locker's code is no secret.
+var deviceWords = []string{"door", "gate", "garage*", "alarm*", "safe", "keypad*", "lock", "entry", "building", "tür*", "haustür*",
+	"tor", "tresor*", "schloss", "porte", "portail", "coffre*", "digicode", "entrée", "puerta*", "portal", "caja fuerte", "candado",
+	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*"}
+
+// nearDevice: a device word is a word of s.
+func nearDevice(s string) bool {
+	for _, w := range deviceWords {
+		prefix := strings.HasSuffix(w, "*")
+		w = strings.TrimSuffix(w, "*")
+		for at := 0; ; {
+			k := strings.Index(s[at:], w)
+			if k < 0 {
+				break
+			}
+			start, end := at+k, at+k+len(w)
+			if end < len(s) && s[end] == 's' {
+				end++
+			}
+			if (start == 0 || !isASCIILetter(s[start-1])) && (prefix || end == len(s) || !isASCIILetter(s[end])) {
+				return true
+			}
+			at = start + 1
+		}
+	}
+	return false
+}
+
+func findCodes(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	for _, i := range in.hits[codeNounAnchor] {
+		// The word, read no further than the longest code noun.
+		word := lower[i:min(len(lower), i+16)]
+		w := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) })
+		if w < 0 {
+			continue // a longer word: "codebase", "codeword…"
+		}
+		end := i + w
+		if i > 0 && isASCIIWordByte(text[i-1]) || end < len(text) && (text[end] == '_' || text[end] >= '0' && text[end] <= '9') {
+			continue
+		}
+		sep := afterKeywordRE.FindStringIndex(text[end:min(len(text), end+160)])
+		var around string
+		if sep != nil {
+			around = lower[max(0, i-32) : end+sep[1]]
+		} else {
+			around = lower[max(0, i-32):end]
+		}
+		if !nearDevice(around) {
+			continue
+		}
+		if sep == nil {
+			if strings.HasPrefix(text[end:], " ") {
+				if s, e, _ := valueAt(text, end+1); s < e && pinValue(text[s:e], true) {
+					out = append(out, candidate{Finding{"password", s, e}, rankContext})
+				}
+			}
+			continue
+		}
+		// A bare "code" is weaker evidence than "door code": its value
+		// must end the clause ("the safe code is 2000 lines" is a count).
+		if s, e, _ := valueAt(text, end+sep[1]); s < e && pinValue(text[s:e], false) && (symbolPIN(text[s:e]) || clauseEnds(text[e:])) {
+			out = append(out, candidate{Finding{"password", s, e}, rankContext})
+		}
+	}
+	return out
+}
 
 func findContext(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
@@ -162,6 +249,17 @@ func findContext(in *input, out []candidate) []candidate {
 		}
 		class := classOf(kw)
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
+		if sep == nil && !weakKeywords[kw] && (class == classPassword || class == classKey) {
+			if loose := afterKeywordLooseRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)]); loose != nil &&
+				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
+				strong := classStrongPassword
+				if class == classKey {
+					strong = classBareKey
+				}
+				out = contextValue(text, kwEnd+loose[1], strong, out)
+				continue
+			}
+		}
 		if sep == nil {
 			// "mot de passe NasMaison_88", "auth token 2241…", "门禁密码
 			// 2580#": no separator, so only a value no sentence would have.
@@ -193,6 +291,22 @@ func findContext(in *input, out []candidate) []candidate {
 		}
 	}
 	return out
+}
+
+// compoundHeads are nouns that, after a keyword, make a thing other than
+// the secret: "password manager is 1Password", "token limit is 8k".
+var compoundHeads = set(strings.Fields(`manager managers policy policies hint field length reset requirement requirements rule rules
+	strength expiry expiration history vault store safe generator prompt form box file hash rotation change protection limit count
+	budget usage format type name id header prefix scope scopes endpoint url page screen dialog setting settings option
+	manager-app gestionnaire verwaltung richtlinie länge feld gestor política longitud správce délka`))
+
+// firstWord is the first word of s after leading spaces and hyphens.
+func firstWord(s string) string {
+	s = strings.TrimLeft(s, " \t-_")
+	if i := strings.IndexAny(s, " \t:=,."); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // keywordClass is what a keyword's value must look like.
@@ -253,6 +367,9 @@ func pinValue(v string, loose bool) bool {
 	if len(d) >= 4 && len(d) <= 12 && strings.Trim(d, "0123456789") == "" {
 		return true
 	}
+	if combination(v) {
+		return true
+	}
 	if loose || len(v) < 4 || len(v) > 8 {
 		return false
 	}
@@ -266,6 +383,21 @@ func pinValue(v string, loose bool) bool {
 		}
 	}
 	return digits >= 3
+}
+
+// combination: a lock's numbers, three or more groups of one or two
+// digits ("24-11-37").
+func combination(v string) bool {
+	groups := strings.Split(v, "-")
+	if len(groups) < 3 || len(groups) > 6 {
+		return false
+	}
+	for _, g := range groups {
+		if len(g) < 1 || len(g) > 2 || strings.Trim(g, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // symbolPIN: digits ending in a keypad's "#" or "*", which no count or

@@ -31,7 +31,7 @@ type input struct {
 
 type detector func(in *input, out []candidate) []candidate
 
-var detectors = []detector{findPEM, findProviders, findShaped, findContext, findEntropy}
+var detectors = []detector{findPEM, findProviders, findShaped, findContext, findCodes, findEntropy}
 
 // provider is a key format a provider documents: the prefix alone makes it
 // a secret, so no context is needed. The pattern is matched only where
@@ -339,6 +339,9 @@ func isPlaceholder(v string) bool {
 	if strings.Count(v, v[:1]) == len(v) { // "****", "xxxxxxxx"
 		return true
 	}
+	if strings.Contains(v, "***") || strings.Contains(v, "•") || strings.Contains(v, "...") || strings.Contains(v, "…") {
+		return true // masked: "sk-****3f9a", "•••••"
+	}
 	l := strings.ToLower(v)
 	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
 		if strings.Contains(l, w) {
@@ -347,7 +350,7 @@ func isPlaceholder(v string) bool {
 	}
 	switch strings.Trim(l, "_-") {
 	case "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "key", "xxx", "none", "null", "nil",
-		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit":
+		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit", "changeme", "change_me", "change-me":
 		return true
 	}
 	return false

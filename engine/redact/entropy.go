@@ -38,6 +38,10 @@ var digestWords = []string{"commit", "sha", "hash", "checksum", "digest", "integ
 	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs",
 	"public key", "publickey", "pubkey", "public", "address", "wallet", "adresse", "dirección", "adresa", "地址", "アドレス", "주소"}
 
+// publicForms mark identifiers their providers publish by design: Stripe's
+// publishable keys and Google's OAuth client ids.
+var publicForms = []string{"pk_live_", "pk_test_", ".apps.googleusercontent.com"}
+
 func findEntropy(in *input, out []candidate) []candidate {
 	text := in.text
 	var safe []pemBlock
@@ -143,6 +147,11 @@ func randomToken(text string, s, e int, safe []pemBlock) bool {
 	from := max(0, s-maxTokenLen)
 	ws := from + strings.LastIndexFunc(text[from:s], unicode.IsSpace) + 1
 	before := strings.ToLower(text[max(0, s-24):s] + " " + text[max(0, ws-24):ws])
+	for _, p := range publicForms {
+		if strings.Contains(word, p) {
+			return false
+		}
+	}
 	for _, w := range digestWords {
 		if strings.Contains(before, w) || strings.HasPrefix(strings.ToLower(tok), w) {
 			return false

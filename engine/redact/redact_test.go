@@ -52,6 +52,13 @@ func TestRedact(t *testing.T) {
 		{"a Mailgun key", "key-0123456789abcdef0123456789abcdef", "[REDACTED:mailgun-key]"},
 		{"a registry login", "docker login -u ci -p D0ckerFAKE! reg.io", "docker login -u ci -p [REDACTED:password] reg.io"},
 		{"a docker port is no password", "docker run -p 8080:80 nginx", "docker run -p 8080:80 nginx"},
+		{"a code named by its device", "the alarm panel master code is 70913", "the alarm panel master code is [REDACTED:password]"},
+		{"a locker is no device", "my gym locker code is 4471", "my gym locker code is 4471"},
+		{"a code that is a count", "the safe code is 2000 lines", "the safe code is 2000 lines"},
+		{"a lock's combination", "remember: safe combo 24-11-37", "remember: safe combo [REDACTED:password]"},
+		{"words between keyword and separator", "Mot de passe provisoire : Provis0ire!", "Mot de passe provisoire : [REDACTED:password]"},
+		{"a compound is another thing", "my password manager is 1Password", "my password manager is 1Password"},
+		{"a masked key", "api key: sk-****************3f9a", "api key: sk-****************3f9a"},
 		{"empty", "", ""},
 	}
 	for _, c := range cases {
@@ -132,6 +139,7 @@ func TestHugeInput(t *testing.T) {
 		"BEGIN without an end": 1,
 		"URL after URL":        300000,
 		"public key is, again": 0,
+		"code without an end":  0,
 	}
 	texts := map[string]string{
 		"prose with keys":      b.String(),
@@ -140,6 +148,7 @@ func TestHugeInput(t *testing.T) {
 		"BEGIN without an end": "-----BEGIN PRIVATE KEY-----" + strings.Repeat("ABCD", 1<<19),
 		"URL after URL":        strings.Repeat("x://u:p#@x", 300000),
 		"public key is, again": strings.Repeat("public key is door code is ", 100000),
+		"code without an end":  strings.Repeat("code", 1<<19),
 	}
 	for name, want := range inputs {
 		start := time.Now()
