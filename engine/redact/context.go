@@ -23,13 +23,18 @@ import (
 // regular-expression runs.
 var (
 	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
+		"secret word", "code word", "codeword", "safeword", "psk", "wpa_psk", "clé wifi", "clé wi-fi", "clé du wifi", "cle wifi",
+		"clave wifi", "clave del wifi", "clave wi-fi",
 		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
 		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
+		// A Wi-Fi network's key is its password.
+		spellings([]string{"wifi", "wi-fi", "wlan", "wpa", "wpa2", "wpa3", "network", "wireless"}, []string{"key", "schlüssel"}),
 		codeKeywords)
 	// codeKeywords name the number that opens a door, a gate or an alarm:
 	// their value is a PIN ("4417", "1357#", "4B27").
 	codeKeywords = slices.Concat(
-		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "garage", "security", "alarm system"}, []string{"code", "pin"}),
+		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "garage", "security", "alarm system", "unlock", "lockbox"},
+			[]string{"code", "pin"}),
 		// "safe code" and "lock code" also mean something else; their
 		// codes are found by findCodes, which asks more of the value.
 		spellings([]string{"lock", "safe"}, []string{"combo", "combination"}),
@@ -113,10 +118,10 @@ const (
 	// preposition: "password for the staging box is".
 	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|f[üu]rs|zum|zur|vom|von|beim|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
 	// separator: is / : / = and their translations, or "changed to".
-	separator = `(?:\s+(?:(?:was|has been|is|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
+	separator = `(?:\s+(?:(?:was|has been|is|got|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
 		`(?:\s+(?:is|was|are|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|wird|bleibt|est|c'est|sera|serait|était|reste|` +
 		`es|era|seria|queda|quedo\s+como|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
-		`\s*(?:→|->|=>|[—–])|\s+-\s|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
+		`\s*(?:→|->|=>|[—–])|\s+-\s|,?\s+(?:it's|it is|which is|das ist|c'est)` + adverb + `|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 	// adverb: "is now", "ist jetzt", "est désormais" before the value.
 	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|maintenant|désormais|ahora|ya)\b|\s+(?:teď|nyní))?`
@@ -163,7 +168,8 @@ var codeNounAnchor = anchor(true, "code", "kód", "kod", "código", "codigo", "c
 // "locker" is not a lock: a gym locker's code is no secret.
 var deviceWords = []string{"door", "gate", "garage*", "alarm*", "safe", "keypad*", "lock", "entry", "building", "tür*", "haustür*",
 	"tor", "tresor*", "schloss", "porte", "portail", "coffre*", "digicode", "entrée", "puerta*", "portal", "caja fuerte", "candado",
-	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*"}
+	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*", "padlock", "lockbox", "cadenas", "key safe",
+	"保险箱", "保险柜", "门禁", "大门", "金庫", "金库", "玄関", "ドア", "금고", "현관", "도어락", "대문"}
 
 // nearDevice: a device word is a word of s.
 func nearDevice(s string) bool {
@@ -247,13 +253,18 @@ func findContext(in *input, out []candidate) []candidate {
 		if isBareKeyKeyword[kw] && notSecretKeys[strings.ToLower(wordBefore(text, i))] {
 			continue // "public key: age1…", "primary key is user_id"
 		}
+		if inResourceName(lower, i) {
+			continue // "arn:aws:…:secret:api-key-Ab12Cd" names a secret, holds none
+		}
 		class := classOf(kw)
+		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
+		device := class == classPassword && nearDevice(lower[max(0, i-24):i])
 		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
-		if sep == nil && !weakKeywords[kw] && (class == classPassword || class == classKey) {
+		if sep == nil && !weakKeywords[kw] && class != classCode {
 			if loose := afterKeywordLooseRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
 				strong := classStrongPassword
-				if class == classKey {
+				if class != classPassword {
 					strong = classBareKey
 				}
 				out = contextValue(text, kwEnd+loose[1], strong, out)
@@ -263,12 +274,19 @@ func findContext(in *input, out []candidate) []candidate {
 		if sep == nil {
 			// "mot de passe NasMaison_88", "auth token 2241…", "门禁密码
 			// 2580#": no separator, so only a value no sentence would have.
-			if !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
+			if strings.HasPrefix(text[kwEnd:], " ") {
 				s, e, _ := valueAt(text, kwEnd+1)
 				v := text[s:e]
 				switch {
 				case s == e:
-				case class == classPassword && (strongValue(v) || symbolPIN(v)), class == classCode && pinValue(v, true):
+				case weakKeywords[kw]:
+					// "FTP user webmaster pass W3bM@ster", but not "pass
+					// arg_1 to f": a symbol no identifier has.
+					if strongValue(v) && strings.ContainsAny(v, "!#$%&*+?@^~") {
+						out = append(out, candidate{Finding{"password", s, e}, rankContext})
+					}
+				case class == classPassword && (strongValue(v) || symbolPIN(v) || device && pinValue(v, true)),
+					class == classCode && pinValue(v, true):
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
 				case class == classKey && e-s >= 16 && keyValue(v), class == classBareKey && randomKeyValue(v):
 					out = append(out, candidate{Finding{"api-key", s, e}, rankContext})
@@ -414,12 +432,27 @@ func randomKeyValue(v string) bool {
 	if isPlaceholder(v) || looksLikeLocation(v) {
 		return false
 	}
+	// "id:secret" pairs: the secret decides.
+	if k := strings.LastIndexByte(v, ':'); k > 0 && k < len(v)-1 {
+		return randomKeyValue(v[k+1:])
+	}
 	// A hex key may carry a short suffix: Mailchimp's data centre, "-us14".
 	hex := len(v) - len(strings.TrimLeft(strings.ToLower(v), "0123456789abcdef"))
 	if hex >= 32 && len(v)-hex <= 6 && hasLetterAndDigit(v[:hex]) {
 		return true
 	}
 	return len(v) >= 20 && hasLetterAndDigit(v) && hasUpperAndLower(v) && entropy(v) >= 3.5
+}
+
+// inResourceName: the keyword at i is inside an ARN or a secret manager's
+// path ("arn:aws:secretsmanager:…:secret:db-password-Ab12").
+func inResourceName(lower string, i int) bool {
+	from := max(0, i-200)
+	word := lower[from:i]
+	if k := strings.LastIndexAny(word, " \t\n\"'"); k >= 0 {
+		word = word[k+1:]
+	}
+	return strings.HasPrefix(word, "arn:") || strings.Contains(word, "/secrets/")
 }
 
 // wordBefore is the word that ends where the keyword at i begins (its

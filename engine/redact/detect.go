@@ -342,6 +342,9 @@ func isPlaceholder(v string) bool {
 	if strings.Contains(v, "***") || strings.Contains(v, "•") || strings.Contains(v, "...") || strings.Contains(v, "…") {
 		return true // masked: "sk-****3f9a", "•••••"
 	}
+	if strings.HasSuffix(v, "(") || strings.HasSuffix(v, "()") {
+		return true // a call that fetches it: "getpass()", "input("
+	}
 	l := strings.ToLower(v)
 	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
 		if strings.Contains(l, w) {

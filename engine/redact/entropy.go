@@ -36,7 +36,7 @@ const (
 // key: age1…", "bitcoin address 1Boat…".
 var digestWords = []string{"commit", "sha", "hash", "checksum", "digest", "integrity", "fingerprint", "revision", "ssh-rsa",
 	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs",
-	"public key", "publickey", "pubkey", "public", "address", "wallet", "adresse", "dirección", "adresa", "地址", "アドレス", "주소"}
+	"public key", "publickey", "pubkey", "npub1", "age1", "public", "address", "wallet", "adresse", "dirección", "adresa", "地址", "アドレス", "주소"}
 
 // publicForms mark identifiers their providers publish by design: Stripe's
 // publishable keys and Google's OAuth client ids.

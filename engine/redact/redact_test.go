@@ -236,12 +236,18 @@ func checkRedaction(t *testing.T, in string) {
 	if utf8.ValidString(in) && !utf8.ValidString(out) {
 		t.Fatalf("Redact(%q) = %q: not valid UTF-8", in, out)
 	}
+	// The markers themselves may hold a short secret's letters ("assw" of
+	// "[REDACTED:password]"): look for survivors outside them.
+	bare := out
+	for _, f := range fs {
+		bare = strings.ReplaceAll(bare, Marker(f.Kind), "\x00")
+	}
 	for _, f := range fs {
 		if f.Start < 0 || f.End > len(in) || f.Start >= f.End {
 			t.Fatalf("Redact(%q): finding %v out of range", in, f)
 		}
 		secret := in[f.Start:f.End]
-		if strings.Count(in, secret) == 1 && strings.Contains(out, secret) {
+		if strings.Count(in, secret) == 1 && strings.Contains(bare, secret) {
 			t.Fatalf("Redact(%q) = %q: %q survives", in, out, secret)
 		}
 	}
