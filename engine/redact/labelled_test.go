@@ -82,7 +82,11 @@ func scoreTable(t *testing.T, path string) (precision, recall float64) {
 // longer unseen. They are held to lower bars (precision 0.95, recall 0.93)
 // because a fresh batch of phrasing is where the detector is expected to
 // miss, and they stand for that unseen text: the bars catch a regression
-// without asking every line of them to be found.
+// without asking every line of them to be found. dev5.tsv was written
+// after every rule and never tuned on (0.977/0.894 as first measured): it
+// is the current estimate for unseen text, and its bars (0.95, 0.85) sit
+// below those figures so that it guards against regressions without
+// being fitted to.
 func TestLabelled(t *testing.T) {
 	for _, tc := range []struct {
 		file                    string
@@ -92,6 +96,7 @@ func TestLabelled(t *testing.T) {
 		{"dev2.tsv", 0.97, 0.97},
 		{"dev3.tsv", 0.95, 0.93},
 		{"dev4.tsv", 0.95, 0.93},
+		{"dev5.tsv", 0.95, 0.85},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", tc.file))
