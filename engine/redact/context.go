@@ -133,13 +133,15 @@ var keywordAnchor = anchor(true, slices.Concat(passwordKeywords, keyKeywords)...
 // setAnchor: the words that start "set the admin password to …".
 var setAnchor = anchor(true, "set", "change", "reset", "update")
 
-var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
+// They are matched on the ASCII-lower-cased text: folding case in the
+// pattern costs more than the rest of the match.
+var afterKeywordRE = regexp.MustCompile(`^["']?` + filler + separator + `[ \t]*`)
 
 // afterKeywordLooseRE lets one or two words of any kind stand between the
 // keyword and the separator ("mot de passe provisoire :", "the password I
 // used was", "le mdp wifi c'est"): only a value no sentence would have
 // counts after it.
-var afterKeywordLooseRE = regexp.MustCompile(`(?i)^["']?(?:\s+[^\s:=：]{1,20}){1,2}?` + separator + `[ \t]*`)
+var afterKeywordLooseRE = regexp.MustCompile(`^["']?(?:\s+[^\s:=：]{1,20}){1,2}?` + separator + `[ \t]*`)
 
 // setPasswordRE: "set the admin password to …", "change my password to …".
 var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
@@ -207,7 +209,10 @@ func findCodes(in *input, out []candidate) []candidate {
 		if i > 0 && isASCIIWordByte(text[i-1]) || end < len(text) && (text[end] == '_' || text[end] >= '0' && text[end] <= '9') {
 			continue
 		}
-		sep := afterKeywordRE.FindStringIndex(text[end:min(len(text), end+160)])
+		if _, read := slices.BinarySearch(in.codeKeywordEnds, end); read {
+			continue // "door code": findContext has read it
+		}
+		sep := afterKeywordRE.FindStringIndex(lower[end:min(len(lower), end+160)])
 		var around string
 		if sep != nil {
 			around = lower[max(0, i-32) : end+sep[1]]
@@ -253,15 +258,18 @@ func findContext(in *input, out []candidate) []candidate {
 		if isBareKeyKeyword[kw] && notSecretKeys[strings.ToLower(wordBefore(text, i))] {
 			continue // "public key: age1…", "primary key is user_id"
 		}
-		if inResourceName(lower, i) {
+		if i > 0 && (text[i-1] == ':' || text[i-1] == '/') && inResourceName(lower, i) {
 			continue // "arn:aws:…:secret:api-key-Ab12Cd" names a secret, holds none
 		}
 		class := classOf(kw)
+		if class == classCode {
+			in.codeKeywordEnds = append(in.codeKeywordEnds, kwEnd)
+		}
 		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
 		device := class == classPassword && nearDevice(lower[max(0, i-24):i])
-		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
+		sep := afterKeywordRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)])
 		if sep == nil && !weakKeywords[kw] && class != classCode {
-			if loose := afterKeywordLooseRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)]); loose != nil &&
+			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
 				strong := classStrongPassword
 				if class != classPassword {

@@ -27,6 +27,9 @@ const (
 type input struct {
 	text, lower string
 	hits        [][]int // by anchor id (scanAnchors)
+	// codeKeywordEnds: where findContext read a code keyword ("door
+	// code"), in increasing order, so findCodes does not read it again.
+	codeKeywordEnds []int
 }
 
 type detector func(in *input, out []candidate) []candidate
