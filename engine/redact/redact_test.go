@@ -123,7 +123,7 @@ func TestFindSortedWithoutOverlaps(t *testing.T) {
 
 // TestHugeInput: a few megabytes, with secrets in them, and inputs built
 // to make a backtracking matcher slow, or holding a hundred thousand
-// of secrets (whose overlaps must be settled without comparing each pair),
+// secrets (whose overlaps must be settled without comparing each pair),
 // finish in linear time and find every secret.
 func TestHugeInput(t *testing.T) {
 	filler := strings.Repeat("the quick brown fox jumps over the lazy dog; ", 2000)
