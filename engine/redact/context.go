@@ -23,8 +23,26 @@ import (
 // regular-expression runs.
 var (
 	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
-		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena",
-		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "비번", "패스워드", "암호"})
+		"secret word", "code word", "codeword", "safeword", "psk", "wpa_psk", "clé wifi", "clé wi-fi", "clé du wifi", "cle wifi",
+		"clave wifi", "clave del wifi", "clave wi-fi",
+		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
+		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
+		// A Wi-Fi network's key is its password.
+		spellings([]string{"wifi", "wi-fi", "wlan", "wpa", "wpa2", "wpa3", "network", "wireless"}, []string{"key", "schlüssel"}),
+		codeKeywords)
+	// codeKeywords name the number that opens a door, a gate or an alarm:
+	// their value is a PIN ("4417", "1357#", "4B27").
+	codeKeywords = slices.Concat(
+		spellings([]string{"door", "alarm", "gate", "keypad", "access", "entry", "garage", "security", "alarm system", "unlock", "lockbox"},
+			[]string{"code", "pin"}),
+		// "safe code" and "lock code" also mean something else; their
+		// codes are found by findCodes, which asks more of the value.
+		spellings([]string{"lock", "safe"}, []string{"combo", "combination"}),
+		[]string{"türcode", "tür-code", "haustürcode", "alarmcode", "alarm-code", "zugangscode", "torcode", "tresorcode", "code de la porte",
+			"code porte", "code d'accès", "code d'acces", "code de l'alarme", "code alarme", "code d'entrée", "code d'entree", "digicode",
+			"código de la alarma", "código de alarma", "código de acceso", "código del portal", "código de la puerta", "codigo de la alarma",
+			"codigo de acceso", "codigo del portal", "kód od dveří", "kód ke dveřím", "kód k alarmu", "kód alarmu", "přístupový kód",
+			"pristupovy kod", "kod od dveri", "门禁码", "门禁密码", "開錠コード", "暗証コード", "도어락 비밀번호", "현관 비밀번호"})
 	keyKeywords = slices.Concat(
 		spellings([]string{"api"}, []string{"key", "token", "secret"}),
 		spellings([]string{"access"}, []string{"key", "token"}),
@@ -32,12 +50,17 @@ var (
 		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
 			"application", "consumer", "license", "licence"}, []string{"key"}),
 		spellings([]string{"client"}, []string{"secret"}),
-		[]string{"secret", "token", "clave", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
+		[]string{"secret", "token", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
 			"clé api", "cle d'api", "cle api", "clé secrète", "cle secrete", "clé secrete", "jeton", "jeton d'accès", "jeton d'acces",
 			"clave de api", "clave de la api", "clave api", "clave de acceso", "clave acceso", "clave secreta", "api klíč", "api-klíč",
 			"apiklíč", "api klic", "tajný klíč", "tajny klic", "přístupový token", "pristupovy token", "api密钥", "api 密钥", "密钥", "秘钥",
 			"令牌", "apiキー", "api キー", "アクセストークン", "トークン", "シークレット", "api키", "api 키", "액세스토큰", "액세스 토큰", "토큰",
-			"시크릿키", "시크릿 키"})
+			"시크릿키", "시크릿 키"},
+		bareKeyKeywords)
+	// bareKeyKeywords say "key" and nothing more: "the key is …" may give
+	// a door key's place or a design's secret, so they take only a value
+	// shaped like a generated key (randomKeyValue).
+	bareKeyKeywords = []string{"key", "schlüssel", "schluessel", "clé", "cle", "klíč", "klic", "キー", "키"}
 )
 
 // spellings joins each first word to each second with a space, "_", "-"
@@ -55,13 +78,15 @@ func spellings(firsts, seconds []string) []string {
 }
 
 // isPasswordKeyword tells the two kinds of keyword apart.
-var isPasswordKeyword = func() map[string]bool {
+var isPasswordKeyword, isCodeKeyword, isBareKeyKeyword = set(passwordKeywords), set(codeKeywords), set(bareKeyKeywords)
+
+func set(words []string) map[string]bool {
 	m := map[string]bool{}
-	for _, k := range passwordKeywords {
+	for _, k := range words {
 		m[k] = true
 	}
 	return m
-}()
+}
 
 // keywordsByByte lists the keywords under their first byte, longest first,
 // so the longest one at a place is found first.
@@ -91,11 +116,15 @@ func keywordAt(lower string) string {
 const (
 	// filler is a short phrase between keyword and separator, opened by a
 	// preposition: "password for the staging box is".
-	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|zum|zur|vom|von|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
+	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|f[üu]rs|zum|zur|vom|von|beim|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
 	// separator: is / : / = and their translations, or "changed to".
-	separator = `(?:\s+(?:(?:was|has been|is|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
-		`\s+(?:is|was|are|ist|lautet|war|est|était|es|era|je|bylo|byl)\b(?:\s*:)?|'s\b|` +
+	separator = `(?:\s+(?:(?:was|has been|is|got|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
+		`(?:\s+(?:is|was|are|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|wird|bleibt|est|c'est|sera|serait|était|reste|` +
+		`es|era|seria|queda|quedo\s+como|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
+		`\s*(?:→|->|=>|[—–])|\s+-\s|,?\s+(?:it's|it is|which is|das ist|c'est)` + adverb + `|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
+	// adverb: "is now", "ist jetzt", "est désormais" before the value.
+	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|maintenant|désormais|ahora|ya)\b|\s+(?:teď|nyní))?`
 )
 
 // keywordAnchor: where a keyword occurs in the lower-cased text.
@@ -104,16 +133,111 @@ var keywordAnchor = anchor(true, slices.Concat(passwordKeywords, keyKeywords)...
 // setAnchor: the words that start "set the admin password to …".
 var setAnchor = anchor(true, "set", "change", "reset", "update")
 
-var afterKeywordRE = regexp.MustCompile(`(?i)^["']?` + filler + separator + `[ \t]*`)
+// They are matched on the ASCII-lower-cased text: folding case in the
+// pattern costs more than the rest of the match.
+var afterKeywordRE = regexp.MustCompile(`^["']?` + filler + separator + `[ \t]*`)
+
+// afterKeywordLooseRE lets one or two words of any kind stand between the
+// keyword and the separator ("mot de passe provisoire :", "the password I
+// used was", "le mdp wifi c'est"): only a value no sentence would have
+// counts after it.
+var afterKeywordLooseRE = regexp.MustCompile(`^["']?(?:\s+[^\s:=：]{1,20}){1,2}?` + separator + `[ \t]*`)
 
 // setPasswordRE: "set the admin password to …", "change my password to …".
 var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
-	`(?:[\w-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
+	`(?:[\w'’-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
 
 // weakKeywords are password keywords that are common words or
-// abbreviations too: they count only before ":" or "=" ("pass: …",
-// "PW=…"), and a PIN only with digits.
-var weakKeywords = map[string]bool{"pass": true, "pw": true}
+// abbreviations too ("pass the key", "PW stands for"): before ":" or "="
+// they take any password, after a word ("wifi pw is …") only one no
+// sentence would have (strongValue).
+var weakKeywords = map[string]bool{"pass": true, "pw": true, "パス": true}
+
+// notSecretKeys are the words that make a key public or a mere name:
+// "public key", "primary key", "idempotency key".
+var notSecretKeys = map[string]bool{"public": true, "publishable": true, "pub": true, "host": true, "primary": true, "foreign": true,
+	"sort": true, "partition": true, "cache": true, "idempotency": true, "object": true, "dictionary": true, "map": true,
+	"öffentlicher": true, "öffentliche": true, "publique": true, "pública": true, "publica": true, "veřejný": true, "verejny": true}
+
+// codeNounAnchor: "code", "combo" and their translations, which name a
+// PIN when a door, gate, alarm or safe is named next to them ("the alarm
+// panel master code is …", "Code für das Garagentor: …").
+var codeNounAnchor = anchor(true, "code", "kód", "kod", "código", "codigo", "combo", "combination", "kombination", "combinación",
+	"combinacion", "kombinace")
+
+// deviceWords are the things a code opens: whole words (a plural "s"
+// allowed), or with "*" the start of a word ("Garagentor", "dveří").
+// "locker" is not a lock: a gym locker's code is no secret.
+var deviceWords = []string{"door", "gate", "garage*", "alarm*", "safe", "keypad*", "lock", "entry", "building", "tür*", "haustür*",
+	"tor", "tresor*", "schloss", "porte", "portail", "coffre*", "digicode", "entrée", "puerta*", "portal", "caja fuerte", "candado",
+	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*", "padlock", "lockbox", "cadenas", "key safe",
+	"保险箱", "保险柜", "门禁", "大门", "金庫", "金库", "玄関", "ドア", "금고", "현관", "도어락", "대문"}
+
+// nearDevice: a device word is a word of s.
+func nearDevice(s string) bool {
+	for _, w := range deviceWords {
+		prefix := strings.HasSuffix(w, "*")
+		w = strings.TrimSuffix(w, "*")
+		for at := 0; ; {
+			k := strings.Index(s[at:], w)
+			if k < 0 {
+				break
+			}
+			start, end := at+k, at+k+len(w)
+			if end < len(s) && s[end] == 's' {
+				end++
+			}
+			if (start == 0 || !isASCIILetter(s[start-1])) && (prefix || end == len(s) || !isASCIILetter(s[end])) {
+				return true
+			}
+			at = start + 1
+		}
+	}
+	return false
+}
+
+func findCodes(in *input, out []candidate) []candidate {
+	text, lower := in.text, in.lower
+	for _, i := range in.hits[codeNounAnchor] {
+		// The word, read no further than the longest code noun.
+		word := lower[i:min(len(lower), i+16)]
+		w := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) })
+		if w < 0 {
+			continue // a longer word: "codebase", "codeword…"
+		}
+		end := i + w
+		if i > 0 && isASCIIWordByte(text[i-1]) || end < len(text) && (text[end] == '_' || text[end] >= '0' && text[end] <= '9') {
+			continue
+		}
+		if _, read := slices.BinarySearch(in.codeKeywordEnds, end); read {
+			continue // "door code": findContext has read it
+		}
+		sep := afterKeywordRE.FindStringIndex(lower[end:min(len(lower), end+160)])
+		var around string
+		if sep != nil {
+			around = lower[max(0, i-32) : end+sep[1]]
+		} else {
+			around = lower[max(0, i-32):end]
+		}
+		if !nearDevice(around) {
+			continue
+		}
+		if sep == nil {
+			if strings.HasPrefix(text[end:], " ") {
+				if s, e, _ := valueAt(text, end+1); s < e && pinValue(text[s:e], true) {
+					out = append(out, candidate{Finding{"password", s, e}, rankContext})
+				}
+			}
+			continue
+		}
+		// A bare "code" is weaker evidence than "door code": its value
+		// must end the clause ("the safe code is 2000 lines" is a count).
+		if s, e, _ := valueAt(text, end+sep[1]); s < e && pinValue(text[s:e], false) && (symbolPIN(text[s:e]) || clauseEnds(text[e:])) {
+			out = append(out, candidate{Finding{"password", s, e}, rankContext})
+		}
+	}
+	return out
+}
 
 func findContext(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
@@ -131,18 +255,48 @@ func findContext(in *input, out []candidate) []candidate {
 		if len(kw) <= 4 && i > 0 && isASCIILetter(text[i-1]) {
 			continue // "spin", "cmdp": a short keyword inside a word
 		}
-		password := isPasswordKeyword[kw]
-		sep := afterKeywordRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+160)])
+		if isBareKeyKeyword[kw] && notSecretKeys[strings.ToLower(wordBefore(text, i))] {
+			continue // "public key: age1…", "primary key is user_id"
+		}
+		if i > 0 && (text[i-1] == ':' || text[i-1] == '/') && inResourceName(lower, i) {
+			continue // "arn:aws:…:secret:api-key-Ab12Cd" names a secret, holds none
+		}
+		class := classOf(kw)
+		if class == classCode {
+			in.codeKeywordEnds = append(in.codeKeywordEnds, kwEnd)
+		}
+		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
+		device := class == classPassword && nearDevice(lower[max(0, i-24):i])
+		sep := afterKeywordRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)])
+		if sep == nil && !weakKeywords[kw] && class != classCode {
+			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
+				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
+				strong := classStrongPassword
+				if class != classPassword {
+					strong = classBareKey
+				}
+				out = contextValue(text, kwEnd+loose[1], strong, out)
+				continue
+			}
+		}
 		if sep == nil {
-			// "mot de passe NasMaison_88", "auth token 2241…": no
-			// separator, so only a value no sentence would have.
-			if !weakKeywords[kw] && strings.HasPrefix(text[kwEnd:], " ") {
+			// "mot de passe NasMaison_88", "auth token 2241…", "门禁密码
+			// 2580#": no separator, so only a value no sentence would have.
+			if strings.HasPrefix(text[kwEnd:], " ") {
 				s, e, _ := valueAt(text, kwEnd+1)
+				v := text[s:e]
 				switch {
 				case s == e:
-				case password && strongValue(text[s:e]):
+				case weakKeywords[kw]:
+					// "FTP user webmaster pass W3bM@ster", but not "pass
+					// arg_1 to f": a symbol no identifier has.
+					if strongValue(v) && strings.ContainsAny(v, "!#$%&*+?@^~") {
+						out = append(out, candidate{Finding{"password", s, e}, rankContext})
+					}
+				case class == classPassword && (strongValue(v) || symbolPIN(v) || device && pinValue(v, true)),
+					class == classCode && pinValue(v, true):
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
-				case !password && e-s >= 16 && keyValue(text[s:e]):
+				case class == classKey && e-s >= 16 && keyValue(v), class == classBareKey && randomKeyValue(v):
 					out = append(out, candidate{Finding{"api-key", s, e}, rankContext})
 				}
 			}
@@ -150,45 +304,181 @@ func findContext(in *input, out []candidate) []candidate {
 		}
 		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
 		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
-			continue
+			class = classStrongPassword
 		}
-		out = contextValue(text, kwEnd+sep[1], password, strings.HasPrefix(kw, "pin"), out)
+		out = contextValue(text, kwEnd+sep[1], class, out)
 	}
 	for _, i := range in.hits[setAnchor] {
 		if i > 0 && isASCIIWordByte(lower[i-1]) {
 			continue
 		}
 		if m := setPasswordRE.FindStringIndex(lower[i:min(len(lower), i+120)]); m != nil {
-			out = contextValue(text, i+m[1], true, false, out)
+			out = contextValue(text, i+m[1], classPassword, out)
 		}
 	}
 	return out
 }
 
+// compoundHeads are nouns that, after a keyword, make a thing other than
+// the secret: "password manager is 1Password", "token limit is 8k".
+var compoundHeads = set(strings.Fields(`manager managers policy policies hint field length reset requirement requirements rule rules
+	strength expiry expiration history vault store safe generator prompt form box file hash rotation change protection limit count
+	budget usage format type name id header prefix scope scopes endpoint url page screen dialog setting settings option
+	manager-app gestionnaire verwaltung richtlinie länge feld gestor política longitud správce délka`))
+
+// firstWord is the first word of s after leading spaces and hyphens.
+func firstWord(s string) string {
+	s = strings.TrimLeft(s, " \t-_")
+	if i := strings.IndexAny(s, " \t:=,."); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// keywordClass is what a keyword's value must look like.
+type keywordClass int
+
+const (
+	classPassword       keywordClass = iota // passwordValue
+	classStrongPassword                     // strongValue: a weak keyword after a word
+	classCode                               // pinValue: PINs, door and alarm codes
+	classKey                                // keyValue
+	classBareKey                            // randomKeyValue: "key" alone
+)
+
+func classOf(kw string) keywordClass {
+	switch {
+	case isCodeKeyword[kw] || strings.HasPrefix(kw, "pin"):
+		return classCode
+	case isPasswordKeyword[kw]:
+		return classPassword
+	case isBareKeyKeyword[kw]:
+		return classBareKey
+	}
+	return classKey
+}
+
 // contextValue adds the value at at, if it looks like a credential.
-func contextValue(text string, at int, password, pin bool, out []candidate) []candidate {
+func contextValue(text string, at int, class keywordClass, out []candidate) []candidate {
 	s, e, quoted := valueAt(text, at)
 	if s == e {
 		return out
 	}
 	v := text[s:e]
 	var ok bool
-	switch {
-	case pin:
-		ok = len(v) >= 4 && len(v) <= 12 && strings.Trim(v, "0123456789") == ""
-	case password:
+	kind := "password"
+	switch class {
+	case classCode:
+		ok = pinValue(v, false)
+	case classPassword:
 		ok = passwordValue(v, quoted, text[e:])
-	default:
-		ok = keyValue(v)
+	case classStrongPassword:
+		ok = strongValue(v) || symbolPIN(v)
+	case classKey:
+		ok, kind = keyValue(v), "api-key"
+	case classBareKey:
+		ok, kind = randomKeyValue(v), "api-key"
 	}
 	if !ok {
 		return out
 	}
-	kind := "api-key"
-	if password {
-		kind = "password"
-	}
 	return append(out, candidate{Finding{kind, s, e}, rankContext})
+}
+
+// pinValue: 4 to 12 digits, perhaps ending in the "#" or "*" a keypad
+// takes ("1357#"), or a short code of digits and capitals ("4B27"). With
+// no separator before it (loose) only the digits count.
+func pinValue(v string, loose bool) bool {
+	d := strings.TrimRight(v, "#*")
+	if len(d) >= 4 && len(d) <= 12 && strings.Trim(d, "0123456789") == "" {
+		return true
+	}
+	if combination(v) {
+		return true
+	}
+	if loose || len(v) < 4 || len(v) > 8 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c < 'A' || c > 'Z':
+			return false
+		}
+	}
+	return digits >= 3
+}
+
+// combination: a lock's numbers, three or more groups of one or two
+// digits ("24-11-37").
+func combination(v string) bool {
+	groups := strings.Split(v, "-")
+	if len(groups) < 3 || len(groups) > 6 {
+		return false
+	}
+	for _, g := range groups {
+		if len(g) < 1 || len(g) > 2 || strings.Trim(g, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// symbolPIN: digits ending in a keypad's "#" or "*", which no count or
+// year has ("2580#").
+func symbolPIN(v string) bool {
+	d := strings.TrimRight(v, "#*")
+	return len(d) >= 4 && len(d) <= 12 && len(d) < len(v) && strings.Trim(d, "0123456789") == ""
+}
+
+// randomKeyValue: what a generated key looks like — 32 or more hex digits
+// (not a UUID: its dashes sit elsewhere), or 20 or more letters and digits of both kinds with the entropy of a
+// random string.
+func randomKeyValue(v string) bool {
+	if isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	// "id:secret" pairs: the secret decides.
+	if k := strings.LastIndexByte(v, ':'); k > 0 && k < len(v)-1 {
+		return randomKeyValue(v[k+1:])
+	}
+	// A hex key may carry a short suffix: Mailchimp's data centre, "-us14".
+	hex := len(v) - len(strings.TrimLeft(strings.ToLower(v), "0123456789abcdef"))
+	if hex >= 32 && len(v)-hex <= 6 && hasLetterAndDigit(v[:hex]) {
+		return true
+	}
+	return len(v) >= 20 && hasLetterAndDigit(v) && hasUpperAndLower(v) && entropy(v) >= 3.5
+}
+
+// inResourceName: the keyword at i is inside an ARN or a secret manager's
+// path ("arn:aws:secretsmanager:…:secret:db-password-Ab12").
+func inResourceName(lower string, i int) bool {
+	from := max(0, i-200)
+	word := lower[from:i]
+	if k := strings.LastIndexAny(word, " \t\n\"'"); k >= 0 {
+		word = word[k+1:]
+	}
+	return strings.HasPrefix(word, "arn:") || strings.Contains(word, "/secrets/")
+}
+
+// wordBefore is the word that ends where the keyword at i begins (its
+// last 32 bytes: the words it is compared with are shorter).
+func wordBefore(text string, i int) string {
+	e := i
+	for e > 0 && i-e < 8 && (text[e-1] == ' ' || text[e-1] == '_' || text[e-1] == '-') {
+		e--
+	}
+	s := e
+	for s > 0 && e-s < 32 {
+		r, size := utf8.DecodeLastRuneInString(text[:s])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		s -= size
+	}
+	return text[s:e]
 }
 
 func lastByte(s string) byte {

@@ -27,11 +27,14 @@ const (
 type input struct {
 	text, lower string
 	hits        [][]int // by anchor id (scanAnchors)
+	// codeKeywordEnds: where findContext read a code keyword ("door
+	// code"), in increasing order, so findCodes does not read it again.
+	codeKeywordEnds []int
 }
 
 type detector func(in *input, out []candidate) []candidate
 
-var detectors = []detector{findPEM, findProviders, findShaped, findContext, findEntropy}
+var detectors = []detector{findPEM, findProviders, findShaped, findContext, findCodes, findEntropy}
 
 // provider is a key format a provider documents: the prefix alone makes it
 // a secret, so no context is needed. The pattern is matched only where
@@ -63,6 +66,23 @@ var providers = []provider{
 	{"shopify-token", anchor(false, "shpat_", "shpss_", "shpca_", "shppa_"), regexp.MustCompile(`^shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`), 0, true},
 	{"digitalocean-token", anchor(false, "dop_v1_", "doo_v1_", "dor_v1_"), regexp.MustCompile(`^do[por]_v1_[a-f0-9]{64}`), 0, true},
 	{"pypi-token", anchor(false, "pypi-AgE"), regexp.MustCompile(`^pypi-AgE[A-Za-z0-9_-]{50,}`), 0, true},
+	{"mailgun-key", anchor(false, "key-"), regexp.MustCompile(`^key-[0-9a-f]{32}\b`), 0, true},
+	{"square-token", anchor(false, "sq0atp-", "sq0csp-", "EAAA"), regexp.MustCompile(`^(?:sq0atp-[A-Za-z0-9_-]{22,}|sq0csp-[A-Za-z0-9_-]{40,}|EAAA[A-Za-z0-9_-]{60})`), 0, true},
+	{"airtable-token", anchor(false, "pat"), regexp.MustCompile(`^pat[A-Za-z0-9]{14}\.[a-f0-9]{64}`), 0, true},
+	{"braintree-token", anchor(false, "access_token$"), regexp.MustCompile(`^access_token\$(?:production|sandbox)\$[A-Za-z0-9]{16}\$[a-f0-9]{32}`), 0, true},
+	{"vault-token", anchor(false, "hvs.", "hvb.", "hvr."), regexp.MustCompile(`^hv[sbr]\.[A-Za-z0-9_-]{24,}`), 0, true},
+	{"terraform-token", anchor(false, ".atlasv1."), regexp.MustCompile(`^\.atlasv1\.[A-Za-z0-9_-]{60,}`), 0, true},
+	{"age-secret-key", anchor(false, "AGE-SECRET-KEY-1"), regexp.MustCompile(`^AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`), 0, false},
+	// Prefixes followed by a long random tail: a prefix alone could be a
+	// word ("secret_", "pat"), the tail's length and mix of letters and
+	// digits make it a key.
+	{"provider-token", anchor(false, "lin_api_", "ntn_", "secret_", "ATATT3", "PMAK-", "glsa_", "glc_", "NRAK-", "sntrys_", "sntryu_",
+		"sbp_", "dp.st.", "dp.ct.", "dp.sa.", "gsk_", "r8_", "pplx-", "xai-", "tskey-", "pscale_pw_", "pscale_tkn_", "figd_", "ATBB",
+		"dt0c01.", "dapi", "fm2_", "FlyV1 ", "pul-", "glptt-", "glrt-", "gldt-", "rubygems_", "dckr_pat_", "sl.B", "shpca_", "lsv2_",
+		"phc_", "phx_", "rnd_", "sk_live_", "fw_", "tvly-", "jina_", "nvapi-", "csk-"),
+		regexp.MustCompile(`^(?:lin_api_|ntn_|secret_|ATATT3|PMAK-|glsa_|glc_|NRAK-|sntry[su]_|sbp_|dp\.(?:st|ct|sa)\.|gsk_|r8_|pplx-|xai-|` +
+			`tskey-[a-z]+-|pscale_(?:pw|tkn)_|figd_|ATBB|dt0c01\.|dapi|fm2_|FlyV1 fm2_|pul-|glptt-|glrt-|gldt-|rubygems_|dckr_pat_|sl\.B|` +
+			`lsv2_(?:pt|sk)_|phx_|rnd_|fw_|tvly-|jina_|nvapi-|csk-)[A-Za-z0-9_.=-]{20,}`), 0, true},
 }
 
 // maxTokenLen bounds how far past its prefix a key is looked for.
@@ -103,10 +123,21 @@ var (
 	authRE = regexp.MustCompile(`^(?:bearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([a-z0-9._~+/=-]{16,})`)
 	// mysqlRE: a password on a MySQL command line, "-pSecret".
 	mysqlRE = regexp.MustCompile(`^mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p([^\s'"]{3,})`)
+	// cliPassRE: the password flag of commands whose -p is the password
+	// (sshpass, a registry login), quoted or not; "docker run -p 80:80"
+	// is a port, so docker counts only with login.
+	cliPassRE = regexp.MustCompile(`^(?:sshpass|(?:docker|podman|buildah|skopeo|oras|helm\s+registry|nerdctl)\s+login)\b[^\n|;&]{0,200}?` +
+		`\s(?:-p|--password)(?:=|\s+)['"]?([^\s'"]{4,})`)
+	// loginPairRE: "login for grafana is admin / Gr4fana!prod", "db creds
+	// → u=reporting p=Rep0rt#2025": a user, then the password.
+	loginPairRE = regexp.MustCompile(`^(?:logins?|creds|credentials|zugangsdaten|anmeldedaten|identifiants|credenciales|přihlašovací údaje|prihlasovaci udaje)(?:\s+(?:for|to|of|on|at|f[üu]r|pour|para|do|k)\s+[^\n:=/]{1,40}?)?(?:\s+(?:is|are|ist|sont|est|son|es|je|jsou)\b|\s*(?:[:=]|→|->))` +
+		`\s*(?:u(?:ser)?=)?[^\s/:,]{1,64}\s*(?:/|:|,|\s+p(?:ass|w|wd)?=)\s*([^\s'"]{6,})`)
 	// awsSecretRE: a 40-character AWS secret key after words naming it.
 	awsSecretRE = regexp.MustCompile(`^aws.{0,12}secret.{0,16}?["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`)
 	// slackHookRE: the secret part of a Slack incoming-webhook URL.
 	slackHookRE = regexp.MustCompile(`^hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/([A-Za-z0-9]{16,})`)
+	// discordHookRE: the token of a Discord webhook URL.
+	discordHookRE = regexp.MustCompile(`^discord(?:app)?\.com/api/webhooks/[0-9]{5,}/([A-Za-z0-9_-]{40,})`)
 	// telegramRE: a bot token, "123456789:AA…", matched from its colon.
 	telegramRE = regexp.MustCompile(`^:AA[A-Za-z0-9_-]{33}`)
 )
@@ -118,8 +149,12 @@ var (
 	slackHookAnchor = anchor(false, "hooks.slack.com")
 	telegramAnchor  = anchor(false, ":AA")
 	mysqlAnchor     = anchor(true, "mysql")
-	authAnchor      = anchor(true, "bearer", "authorization")
-	awsAnchor       = anchor(true, "aws")
+	cliPassAnchor   = anchor(true, "sshpass", "docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl")
+	loginAnchor     = anchor(true, "login", "creds", "credentials", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales",
+		"přihlašovací údaje", "prihlasovaci udaje")
+	discordAnchor = anchor(false, "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")
+	authAnchor    = anchor(true, "bearer", "authorization")
+	awsAnchor     = anchor(true, "aws")
 )
 
 // shapedWindow bounds how far past its anchor a shaped secret is read.
@@ -139,6 +174,8 @@ func findShaped(in *input, out []candidate) []candidate {
 	for _, i := range in.hits[urlAnchor] {
 		if m := urlCredRE.FindStringSubmatchIndex(window(i)); m != nil && !isPlaceholder(text[i+m[2]:i+m[3]]) {
 			out = append(out, candidate{Finding{"url-password", i + m[2], i + m[3]}, rankShaped})
+		} else if s, e := rawURLPassword(text, i); s < e {
+			out = append(out, candidate{Finding{"url-password", s, e}, rankShaped})
 		}
 	}
 	sub := func(re *regexp.Regexp, hay string, anchor int, kind string, check func(string) bool) {
@@ -154,6 +191,9 @@ func findShaped(in *input, out []candidate) []candidate {
 	}
 	notPlaceholder := func(v string) bool { return !isPlaceholder(v) }
 	sub(mysqlRE, lower, mysqlAnchor, "password", notPlaceholder)
+	sub(cliPassRE, lower, cliPassAnchor, "password", notPlaceholder)
+	sub(loginPairRE, lower, loginAnchor, "password", strongValue)
+	sub(discordHookRE, text, discordAnchor, "discord-webhook", hasLetterAndDigit)
 	sub(authRE, lower, authAnchor, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
 	sub(awsSecretRE, lower, awsAnchor, "aws-secret-key", hasLetterAndDigit)
 	sub(slackHookRE, text, slackHookAnchor, "slack-webhook", notPlaceholder)
@@ -171,6 +211,39 @@ func findShaped(in *input, out []candidate) []candidate {
 	}
 	return out
 }
+
+// urlUserRE: a URL's user name and the colon after it, from the "://".
+var urlUserRE = regexp.MustCompile(`^://[^\s:/@?#\[\]]*:`)
+
+// rawURLPassword finds a URL password that was not percent-encoded
+// ("amqp://guest:R@bbit#2024@mq.local/", "mysql://root:a/b#c9@db/"): the
+// password runs from the user's colon to the last "@" of the URL that a
+// host name follows. A port and a path ("localhost:8080/@alice") are not a
+// password. It returns the password's offsets, equal when there is none.
+func rawURLPassword(text string, i int) (int, int) {
+	m := urlUserRE.FindStringIndex(text[i:min(len(text), i+256)])
+	if m == nil {
+		return 0, 0
+	}
+	s := i + m[1]
+	end := s
+	// The run stops at the next URL, so runs never overlap.
+	for end < len(text) && end-s < 256 && text[end] > ' ' && text[end] != '"' && text[end] != '\'' && text[end] != '<' && text[end] != '>' &&
+		!strings.HasPrefix(text[end:], "://") {
+		end++
+	}
+	at := strings.LastIndexByte(text[s:end], '@')
+	if at <= 0 || s+at+1 >= end || !isASCIIWordByte(text[s+at+1]) {
+		return 0, 0
+	}
+	pw := text[s : s+at]
+	if isPlaceholder(pw) || strings.Contains(pw, "://") || portThenPath.MatchString(pw) {
+		return 0, 0
+	}
+	return s, s + at
+}
+
+var portThenPath = regexp.MustCompile(`^[0-9]+(?:/|$)`)
 
 // isJWT: a JWT's first part is base64url JSON naming its algorithm.
 func isJWT(tok string) bool {
@@ -269,6 +342,12 @@ func isPlaceholder(v string) bool {
 	if strings.Count(v, v[:1]) == len(v) { // "****", "xxxxxxxx"
 		return true
 	}
+	if strings.Contains(v, "***") || strings.Contains(v, "•") || strings.Contains(v, "...") || strings.Contains(v, "…") {
+		return true // masked: "sk-****3f9a", "•••••"
+	}
+	if strings.HasSuffix(v, "(") || strings.HasSuffix(v, "()") {
+		return true // a call that fetches it: "getpass()", "input("
+	}
 	l := strings.ToLower(v)
 	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
 		if strings.Contains(l, w) {
@@ -277,7 +356,7 @@ func isPlaceholder(v string) bool {
 	}
 	switch strings.Trim(l, "_-") {
 	case "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "key", "xxx", "none", "null", "nil",
-		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit":
+		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit", "changeme", "change_me", "change-me":
 		return true
 	}
 	return false

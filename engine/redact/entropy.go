@@ -31,10 +31,16 @@ const (
 	minEntropyBits = 4.1
 )
 
-// digestWords announce a hash, which is not a secret: "commit 3f2a…",
-// "sha256: …", "integrity sha512-…".
+// digestWords announce a hash, a public key or an address, which are not
+// secrets: "commit 3f2a…", "sha256: …", "integrity sha512-…", "age public
+// key: age1…", "bitcoin address 1Boat…".
 var digestWords = []string{"commit", "sha", "hash", "checksum", "digest", "integrity", "fingerprint", "revision", "ssh-rsa",
-	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs"}
+	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs",
+	"public key", "publickey", "pubkey", "npub1", "age1", "public", "address", "wallet", "adresse", "dirección", "adresa", "地址", "アドレス", "주소"}
+
+// publicForms mark identifiers their providers publish by design: Stripe's
+// publishable keys and Google's OAuth client ids.
+var publicForms = []string{"pk_live_", "pk_test_", ".apps.googleusercontent.com"}
 
 func findEntropy(in *input, out []candidate) []candidate {
 	text := in.text
@@ -136,7 +142,16 @@ func randomToken(text string, s, e int, safe []pemBlock) bool {
 		(len(word) > 2 && word[1] == ':' && word[2] == '\\') {
 		return false // part of a URL or a path
 	}
-	before := strings.ToLower(text[max(0, s-24):s])
+	// The words before the token and before the word holding it: a
+	// slash splits "sha512-…/…/…" into tokens far from "integrity".
+	from := max(0, s-maxTokenLen)
+	ws := from + strings.LastIndexFunc(text[from:s], unicode.IsSpace) + 1
+	before := strings.ToLower(text[max(0, s-24):s] + " " + text[max(0, ws-24):ws])
+	for _, p := range publicForms {
+		if strings.Contains(word, p) {
+			return false
+		}
+	}
 	for _, w := range digestWords {
 		if strings.Contains(before, w) || strings.HasPrefix(strings.ToLower(tok), w) {
 			return false

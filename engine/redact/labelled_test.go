@@ -72,12 +72,38 @@ func scoreTable(t *testing.T, path string) (precision, recall float64) {
 	return precision, recall
 }
 
-// TestLabelled measures the detector on the labelled table (run with -v
-// for the figures) and holds it to precision and recall of 0.97.
+// TestLabelled measures the detector on each labelled table (run with -v
+// for the figures); each table is scored alone, so a gain on one cannot
+// hide a loss on another. labelled.tsv and dev2.tsv are the tables the
+// rules were written against: they are held to 0.97 precision and recall.
+// dev3.tsv and dev4.tsv were each written after the rules of their time
+// and first measured untouched (dev3: 0.937/0.797, dev4: 0.952/0.779);
+// rules for the kinds they showed missing came after, so they are no
+// longer unseen. They are held to lower bars (precision 0.95, recall 0.93)
+// because a fresh batch of phrasing is where the detector is expected to
+// miss, and they stand for that unseen text: the bars catch a regression
+// without asking every line of them to be found. dev5.tsv was written
+// after every rule and never tuned on (0.977/0.894 as first measured): it
+// is the current estimate for unseen text, and its bars (0.95, 0.85) sit
+// below those figures so that it guards against regressions without
+// being fitted to.
 func TestLabelled(t *testing.T) {
-	p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", "labelled.tsv"))
-	if p < 0.97 || r < 0.97 {
-		t.Errorf("precision %.3f, recall %.3f: want both at least 0.97", p, r)
+	for _, tc := range []struct {
+		file                    string
+		minPrecision, minRecall float64
+	}{
+		{"labelled.tsv", 0.97, 0.97},
+		{"dev2.tsv", 0.97, 0.97},
+		{"dev3.tsv", 0.95, 0.93},
+		{"dev4.tsv", 0.95, 0.93},
+		{"dev5.tsv", 0.95, 0.85},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", tc.file))
+			if p < tc.minPrecision || r < tc.minRecall {
+				t.Errorf("precision %.3f, recall %.3f: want at least %.2f and %.2f", p, r, tc.minPrecision, tc.minRecall)
+			}
+		})
 	}
 }
 

@@ -73,13 +73,17 @@ func Find(text string) []Finding {
 		}
 		return a.Start - b.Start
 	})
+	// taken marks the bytes already found, so that settling overlaps
+	// costs the candidates' lengths, not their number squared.
 	var out []Finding
+	taken := make([]bool, len(text))
 	for _, c := range cands {
-		if c.End <= c.Start || strings.Contains(text[c.Start:c.End], MarkerPrefix) {
+		if c.End <= c.Start || strings.Contains(text[c.Start:c.End], MarkerPrefix) || slices.Contains(taken[c.Start:c.End], true) {
 			continue
 		}
-		if !slices.ContainsFunc(out, func(f Finding) bool { return f.Start < c.End && c.Start < f.End }) {
-			out = append(out, c.Finding)
+		out = append(out, c.Finding)
+		for i := c.Start; i < c.End; i++ {
+			taken[i] = true
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
