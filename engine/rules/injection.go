@@ -24,19 +24,16 @@ func IsInjection(text string) bool {
 }
 
 // injects is IsInjection on text already normalised into s and prepared
-// into t.
+// into t: a sure rule signal refuses the text, and otherwise the learned
+// model's score does (injectionmodel.go).
 func injects(s string, t *text) bool {
-	if hasRoleTag(t.lower) || hasRoleHeader(s) || forgesFraming(t.lower) || runsTool(t) {
-		return true
-	}
+	f := *t
 	if folded, ok := foldText(t); ok {
-		return saysInjection(&folded)
+		f = folded
 	}
-	return saysInjection(t)
+	sig := injSignals(s, t, &f)
+	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.threshold
 }
-
-// saysInjection is injects' checks of meaning, on folded text.
-func saysInjection(t *text) bool { return t.has(ruleInjection) || overrides(t) || overridesCJK(t) }
 
 // roleTags are the tag names that mark a turn or a tool exchange in chat
 // templates and in clawmem's own recall block.
