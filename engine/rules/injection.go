@@ -222,8 +222,9 @@ func bracketNear(s string, before bool) bool {
 const maxToolSpan = 40
 
 var (
-	toolVerbs = []string{"run", "execute", "call", "invoke"}
-	toolNouns = []string{"tool", "tools", "command", "commands"}
+	toolVerbs    = []string{"run", "execute", "call", "invoke"}
+	toolNouns    = []string{"tool", "tools", "command", "commands"}
+	toolSubjects = []string{"i", "we", "they", "he", "she", "always", "usually", "never", "to"}
 )
 
 func runsTool(t *text) bool {
@@ -231,7 +232,8 @@ func runsTool(t *text) bool {
 		return false
 	}
 	for i := range t.words {
-		if !oneOf(t.word(i), toolVerbs) {
+		// "I run the deploy command on Fridays" says what the user does.
+		if !oneOf(t.word(i), toolVerbs) || i > 0 && oneOf(t.word(i-1), toolSubjects) {
 			continue
 		}
 		for k := i + 1; k < len(t.words) && t.words[k].start-t.words[i].end <= maxToolSpan; k++ {

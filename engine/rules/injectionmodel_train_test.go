@@ -28,6 +28,10 @@ const (
 	// texts; above the 0.97, since a table nobody trained on
 	// scores below the one the threshold was picked on.
 	targetPrecision = 0.98
+	// minValidationRecall is a floor under the validation recall (0.833
+	// when the model was last trained), so that a corpus or feature change
+	// that costs recall is noticed.
+	minValidationRecall = 0.80
 	// Epochs, rate and L2 penalty were chosen on the validation texts
 	// (recall at targetPrecision), trying 10 to 80 epochs, rates 0.1 to
 	// 1 and penalties 1e-6 to 1e-2.
@@ -59,7 +63,7 @@ func featurize(e injectionExample) trainingExample {
 	x.raw = injFeatures(nil, &f, x.sig)
 	sorted := slices.Clone(x.raw)
 	slices.Sort(sorted)
-	norm := 1 / math.Sqrt(float64(len(sorted)))
+	norm := float64(injNorm(len(sorted)))
 	for i := 0; i < len(sorted); {
 		j := i
 		for j < len(sorted) && sorted[j] == sorted[i] {
@@ -244,7 +248,7 @@ func TestInjectionModelReproducible(t *testing.T) {
 	}
 	t.Logf("validation all: precision %.3f recall %.3f (tp %d fp %d fn %d tn %d), threshold %.3f",
 		all.precision(), all.recall(), all.tp, all.fp, all.fn, all.tn, m.threshold)
-	if all.precision() < targetPrecision || all.recall() < minInjectionRecall {
-		t.Errorf("validation precision %.3f recall %.3f, want at least %.2f and %.2f", all.precision(), all.recall(), targetPrecision, minInjectionRecall)
+	if all.precision() < targetPrecision || all.recall() < minValidationRecall {
+		t.Errorf("validation precision %.3f recall %.3f, want at least %.2f and %.2f", all.precision(), all.recall(), targetPrecision, minValidationRecall)
 	}
 }
