@@ -19,7 +19,8 @@ import (
 // the agent's own (previous, all, your, system …); see injectionwords.go.
 func IsInjection(text string) bool {
 	s := Normalize(text)
-	t := prepare(s)
+	// s is normalised already: splitText spares prepare's second pass.
+	t := splitText(s, make([]span, 0, wordsOnStack))
 	return injects(s, &t)
 }
 
