@@ -17,6 +17,9 @@ import (
 // instructions aside (ignore, vergiss, olvida, 忽略 …) within a few words of
 // what it sets aside (instructions, Regeln, consignes, 指令 …) qualified as
 // the agent's own (previous, all, your, system …); see injectionwords.go.
+// The most precise of these refuse a text outright (sureSignals); for the
+// rest, a model trained on testdata/injection/train.tsv weighs the rules'
+// signals with the text's words and character n-grams (injectionmodel.go).
 func IsInjection(text string) bool {
 	s := Normalize(text)
 	// s is normalised already: splitText spares prepare's second pass.
