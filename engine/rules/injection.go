@@ -17,26 +17,27 @@ import (
 // instructions aside (ignore, vergiss, olvida, 忽略 …) within a few words of
 // what it sets aside (instructions, Regeln, consignes, 指令 …) qualified as
 // the agent's own (previous, all, your, system …); see injectionwords.go.
+// The most precise of these refuse a text outright (sureSignals); for the
+// rest, a model trained on testdata/injection/train.tsv weighs the rules'
+// signals with the text's words and character n-grams (injectionmodel.go).
 func IsInjection(text string) bool {
 	s := Normalize(text)
-	t := prepare(s)
+	// s is normalised already: splitText spares prepare's second pass.
+	t := splitText(s, make([]span, 0, wordsOnStack))
 	return injects(s, &t)
 }
 
 // injects is IsInjection on text already normalised into s and prepared
-// into t.
+// into t: a sure rule signal refuses the text, and otherwise the learned
+// model's score does (injectionmodel.go).
 func injects(s string, t *text) bool {
-	if hasRoleTag(t.lower) || hasRoleHeader(s) || forgesFraming(t.lower) || runsTool(t) {
-		return true
-	}
+	f := *t
 	if folded, ok := foldText(t); ok {
-		return saysInjection(&folded)
+		f = folded
 	}
-	return saysInjection(t)
+	sig := injSignals(s, t, &f)
+	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.threshold
 }
-
-// saysInjection is injects' checks of meaning, on folded text.
-func saysInjection(t *text) bool { return t.has(ruleInjection) || overrides(t) || overridesCJK(t) }
 
 // roleTags are the tag names that mark a turn or a tool exchange in chat
 // templates and in clawmem's own recall block.
@@ -225,8 +226,9 @@ func bracketNear(s string, before bool) bool {
 const maxToolSpan = 40
 
 var (
-	toolVerbs = []string{"run", "execute", "call", "invoke"}
-	toolNouns = []string{"tool", "tools", "command", "commands"}
+	toolVerbs    = []string{"run", "execute", "call", "invoke"}
+	toolNouns    = []string{"tool", "tools", "command", "commands"}
+	toolSubjects = []string{"i", "we", "they", "he", "she", "always", "usually", "never", "to"}
 )
 
 func runsTool(t *text) bool {
@@ -234,7 +236,8 @@ func runsTool(t *text) bool {
 		return false
 	}
 	for i := range t.words {
-		if !oneOf(t.word(i), toolVerbs) {
+		// "I run the deploy command on Fridays" says what the user does.
+		if !oneOf(t.word(i), toolVerbs) || i > 0 && oneOf(t.word(i-1), toolSubjects) {
 			continue
 		}
 		for k := i + 1; k < len(t.words) && t.words[k].start-t.words[i].end <= maxToolSpan; k++ {

@@ -1,0 +1,289 @@
+package rules
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"math"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The learned half of IsInjection: a logistic regression over hashed
+// features of the normalised, folded text (word unigrams and bigrams,
+// character 3- to 5-grams, the rules' own signals and the classes of the
+// override vocabulary), trained on testdata/injection/train.tsv. The rules
+// list phrasings; the model scores the phrasings nobody listed by the
+// company their words and letters keep. Character n-grams carry Chinese,
+// Japanese and Korean, where there are no spaces to split words at, and
+// obfuscations that break words apart.
+//
+// The weights are generated, not written: `go generate ./engine/rules`
+// runs the trainer (injectionmodel_train_test.go), which rewrites
+// injection_model.bin; TestInjectionModelReproducible trains again and
+// fails if the committed file differs.
+
+//go:generate go test -run ^TestInjectionModelReproducible$ -update-injection-model
+
+//go:embed injection_model.bin
+var injectionModelFile []byte
+
+// injectionModel is decoded once; a damaged file is a build defect, so it
+// panics rather than leave IsInjection without its model.
+var injectionModel = mustDecodeInjModel(injectionModelFile)
+
+const (
+	injBucketBits = 18
+	injBuckets    = 1 << injBucketBits
+	injMagic      = "CMINJ001"
+	injHeaderLen  = len(injMagic) + 3*4
+)
+
+// injModel scores a text: bias + scale · Σ weight[bucket] · value, where a
+// feature's value is its count divided by the square root of the text's
+// feature count (injNorm), so that long texts do not score high by length
+// alone.
+// Weights are int16, scaled: 512 KiB for 2^18 buckets.
+type injModel struct {
+	weights   []int16
+	scale     float32
+	bias      float32
+	threshold float32
+}
+
+func mustDecodeInjModel(b []byte) *injModel {
+	m, ok := decodeInjModel(b)
+	if !ok {
+		panic("rules: injection_model.bin is damaged; run go generate ./engine/rules")
+	}
+	return m
+}
+
+func decodeInjModel(b []byte) (*injModel, bool) {
+	if len(b) != injHeaderLen+2*injBuckets || string(b[:len(injMagic)]) != injMagic {
+		return nil, false
+	}
+	h := b[len(injMagic):]
+	m := &injModel{
+		weights:   make([]int16, injBuckets),
+		scale:     math.Float32frombits(binary.LittleEndian.Uint32(h[0:])),
+		bias:      math.Float32frombits(binary.LittleEndian.Uint32(h[4:])),
+		threshold: math.Float32frombits(binary.LittleEndian.Uint32(h[8:])),
+	}
+	w := b[injHeaderLen:]
+	for i := range m.weights {
+		m.weights[i] = int16(binary.LittleEndian.Uint16(w[2*i:]))
+	}
+	return m, true
+}
+
+func (m *injModel) encode() []byte {
+	b := make([]byte, injHeaderLen+2*injBuckets)
+	copy(b, injMagic)
+	h := b[len(injMagic):]
+	binary.LittleEndian.PutUint32(h[0:], math.Float32bits(m.scale))
+	binary.LittleEndian.PutUint32(h[4:], math.Float32bits(m.bias))
+	binary.LittleEndian.PutUint32(h[8:], math.Float32bits(m.threshold))
+	w := b[injHeaderLen:]
+	for i, x := range m.weights {
+		binary.LittleEndian.PutUint16(w[2*i:], uint16(x))
+	}
+	return b
+}
+
+// score is the model's log-odds that the features are an injection's.
+// Products are converted explicitly so that no platform fuses them: the
+// trainer picks the threshold with this very function.
+func (m *injModel) score(feats []uint32) float32 {
+	var sum float32
+	for _, f := range feats {
+		sum += float32(m.weights[f])
+	}
+	return m.bias + float32(float32(m.scale*sum)*injNorm(len(feats)))
+}
+
+// minNormFeatures keeps a text of a few words from scoring as high as a
+// sentence: "a < b and c > d" has too few features to be much evidence of
+// anything.
+const minNormFeatures = 64
+
+// injNorm is what a feature counted once contributes in a text of n
+// features.
+func injNorm(n int) float32 { return float32(1 / math.Sqrt(float64(max(n, minNormFeatures)))) }
+
+// Rule signals: what each rule found, as model features and, for the
+// signals precise enough on their own, as verdicts (sureSignals).
+const (
+	sigRoleTag uint32 = 1 << iota
+	sigRoleHeader
+	sigFraming
+	sigTool
+	sigLexicon
+	sigOverride
+	sigOverrideCJK
+	sigSecondPerson
+	sigCount = iota
+)
+
+// sureSignals refuse a text whatever the model says: on train.tsv each of
+// them alone has a precision of at least 0.97 (TestInjectionSignalsPrecise).
+// The lexicon's phrases are left to the model, which weighs them with the
+// rest of the text.
+const sureSignals = sigRoleTag | sigRoleHeader | sigFraming | sigTool | sigOverride | sigOverrideCJK
+
+// injSignals runs every rule on s, prepared into t and folded into f.
+func injSignals(s string, t, f *text) uint32 {
+	var sig uint32
+	set := func(b uint32, on bool) {
+		if on {
+			sig |= b
+		}
+	}
+	set(sigRoleTag, hasRoleTag(t.lower))
+	set(sigRoleHeader, hasRoleHeader(s))
+	set(sigFraming, forgesFraming(t.lower))
+	set(sigTool, runsTool(t))
+	set(sigLexicon, f.has(ruleInjection))
+	set(sigOverride, overrides(f))
+	set(sigOverrideCJK, overridesCJK(f))
+	for i := range f.words {
+		if oneOf(f.word(i), secondPerson) {
+			sig |= sigSecondPerson
+			break
+		}
+	}
+	return sig
+}
+
+// Feature kinds, mixed into each hash so that a word and a character
+// n-gram spelling the same bytes land in different buckets.
+const (
+	kindWord uint32 = iota + 1
+	kindBigram
+	kindChar
+	kindSignal
+	kindClass
+	kindClassPair
+)
+
+// FNV-1a's parameters, as variables: Go would reject the constant
+// expressions their products make as overflowing.
+var (
+	fnvOffset uint32 = 2166136261
+	fnvPrime  uint32 = 16777619
+)
+
+func fnvString(h uint32, s string) uint32 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * fnvPrime
+	}
+	return h
+}
+
+// bucket finishes a hash with a mixer, so that FNV's weak low bits still
+// spread over the buckets.
+func bucket(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x7feb352d
+	h ^= h >> 15
+	h *= 0x846ca68b
+	h ^= h >> 16
+	return h & (injBuckets - 1)
+}
+
+// maxCharRunes bounds the character n-grams: an injection long enough to
+// matter shows itself in its first few thousand characters, and the cost
+// stays linear.
+const maxCharRunes = 4096
+
+// injFeatures appends the buckets of f's features to feats: f is the
+// prepared text after folding (foldText), sig the rule signals.
+func injFeatures(feats []uint32, f *text, sig uint32) []uint32 {
+	for b := range uint32(sigCount) {
+		if sig&(1<<b) != 0 {
+			feats = append(feats, bucket((fnvOffset^kindSignal)*fnvPrime^b))
+		}
+	}
+	var classes wclass
+	prev := fnvOffset ^ kindWord
+	for i := range f.words {
+		w := f.word(i)
+		h := fnvString(fnvOffset^kindWord, w)
+		feats = append(feats, bucket(h))
+		if i > 0 {
+			feats = append(feats, bucket((prev^kindBigram)*fnvPrime^h))
+		}
+		prev = h
+		classes |= classOf(w)
+	}
+	for a := range 16 {
+		if classes&(1<<a) == 0 {
+			continue
+		}
+		feats = append(feats, bucket((fnvOffset^kindClass)*fnvPrime^uint32(a)))
+		for b := a + 1; b < 16; b++ {
+			if classes&(1<<b) != 0 {
+				feats = append(feats, bucket(((fnvOffset^kindClassPair)*fnvPrime^uint32(a))*fnvPrime^uint32(b)))
+			}
+		}
+	}
+	return charGrams(feats, f.lower)
+}
+
+// charGrams appends the character 3-, 4- and 5-grams of lower, and the
+// 2-grams ending in a Han, kana or Hangul character, with every
+// run of spaces read as one space and the text padded by a space at each
+// end, so that a word's first and last letters make grams of their own.
+func charGrams(feats []uint32, lower string) []uint32 {
+	var window [5]rune
+	n := 0
+	push := func(r rune) {
+		window[0], window[1], window[2], window[3], window[4] = window[1], window[2], window[3], window[4], r
+		n++
+		lo := 3
+		if r >= 0x1100 && (isCJK(r) || unicode.Is(unicode.Hangul, r)) {
+			lo = 1 // a Han character is a word of its own, a pair often one too
+		}
+		// The grams end at r; each size extends the previous one leftwards.
+		h := fnvOffset ^ kindChar
+		for size := 1; size <= 5 && size <= n; size++ {
+			h = (h ^ uint32(window[5-size])) * fnvPrime
+			if size >= lo {
+				feats = append(feats, bucket(h+uint32(size)))
+			}
+		}
+	}
+	push(' ')
+	space := true
+	runes := 0
+	for _, r := range lower {
+		if runes++; runes > maxCharRunes {
+			break
+		}
+		if unicode.IsSpace(r) {
+			if !space {
+				push(' ')
+			}
+			space = true
+			continue
+		}
+		if r == utf8.RuneError {
+			r = '?'
+		}
+		push(r)
+		space = false
+	}
+	if !space {
+		push(' ')
+	}
+	return feats
+}
+
+// featsOnStack covers the features of a message of a few hundred
+// characters without a heap allocation.
+const featsOnStack = 1536
+
+// injectionScore is the model's log-odds for f with signals sig.
+func injectionScore(f *text, sig uint32) float32 {
+	var stack [featsOnStack]uint32
+	return injectionModel.score(injFeatures(stack[:0], f, sig))
+}
