@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
@@ -362,11 +364,22 @@ func NewLocalPipeline(cfg *config.Config) *LocalPipeline {
 		if _, err := os.Stat(storeDir); err != nil {
 			return nil, nil, fmt.Errorf("%w in %s (clawmem up never ran here)", ErrNoNATSData, cfg.DataDir)
 		}
-		srv, err := natsembed.Start(natsembed.Options{StoreDir: storeDir, Port: -1})
+		// The data dir's JetStream state lives in clawmem's account (moved
+		// there from a store of before credentials), behind its own users.
+		if _, err := natsauth.MigrateStore(storeDir); err != nil {
+			return nil, nil, err
+		}
+		srv, err := natsembed.Start(natsembed.Options{StoreDir: storeDir, Port: -1,
+			Base: func() (*server.Options, error) { return natsauth.ServerOptions(cfg.DataDir) }})
 		if err != nil {
 			return nil, nil, err
 		}
-		nc, err := srv.Connect()
+		auth, err := natsauth.ClientOption(natsauth.AdminSeed(cfg.DataDir))
+		if err != nil {
+			srv.Stop()
+			return nil, nil, err
+		}
+		nc, err := srv.Connect(auth)
 		if err != nil {
 			srv.Stop()
 			return nil, nil, err

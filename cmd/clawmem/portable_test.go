@@ -765,7 +765,7 @@ func TestImportHistoryAndShow(t *testing.T) {
 		t.Fatalf("list --history (%d):\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "show", berlin, "--data-dir", dir, "--db", db)
-	if code != 0 || !strings.Contains(out, "I moved to Berlin") || !strings.Contains(out, "\n  replaced ["+paris[:8]+"]") {
+	if code != 0 || !strings.Contains(out, "I moved to Berlin") || !strings.Contains(out, "\nreplaced ["+paris[:8]+"]") {
 		t.Fatalf("show (%d):\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "export", "--data-dir", dir, "--db", db)

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/client"
@@ -171,7 +170,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sessions, "sess-s.jsonl"), []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(info.NATSURL)
+	nc, err := adminConn(dir, info.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +186,14 @@ func TestSecretsNeverLeave(t *testing.T) {
 	})
 	body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-s", "reason": "idle"},
 		"ctx": map[string]any{"agentId": "main", "sessionId": "sess-s"}})
-	resp, err := http.Post(info.IngestURL+"/v1/hooks/session_end", "application/json", bytes.NewReader(body))
+	resp, err := (&instance{dir: dir, info: info}).hook(http.DefaultClient, "session_end", body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("session_end: %s", resp.Status)
+	}
 
 	// Every way in has become a memory, with its marker.
 	markers := []string{"[REDACTED:openai-key]", "[REDACTED:password]", "[REDACTED:github-token]", "[REDACTED:slack-token]",
