@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -140,8 +141,11 @@ func NewDistillWorker(js jetstream.JetStream, d *distill.Distiller, cfg DistillC
 func (w *DistillWorker) Run(ctx context.Context) error {
 	errs := make([]error, w.cfg.Workers)
 	var wg sync.WaitGroup
+	shared := w.st
+	shared.uncounted, shared.progress = new(sync.Map), new(atomic.Int64)
 	for i := range w.cfg.Workers {
-		st := w.st
+		st := shared
+		st.unwatched = i > 0
 		wg.Go(func() { errs[i] = st.run(ctx) })
 	}
 	wg.Wait()

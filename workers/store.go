@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,6 +52,11 @@ type StoreWorker struct {
 	// log, so a writer killed after its commit loses nothing another
 	// writer cannot redo.
 	Durable func(ctx context.Context, partition int) error
+	// uncounted is each partition's deliveries that do not count towards
+	// MaxDeliver (stage.uncounted), kept while this process lives: a
+	// partition given up and taken back again, its stage stopped and
+	// started anew, loses none of them.
+	uncounted sync.Map // partition -> *sync.Map
 }
 
 // NewStoreWorker builds the store stages. Batch defaults to 256 messages.
@@ -91,8 +97,9 @@ func (w *StoreWorker) Run(ctx context.Context) error {
 
 // RunPartition writes one partition's work until ctx ends.
 func (w *StoreWorker) RunPartition(ctx context.Context, partition int) error {
+	uncounted, _ := w.uncounted.LoadOrStore(partition, new(sync.Map))
 	st := stage{name: schemas.ConsumerStoreFor(partition), kind: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
-		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log,
+		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log, uncounted: uncounted.(*sync.Map),
 		prepare: func(ctx context.Context, msgs []jetstream.Msg) func(context.Context) []error {
 			return w.prepare(ctx, partition, msgs)
 		}}
