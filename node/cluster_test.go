@@ -136,11 +136,15 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 	// An ack lost with the node is redelivered after the stage's AckWait
 	// (30 s), perhaps twice on a loaded machine: the bound is generous.
 	// When it is not met, the test says where the events wait.
-	stored := -1
+	stored, said := -1, time.Now()
 	waitForOr(t, 5*time.Minute, fmt.Sprintf("%d memories", total), func() bool {
 		n, err := bulk.Count(ctx, "")
 		if err == nil {
 			stored = n
+		}
+		if time.Since(said) > 30*time.Second {
+			said = time.Now()
+			t.Logf("%d memories stored, %v after the node's restart", stored, time.Since(restartedAt).Round(time.Second))
 		}
 		return err == nil && n >= total
 	}, func() string {
