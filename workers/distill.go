@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -142,7 +141,7 @@ func (w *DistillWorker) Run(ctx context.Context) error {
 	errs := make([]error, w.cfg.Workers)
 	var wg sync.WaitGroup
 	shared := w.st
-	shared.uncounted, shared.progress = new(sync.Map), new(atomic.Int64)
+	shared.state = new(consumerState)
 	for i := range w.cfg.Workers {
 		st := shared
 		st.unwatched = i > 0

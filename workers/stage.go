@@ -101,24 +101,31 @@ type stage struct {
 	prepare prepareHandler
 	metrics *StageMetrics
 	log     *slog.Logger
-	// uncounted counts, by stream sequence, the deliveries of a message
-	// that were not its fault: they ended in a provider's outage, or the
-	// message was handed back because the stage stopped or lost its
-	// partition, or its ack was lost. They do not count towards
-	// MaxDeliver. A run makes its own unless given one that outlives it:
-	// the store worker keeps one per partition, so a partition that
-	// changes hands within the process keeps its counts.
-	uncounted *sync.Map // uint64 -> int
-	// progress is when the stage last settled a batch, or found nothing
-	// waiting (unix nanoseconds): the stall watch's. Loops of one
-	// consumer share it (and uncounted), and one of them watches: the
-	// others are unwatched.
-	progress  *atomic.Int64
+	// state is what this process knows of the consumer beyond one run.
+	// A run makes its own unless given one that outlives it: the store
+	// worker keeps one per partition, so a partition that changes hands
+	// within the process keeps it. Loops of one consumer share it, and
+	// one of them watches for stalls: the others are unwatched.
+	state     *consumerState
 	unwatched bool
 	// probe, when set, asks the stage's provider whether it is up (a
 	// request of its own, not a message's): a message that fails on a
 	// provider that answers the probe is the message's fault, and counts.
 	probe func(ctx context.Context) error
+}
+
+// consumerState is a consumer's, kept by this process across its stage's
+// runs.
+type consumerState struct {
+	// uncounted counts, by stream sequence, the deliveries of a message
+	// that were not its fault: they ended in a provider's outage, or the
+	// message was handed back because the stage stopped or lost its
+	// partition, or its ack was lost. They do not count towards
+	// MaxDeliver.
+	uncounted sync.Map // uint64 -> int
+	// progress is when a run last settled a batch, or found nothing
+	// waiting; stopped is when a run last stopped (unix nanoseconds).
+	progress, stopped atomic.Int64
 }
 
 // StageMetrics are the per-stage Prometheus series.
@@ -171,13 +178,15 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
-	if s.uncounted == nil {
-		s.uncounted = new(sync.Map)
+	if s.state == nil {
+		s.state = new(consumerState)
 	}
-	if s.progress == nil {
-		s.progress = new(atomic.Int64)
+	// A stage restarted soon after it stopped (its partition lost and
+	// taken back) has not moved meanwhile: its stall goes on counting.
+	if stopped := s.state.stopped.Load(); stopped == 0 || time.Since(time.Unix(0, stopped)) > s.cfg.StallAfter {
+		s.state.progress.Store(time.Now().UnixNano())
 	}
-	s.progress.Store(time.Now().UnixNano())
+	defer func() { s.state.stopped.Store(time.Now().UnixNano()) }()
 	cons, err := jsretry.Do(ctx, s.log, s.name+" consumer", func(ctx context.Context) (jetstream.Consumer, error) {
 		return s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
 	})
@@ -341,7 +350,7 @@ func (b *batchRun) end(s *stage, errs []error) (settle func()) {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}
 		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(b.start).Seconds())
-		s.progress.Store(time.Now().UnixNano())
+		s.state.progress.Store(time.Now().UnixNano())
 	}
 }
 
@@ -373,10 +382,10 @@ func (s *stage) notCounted(m jetstream.Msg) int {
 	if err != nil {
 		return 1
 	}
-	v, _ := s.uncounted.Load(md.Sequence.Stream)
+	v, _ := s.state.uncounted.Load(md.Sequence.Stream)
 	n, _ := v.(int)
 	n++
-	s.uncounted.Store(md.Sequence.Stream, n)
+	s.state.uncounted.Store(md.Sequence.Stream, n)
 	return n
 }
 
@@ -406,9 +415,9 @@ func (s *stage) watch(ctx context.Context, cons jetstream.Consumer) {
 			continue // the server cannot say now; the next look will
 		}
 		if info.NumPending == 0 && info.NumAckPending == 0 {
-			s.progress.Store(time.Now().UnixNano())
+			s.state.progress.Store(time.Now().UnixNano())
 		}
-		idle := time.Since(time.Unix(0, s.progress.Load()))
+		idle := time.Since(time.Unix(0, s.state.progress.Load()))
 		switch {
 		case idle > s.cfg.StallAfter && !stalled:
 			stalled = true
@@ -492,7 +501,7 @@ func (s *stage) providerUp(ctx context.Context) bool {
 // attempts is a message's deliveries that count towards MaxDeliver: all
 // but those that ended in a provider's outage (as this process saw them).
 func (s *stage) attempts(md *jetstream.MsgMetadata) int {
-	v, _ := s.uncounted.Load(md.Sequence.Stream)
+	v, _ := s.state.uncounted.Load(md.Sequence.Stream)
 	n, _ := v.(int)
 	return int(md.NumDelivered) - n
 }
@@ -563,7 +572,7 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 			s.notCounted(m)
 			s.log.Warn("ack failed; the message will be redelivered", "stage", s.name, "err", aerr)
 		} else if md, merr := m.Metadata(); merr == nil {
-			s.uncounted.Delete(md.Sequence.Stream)
+			s.state.uncounted.Delete(md.Sequence.Stream)
 		}
 		return "ok"
 	}
@@ -615,7 +624,7 @@ func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) 
 	attempts := "1"
 	if md, err := m.Metadata(); err == nil {
 		attempts = strconv.Itoa(s.attempts(md))
-		defer s.uncounted.Delete(md.Sequence.Stream)
+		defer s.state.uncounted.Delete(md.Sequence.Stream)
 		h.Set(schemas.HeaderDLQStream, md.Stream)
 		h.Set(schemas.HeaderDLQSequence, strconv.FormatUint(md.Sequence.Stream, 10))
 	}
