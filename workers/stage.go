@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,8 +124,9 @@ type consumerState struct {
 	// partition, or its ack was lost. They do not count towards
 	// MaxDeliver.
 	uncounted sync.Map // uint64 -> int
-	// progress is when a run last settled a batch, or found nothing
-	// waiting; stopped is when a run last stopped (unix nanoseconds).
+	// progress is when a run last acked or dead-lettered a message, or
+	// found nothing waiting; stopped is when a run last stopped (unix
+	// nanoseconds).
 	progress, stopped atomic.Int64
 }
 
@@ -350,7 +352,12 @@ func (b *batchRun) end(s *stage, errs []error) (settle func()) {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}
 		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(b.start).Seconds())
-		s.state.progress.Store(time.Now().UnixNano())
+		// Progress is a message done with (acked, or dead-lettered): a
+		// stage that only hands its batches back (not the writer, an
+		// outage) moves nothing on.
+		if slices.ContainsFunc(b.results, func(r string) bool { return r == "ok" || r == "dlq" }) {
+			s.state.progress.Store(time.Now().UnixNano())
+		}
 	}
 }
 
@@ -391,7 +398,7 @@ func (s *stage) notCounted(m jetstream.Msg) int {
 
 // watch notices a stalled stage: every quarter of StallAfter it asks the
 // server what its consumer holds, and when messages wait (undelivered or
-// unacknowledged) while no batch was settled for StallAfter, it says so
+// unacknowledged) while none was acked or dead-lettered for StallAfter, it says so
 // in the log and in the stage_stalled gauge, until the stage moves again.
 func (s *stage) watch(ctx context.Context, cons jetstream.Consumer) {
 	gauge := s.metrics.Stalled.WithLabelValues(s.name)

@@ -276,17 +276,20 @@ func (w *syncBuffer) String() string {
 	return w.b.String()
 }
 
-// A stage whose handler blocks while messages wait is noticed as stalled
-// after StallAfter (the gauge and a log line), and moving again once the
-// handler returns; a stage with nothing to do, or one that keeps
-// settling, is never stalled.
+// A stage whose handler blocks while messages wait, or that only hands
+// its batches back (never the partition's writer), is noticed as stalled
+// after StallAfter (the gauge and a log line), and the blocked one moving
+// again once the handler returns; a stage with nothing to do, or one that
+// keeps acknowledging, is never stalled.
 func TestStageStallIsNoticed(t *testing.T) {
 	tests := []struct {
-		name    string
-		publish int
-		blocks  bool
+		name      string
+		publish   int
+		blocks    bool
+		notWriter bool // hands every batch back: stalled, and stays so
 	}{
 		{name: "handler blocks", publish: 5, blocks: true},
+		{name: "never the writer", publish: 5, notWriter: true},
 		{name: "nothing to do", publish: 0},
 		{name: "slow but settling", publish: 40},
 	}
@@ -310,12 +313,18 @@ func TestStageStallIsNoticed(t *testing.T) {
 				cfg:     StageConfig{Batch: 1, AckWait: 600 * time.Millisecond, StallAfter: 1200 * time.Millisecond},
 				metrics: m, log: slog.New(slog.NewTextHandler(&logs, nil)),
 				handle: func(_ context.Context, msgs []jetstream.Msg) []error {
-					if tt.blocks {
+					errs := make([]error, len(msgs))
+					switch {
+					case tt.blocks:
 						<-release // deaf to its context, as a hung call is
-					} else {
+					case tt.notWriter:
+						for i := range errs {
+							errs[i] = fmt.Errorf("%w: lease lost", ErrNotWriter)
+						}
+					default:
 						time.Sleep(100 * time.Millisecond)
 					}
-					return make([]error, len(msgs))
+					return errs
 				}}
 			runCtx, stop := context.WithCancel(ctx)
 			done := make(chan error, 1)
@@ -330,8 +339,8 @@ func TestStageStallIsNoticed(t *testing.T) {
 				seen = stalled() == 1
 				time.Sleep(20 * time.Millisecond)
 			}
-			if seen != tt.blocks {
-				t.Fatalf("stalled %v, want %v; log:\n%s", seen, tt.blocks, logs.String())
+			if want := tt.blocks || tt.notWriter; seen != want {
+				t.Fatalf("stalled %v, want %v; log:\n%s", seen, want, logs.String())
 			}
 			if tt.blocks {
 				if !strings.Contains(logs.String(), "stage stalled") {
@@ -374,9 +383,10 @@ func TestStageHandsBackWithoutCounting(t *testing.T) {
 	var count atomic.Int64
 	notWriter := atomic.Int64{}
 	s := &stage{name: "t", js: js, stream: "T", subjects: []string{"t.>"},
-		// An ack wait no run below outlasts: only a hand-back brings a
-		// message again in time.
-		cfg:     StageConfig{Batch: 4, AckWait: time.Minute, MaxDeliver: 1},
+		// A message in flight to a stage as it stops is lost to it and
+		// comes again after the ack wait, counted: MaxDeliver leaves room
+		// for that one, not for the hand-backs and naks as well.
+		cfg:     StageConfig{Batch: 4, AckWait: 2 * time.Second, MaxDeliver: 2},
 		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler)}
 	for run := range 3 {
 		runCtx, stop := context.WithCancel(ctx)
