@@ -42,6 +42,25 @@ type Consumer struct {
 	Pending     uint64 `json:"pending"`
 	Handling    int    `json:"handling"`
 	Redelivered int    `json:"redelivered"`
+	// StalledSeconds, when not 0, is how long messages have waited on
+	// it with none acknowledged, longer than twice its ack wait: its
+	// stage has stopped making progress.
+	StalledSeconds int64 `json:"stalledSeconds,omitempty"`
+}
+
+// stalledFor is how long a consumer's messages have waited with none
+// acknowledged, when that is longer than twice its ack wait (the stages'
+// own bound, workers.StageConfig.StallAfter); else 0. The server knows
+// its last acknowledgement only since its consumer leader took over:
+// before the first, nothing can be told.
+func stalledFor(ci *jetstream.ConsumerInfo, now time.Time) time.Duration {
+	if ci.NumPending == 0 && ci.NumAckPending == 0 || ci.AckFloor.Last == nil {
+		return 0
+	}
+	if idle := now.Sub(*ci.AckFloor.Last); idle > 2*ci.Config.AckWait {
+		return idle
+	}
+	return 0
 }
 
 // Writer is one writer and the partitions whose leases it holds.
@@ -109,7 +128,8 @@ func consumers(ctx context.Context, js jetstream.JetStream) ([]Consumer, error) 
 			if ci.Config.Durable == "" {
 				continue
 			}
-			out = append(out, Consumer{Stream: name, Name: ci.Name, Pending: ci.NumPending, Handling: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+			out = append(out, Consumer{Stream: name, Name: ci.Name, Pending: ci.NumPending, Handling: ci.NumAckPending, Redelivered: ci.NumRedelivered,
+				StalledSeconds: int64((stalledFor(ci, time.Now()) + time.Second - 1) / time.Second)})
 		}
 		if err := l.Err(); err != nil {
 			return nil, fmt.Errorf("stream %s consumers: %w", name, err)
@@ -241,6 +261,12 @@ func (st Status) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "memory log:   sequence %d, %d memories and deletions, %d bytes\n", st.LogSeq, st.LogMessages, st.LogBytes)
 	fmt.Fprintf(w, "dead letters: %d\n", st.DeadLetters)
+	for _, c := range st.Consumers {
+		if c.StalledSeconds > 0 {
+			fmt.Fprintf(w, "stalled:      stage %s (%s): %d messages wait, none acknowledged for %s\n", c.Name, c.Stream,
+				c.Pending+uint64(c.Handling), time.Duration(c.StalledSeconds)*time.Second)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	if len(st.Consumers) > 0 {
 		fmt.Fprintln(tw, "STAGE CONSUMER\tSTREAM\tPENDING\tHANDLING\tREDELIVERED")

@@ -1,10 +1,13 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -104,6 +107,7 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 		})
 	}
 	stopped, restarted := false, false
+	var restartedAt time.Time
 	start := time.Now()
 	for i := range total {
 		switch n := acked.Load(); {
@@ -115,7 +119,7 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 			if err := c.Restart(1); err != nil {
 				t.Fatal(err)
 			}
-			restarted = true
+			restarted, restartedAt = true, time.Now()
 			t.Logf("node 2 restarted after %d acks, %v", n, time.Since(start))
 		}
 		work <- i
@@ -131,11 +135,22 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 	seen := map[string]int{}
 	// An ack lost with the node is redelivered after the stage's AckWait
 	// (30 s), perhaps twice on a loaded machine: the bound is generous.
-	waitFor(t, 5*time.Minute, fmt.Sprintf("%d memories", total), func() bool {
+	// When it is not met, the test says where the events wait.
+	stored, said := -1, time.Now()
+	waitForOr(t, 5*time.Minute, fmt.Sprintf("%d memories", total), func() bool {
 		n, err := bulk.Count(ctx, "")
+		if err == nil {
+			stored = n
+		}
+		if time.Since(said) > 30*time.Second {
+			said = time.Now()
+			t.Logf("%d memories stored, %v after the node's restart", stored, time.Since(restartedAt).Round(time.Second))
+		}
 		return err == nil && n >= total
+	}, func() string {
+		return fmt.Sprintf("%d memories stored\n%s", stored, pipelineState(js))
 	})
-	t.Logf("stored after %v", time.Since(start))
+	t.Logf("stored after %v, %v after the node's restart", time.Since(start), time.Since(restartedAt))
 	if err := bulk.Export(ctx, "", false, func(m schemas.Memory) error { seen[m.Text]++; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +185,95 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 
 func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
+	waitForOr(t, timeout, what, ok, nil)
+}
+
+// waitForOr is waitFor that, when it times out, says why (state).
+func waitForOr(t *testing.T, timeout time.Duration, what string, ok func() bool, state func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !ok() {
 		if time.Now().After(deadline) {
+			if state != nil {
+				t.Fatalf("timed out waiting for %s:\n%s", what, state())
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// pipelineState says where the pipeline's messages are: each stream's
+// state and leader, each stage's consumer (what it has not been given,
+// what it holds unacknowledged, what was redelivered), the partitions'
+// leases, and the stacks of the stages' goroutines.
+func pipelineState(js jetstream.JetStream) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	consumers := map[string][]string{
+		schemas.StreamEvents: {schemas.ConsumerCapture},
+		schemas.StreamWork:   {schemas.ConsumerStore},
+	}
+	for p := range schemas.DefaultPartitions {
+		consumers[schemas.StreamWork] = append(consumers[schemas.StreamWork], schemas.ConsumerStoreFor(p))
+	}
+	for _, name := range []string{schemas.StreamEvents, schemas.StreamWork, schemas.StreamMemories} {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			fmt.Fprintf(&b, "stream %s: %v\n", name, err)
+			continue
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			fmt.Fprintf(&b, "stream %s: %v\n", name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "stream %s: %d messages, seq %d..%d, leader %s\n", name, info.State.Msgs,
+			info.State.FirstSeq, info.State.LastSeq, clusterLeader(info.Cluster))
+		for _, cn := range consumers[name] {
+			c, err := s.Consumer(ctx, cn)
+			if err != nil {
+				fmt.Fprintf(&b, "  consumer %s: %v\n", cn, err)
+				continue
+			}
+			ci, err := c.Info(ctx)
+			if err != nil {
+				fmt.Fprintf(&b, "  consumer %s: %v\n", cn, err)
+				continue
+			}
+			fmt.Fprintf(&b, "  consumer %s: pending %d, ack pending %d, redelivered %d, waiting pulls %d, delivered %d, acked %d, leader %s\n",
+				cn, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting, ci.Delivered.Stream,
+				ci.AckFloor.Stream, clusterLeader(ci.Cluster))
+		}
+	}
+	if kv, err := js.KeyValue(ctx, schemas.BucketLeases); err != nil {
+		fmt.Fprintf(&b, "leases: %v\n", err)
+	} else if keys, err := kv.ListKeys(ctx); err != nil {
+		fmt.Fprintf(&b, "leases: %v\n", err)
+	} else {
+		for k := range keys.Keys() {
+			if e, err := kv.Get(ctx, k); err == nil {
+				fmt.Fprintf(&b, "  lease %s rev %d: %s (%v ago)\n", k, e.Revision(), e.Value(), time.Since(e.Created()).Round(time.Millisecond))
+			}
+		}
+	}
+	// Where the stages are stuck, if they are: their goroutines' stacks.
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+	for g := range strings.SplitSeq(stacks.String(), "\n\n") {
+		if strings.Contains(g, "clawmem/workers") {
+			b.WriteString(g + "\n\n")
+		}
+	}
+	return b.String()
+}
+
+func clusterLeader(c *jetstream.ClusterInfo) string {
+	if c == nil {
+		return "-"
+	}
+	return c.Leader
 }
 
 func mustJSON(s string) json.RawMessage {

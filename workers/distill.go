@@ -141,8 +141,11 @@ func NewDistillWorker(js jetstream.JetStream, d *distill.Distiller, cfg DistillC
 func (w *DistillWorker) Run(ctx context.Context) error {
 	errs := make([]error, w.cfg.Workers)
 	var wg sync.WaitGroup
+	shared := w.st
+	shared.state = new(consumerState)
 	for i := range w.cfg.Workers {
-		st := w.st
+		st := shared
+		st.unwatched = i > 0
 		wg.Go(func() { errs[i] = st.run(ctx) })
 	}
 	wg.Wait()

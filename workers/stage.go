@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,6 +45,9 @@ type StageConfig struct {
 	MaxDeliver  int           // deliveries before a failing message goes to the DLQ; default 5
 	Backoff     []time.Duration
 	MaxDuration time.Duration // one batch's time limit; default 2 min
+	// StallAfter is how long messages may wait without a batch of the
+	// stage being settled before it counts as stalled; default 2×AckWait.
+	StallAfter time.Duration
 }
 
 func (c StageConfig) withDefaults() StageConfig {
@@ -63,6 +68,9 @@ func (c StageConfig) withDefaults() StageConfig {
 	}
 	if c.MaxDuration <= 0 {
 		c.MaxDuration = 2 * time.Minute
+	}
+	if c.StallAfter <= 0 {
+		c.StallAfter = 2 * c.AckWait
 	}
 	return c
 }
@@ -94,20 +102,41 @@ type stage struct {
 	prepare prepareHandler
 	metrics *StageMetrics
 	log     *slog.Logger
-	// waited counts, by stream sequence, the deliveries of a message that
-	// ended in a provider's outage: they do not count towards MaxDeliver.
-	// Each run makes its own.
-	waited *sync.Map // uint64 -> int
+	// state is what this process knows of the consumer beyond one run.
+	// A run makes its own unless given one that outlives it: the store
+	// worker keeps one per partition, so a partition that changes hands
+	// within the process keeps it. Loops of one consumer share it, and
+	// one of them watches for stalls: the others are unwatched.
+	state     *consumerState
+	unwatched bool
 	// probe, when set, asks the stage's provider whether it is up (a
 	// request of its own, not a message's): a message that fails on a
 	// provider that answers the probe is the message's fault, and counts.
 	probe func(ctx context.Context) error
 }
 
+// consumerState is a consumer's, kept by this process across its stage's
+// runs.
+type consumerState struct {
+	// uncounted counts, by stream sequence, the deliveries of a message
+	// that were not its fault: they ended in a provider's outage, or the
+	// message was handed back because the stage stopped or lost its
+	// partition, or its ack was lost. They do not count towards
+	// MaxDeliver.
+	uncounted sync.Map // uint64 -> int
+	// progress is when a run last acked or dead-lettered a message, or
+	// found nothing waiting; stopped is when a run last stopped (unix
+	// nanoseconds).
+	progress, stopped atomic.Int64
+}
+
 // StageMetrics are the per-stage Prometheus series.
 type StageMetrics struct {
 	Messages *prometheus.CounterVec   // stage, result: ok, retry, unavailable, dlq
 	Duration *prometheus.HistogramVec // stage
+	// Stalled is 1 while a stage's consumer (stage: its name, store-3)
+	// has messages waiting and the stage settled none for StallAfter.
+	Stalled *prometheus.GaugeVec
 }
 
 // NewStageMetrics registers the stage series with reg (nil: unregistered).
@@ -117,9 +146,12 @@ func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 			Help: "Messages handled by each pipeline stage, by result."}, []string{"stage", "result"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "clawmem", Name: "stage_batch_seconds",
 			Help: "Time to handle one batch, per stage.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"stage"}),
+		Stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "clawmem", Name: "stage_stalled",
+			Help: "1 while a stage's consumer has messages waiting and the stage has settled none for longer than its bound " +
+				"(twice its ack wait)."}, []string{"stage"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Messages, m.Duration)
+		reg.MustRegister(m.Messages, m.Duration, m.Stalled)
 	}
 	return m
 }
@@ -148,7 +180,15 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
-	s.waited = new(sync.Map)
+	if s.state == nil {
+		s.state = new(consumerState)
+	}
+	// A stage restarted soon after it stopped (its partition lost and
+	// taken back) has not moved meanwhile: its stall goes on counting.
+	if stopped := s.state.stopped.Load(); stopped == 0 || time.Since(time.Unix(0, stopped)) > s.cfg.StallAfter {
+		s.state.progress.Store(time.Now().UnixNano())
+	}
+	defer func() { s.state.stopped.Store(time.Now().UnixNano()) }()
 	cons, err := jsretry.Do(ctx, s.log, s.name+" consumer", func(ctx context.Context) (jetstream.Consumer, error) {
 		return s.js.CreateOrUpdateConsumer(ctx, s.stream, s.consumerConfig())
 	})
@@ -162,8 +202,15 @@ func (s *stage) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: consume: %w", s.name, err)
 	}
-	defer it.Stop()
+	defer s.handBack(it)
 	s.log.Info("stage started", "stage", s.name, "stream", s.stream)
+	if !s.unwatched {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		var watching sync.WaitGroup
+		watching.Go(func() { s.watch(watchCtx, cons) })
+		defer watching.Wait()
+		defer stopWatch()
+	}
 	// A batch's acks go to the server while the next batch is handled:
 	// each is a round trip, and under a busy CPU the server's answers
 	// come late, which would otherwise stall the stage. One batch is
@@ -305,6 +352,90 @@ func (b *batchRun) end(s *stage, errs []error) (settle func()) {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}
 		s.metrics.Duration.WithLabelValues(s.label()).Observe(time.Since(b.start).Seconds())
+		// Progress is a message done with (acked, or dead-lettered): a
+		// stage that only hands its batches back (not the writer, an
+		// outage) moves nothing on.
+		if slices.ContainsFunc(b.results, func(r string) bool { return r == "ok" || r == "dlq" }) {
+			s.state.progress.Store(time.Now().UnixNano())
+		}
+	}
+}
+
+// handBack stops consuming and hands the messages fetched but not yet
+// handled back at once (a nak), rather than leaving them to wait out
+// AckWait: a partition's next writer takes them, and the delivery does
+// not count towards MaxDeliver.
+func (s *stage) handBack(it jetstream.MessagesContext) {
+	it.Drain()
+	n := 0
+	for {
+		m, err := it.Next(jetstream.NextMaxWait(time.Second))
+		if err != nil {
+			break
+		}
+		s.notCounted(m)
+		_ = m.Nak()
+		n++
+	}
+	if n > 0 {
+		s.log.Info("stage stopped; handed back the messages it had not handled", "stage", s.name, "messages", n)
+	}
+}
+
+// notCounted records a delivery of m that does not count towards
+// MaxDeliver, and returns how many of its deliveries do not.
+func (s *stage) notCounted(m jetstream.Msg) int {
+	md, err := m.Metadata()
+	if err != nil {
+		return 1
+	}
+	v, _ := s.state.uncounted.Load(md.Sequence.Stream)
+	n, _ := v.(int)
+	n++
+	s.state.uncounted.Store(md.Sequence.Stream, n)
+	return n
+}
+
+// watch notices a stalled stage: every quarter of StallAfter it asks the
+// server what its consumer holds, and when messages wait (undelivered or
+// unacknowledged) while none was acked or dead-lettered for StallAfter, it says so
+// in the log and in the stage_stalled gauge, until the stage moves again.
+func (s *stage) watch(ctx context.Context, cons jetstream.Consumer) {
+	gauge := s.metrics.Stalled.WithLabelValues(s.name)
+	gauge.Set(0)
+	// The stage's consumer may be run by another process next: its
+	// gauge here would be stale.
+	defer s.metrics.Stalled.DeleteLabelValues(s.name)
+	t := time.NewTicker(s.cfg.StallAfter / 4)
+	defer t.Stop()
+	stalled := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ictx, cancel := context.WithTimeout(ctx, s.cfg.StallAfter/4)
+		info, err := cons.Info(ictx)
+		cancel()
+		if err != nil {
+			continue // the server cannot say now; the next look will
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 {
+			s.state.progress.Store(time.Now().UnixNano())
+		}
+		idle := time.Since(time.Unix(0, s.state.progress.Load()))
+		switch {
+		case idle > s.cfg.StallAfter && !stalled:
+			stalled = true
+			gauge.Set(1)
+			s.log.Warn("stage stalled: messages wait and none was settled", "stage", s.name, "for", idle.Round(time.Second),
+				"pending", info.NumPending, "handling", info.NumAckPending, "redelivered", info.NumRedelivered)
+		case idle <= s.cfg.StallAfter && stalled:
+			stalled = false
+			gauge.Set(0)
+			s.log.Info("stage moving again", "stage", s.name)
+		}
 	}
 }
 
@@ -377,7 +508,7 @@ func (s *stage) providerUp(ctx context.Context) bool {
 // attempts is a message's deliveries that count towards MaxDeliver: all
 // but those that ended in a provider's outage (as this process saw them).
 func (s *stage) attempts(md *jetstream.MsgMetadata) int {
-	v, _ := s.waited.Load(md.Sequence.Stream)
+	v, _ := s.state.uncounted.Load(md.Sequence.Stream)
 	n, _ := v.(int)
 	return int(md.NumDelivered) - n
 }
@@ -442,11 +573,13 @@ func (s *stage) waitOut(ctx context.Context, b *batchRun) []error {
 // settle acks, retries or dead-letters one message and names the outcome.
 func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 	if err == nil {
-		if md, merr := m.Metadata(); merr == nil {
-			s.waited.Delete(md.Sequence.Stream)
-		}
 		if aerr := m.DoubleAck(ctx); aerr != nil {
+			// The work is done: its redelivery finds it so, and is
+			// not the message's failure.
+			s.notCounted(m)
 			s.log.Warn("ack failed; the message will be redelivered", "stage", s.name, "err", aerr)
+		} else if md, merr := m.Metadata(); merr == nil {
+			s.state.uncounted.Delete(md.Sequence.Stream)
 		}
 		return "ok"
 	}
@@ -454,6 +587,7 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 		// Not this message's failure: the partition changed hands. Its
 		// next writer takes it at once, and the attempt is not counted
 		// towards the DLQ.
+		s.notCounted(m)
 		_ = m.Nak()
 		return "retry"
 	}
@@ -466,13 +600,7 @@ func (s *stage) settle(ctx context.Context, m jetstream.Msg, err error) string {
 		// A provider's outage is not the message's fault: the delivery is
 		// not counted, and the message does not go to the DLQ for it
 		// (until it is MaxOutage old).
-		n := 1
-		if merr == nil {
-			v, _ := s.waited.Load(md.Sequence.Stream)
-			n, _ = v.(int)
-			n++
-			s.waited.Store(md.Sequence.Stream, n)
-		}
+		n := s.notCounted(m)
 		delay := min(s.cfg.Backoff[min(n-1, len(s.cfg.Backoff)-1)], UnavailableRetry)
 		s.log.Warn("provider unavailable; will retry", "stage", s.name, "retryIn", delay, "err", err)
 		_ = m.NakWithDelay(delay)
@@ -503,7 +631,7 @@ func (s *stage) deadLetter(ctx context.Context, m jetstream.Msg, reason string) 
 	attempts := "1"
 	if md, err := m.Metadata(); err == nil {
 		attempts = strconv.Itoa(s.attempts(md))
-		defer s.waited.Delete(md.Sequence.Stream)
+		defer s.state.uncounted.Delete(md.Sequence.Stream)
 		h.Set(schemas.HeaderDLQStream, md.Stream)
 		h.Set(schemas.HeaderDLQSequence, strconv.FormatUint(md.Sequence.Stream, 10))
 	}

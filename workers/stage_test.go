@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/schemas"
@@ -64,7 +66,7 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every handled message is acknowledged (those fetched but not
-	// handled are pending, and come again after the ack wait).
+	// handled are handed back).
 	if ci.AckFloor.Stream != uint64(handled.Load()) {
 		t.Fatalf("after the stage returned: acked up to %d, %d handled", ci.AckFloor.Stream, handled.Load())
 	}
@@ -256,6 +258,181 @@ func TestStageWaitsOutAProviderOutage(t *testing.T) {
 // A message its publisher sent with expectations (Nats-Expected-Stream,
 // as clawmem's event publisher and watcher do) is dead-lettered all the
 // same: the copy does not carry them to the DLQ, which would refuse it.
+// syncBuffer is a log both the stage and the test use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// A stage whose handler blocks while messages wait, or that only hands
+// its batches back (never the partition's writer), is noticed as stalled
+// after StallAfter (the gauge and a log line), and the blocked one moving
+// again once the handler returns; a stage with nothing to do, or one that
+// keeps acknowledging, is never stalled.
+func TestStageStallIsNoticed(t *testing.T) {
+	tests := []struct {
+		name      string
+		publish   int
+		blocks    bool
+		notWriter bool // hands every batch back: stalled, and stays so
+	}{
+		{name: "handler blocks", publish: 5, blocks: true},
+		{name: "never the writer", publish: 5, notWriter: true},
+		{name: "nothing to do", publish: 0},
+		{name: "slow but settling", publish: 40},
+	}
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stream, subject := fmt.Sprintf("S%d", i), fmt.Sprintf("s%d.x", i)
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject}}); err != nil {
+				t.Fatal(err)
+			}
+			for j := range tt.publish {
+				if _, err := js.Publish(ctx, subject, fmt.Appendf(nil, "%d", j)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release := make(chan struct{})
+			var logs syncBuffer
+			m := NewStageMetrics(nil)
+			s := &stage{name: "stalls", js: js, stream: stream, subjects: []string{subject},
+				cfg:     StageConfig{Batch: 1, AckWait: 600 * time.Millisecond, StallAfter: 1200 * time.Millisecond},
+				metrics: m, log: slog.New(slog.NewTextHandler(&logs, nil)),
+				handle: func(_ context.Context, msgs []jetstream.Msg) []error {
+					errs := make([]error, len(msgs))
+					switch {
+					case tt.blocks:
+						<-release // deaf to its context, as a hung call is
+					case tt.notWriter:
+						for i := range errs {
+							errs[i] = fmt.Errorf("%w: lease lost", ErrNotWriter)
+						}
+					default:
+						time.Sleep(100 * time.Millisecond)
+					}
+					return errs
+				}}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- s.run(runCtx) }()
+			stalled := func() float64 {
+				var g dto.Metric
+				_ = m.Stalled.WithLabelValues("stalls").Write(&g)
+				return g.GetGauge().GetValue()
+			}
+			seen := false
+			for end := time.Now().Add(4 * time.Second); time.Now().Before(end) && !seen; {
+				seen = stalled() == 1
+				time.Sleep(20 * time.Millisecond)
+			}
+			if want := tt.blocks || tt.notWriter; seen != want {
+				t.Fatalf("stalled %v, want %v; log:\n%s", seen, want, logs.String())
+			}
+			if tt.blocks {
+				if !strings.Contains(logs.String(), "stage stalled") {
+					t.Errorf("no log line says the stage stalled:\n%s", logs.String())
+				}
+				close(release)
+				for end := time.Now().Add(4 * time.Second); stalled() == 1; {
+					if time.Now().After(end) {
+						t.Fatalf("still stalled after the handler returned; log:\n%s", logs.String())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if !strings.Contains(logs.String(), "stage moving again") {
+					t.Errorf("no log line says the stage moves again:\n%s", logs.String())
+				}
+			}
+			stop()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Messages a stage fetched but did not handle before it stopped, and
+// those it handed back because it is not the partition's writer, come
+// again at once and do not count towards MaxDeliver: none is
+// dead-lettered, each is handled once.
+func TestStageHandsBackWithoutCounting(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	createStreams(t, js, "T", schemas.StreamDLQ)
+	const n = 40
+	for i := range n {
+		if _, err := js.Publish(ctx, "t.x", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var handled sync.Map
+	var count atomic.Int64
+	notWriter := atomic.Int64{}
+	s := &stage{name: "t", js: js, stream: "T", subjects: []string{"t.>"},
+		// A message in flight to a stage as it stops is lost to it and
+		// comes again after the ack wait, counted: MaxDeliver leaves room
+		// for that one, not for the hand-backs and naks as well.
+		cfg:     StageConfig{Batch: 4, AckWait: 2 * time.Second, MaxDeliver: 2},
+		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler)}
+	for run := range 3 {
+		runCtx, stop := context.WithCancel(ctx)
+		s.handle = func(_ context.Context, msgs []jetstream.Msg) []error {
+			errs := make([]error, len(msgs))
+			for i, m := range msgs {
+				// The first run is not the writer of a few.
+				if run == 0 && notWriter.Load() < 6 {
+					notWriter.Add(1)
+					errs[i] = fmt.Errorf("%w: lease lost", ErrNotWriter)
+					continue
+				}
+				if _, dup := handled.LoadOrStore(string(m.Data()), true); !dup {
+					count.Add(1)
+				}
+			}
+			// Each run stops after a few batches, with more fetched.
+			if count.Load() >= int64(n*(run+1)/3) {
+				stop()
+			}
+			return errs
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.run(runCtx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			stop()
+			t.Fatalf("run %d: %d of %d handled", run, count.Load(), n)
+		}
+	}
+	if count.Load() != n {
+		t.Errorf("%d of %d handled", count.Load(), n)
+	}
+	dlq, err := js.Stream(ctx, schemas.StreamDLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := dlq.Info(ctx); err != nil || info.State.Msgs != 0 {
+		t.Errorf("dead letters: %d (%v)", info.State.Msgs, err)
+	}
+}
+
 func TestDeadLetterDropsPublishExpectations(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	ctx := context.Background()

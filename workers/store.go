@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,6 +48,11 @@ type StoreWorker struct {
 	// log, so a writer killed after its commit loses nothing another
 	// writer cannot redo.
 	Durable func(ctx context.Context, partition int) error
+	// states are each partition's consumer state (stage.state), kept
+	// while this process lives: a partition given up and taken back, its
+	// stage stopped and started anew, keeps its uncounted deliveries and
+	// its stall's start.
+	states sync.Map // partition -> *consumerState
 }
 
 // NewStoreWorker builds the store stages. Batch defaults to 256 messages.
@@ -87,8 +93,9 @@ func (w *StoreWorker) Run(ctx context.Context) error {
 
 // RunPartition writes one partition's work until ctx ends.
 func (w *StoreWorker) RunPartition(ctx context.Context, partition int) error {
+	state, _ := w.states.LoadOrStore(partition, new(consumerState))
 	st := stage{name: schemas.ConsumerStoreFor(partition), kind: schemas.ConsumerStore, js: w.js, stream: schemas.StreamWork,
-		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log,
+		subjects: schemas.WorkFilters(partition), cfg: w.cfg, metrics: w.metrics, log: w.log, state: state.(*consumerState),
 		prepare: func(ctx context.Context, msgs []jetstream.Msg) func(context.Context) []error {
 			return w.prepare(ctx, partition, msgs)
 		}}

@@ -10,7 +10,8 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show the deployment: the writer, the memory log, dead letters, and each query service with its lag",
 		Long: `Reads the writer's lease, the memory log's position and size, the dead letter count, and asks every
 query service instance ($SRV.STATS) how far its copy has the log: LAG is the entries a replica has
-not applied yet. It talks to the running clawmem's NATS; when none runs, to the data dir's NATS store.`,
+not applied yet. A "stalled:" line names a stage whose messages have waited with none acknowledged
+for longer than twice its ack wait. It talks to the running clawmem's NATS; when none runs, to the data dir's NATS store.`,
 		Example: "  clawmem status\n  clawmem status --json --nats-url nats://nats-1:4222,nats://nats-2:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

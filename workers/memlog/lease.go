@@ -101,7 +101,9 @@ func (l *Lease) Keep(ctx context.Context) error {
 		l.mu.Unlock()
 		val, _ := json.Marshal(leaseValue{V: leaseVersion, Holder: l.holder, Since: time.Now().UTC()})
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
+		// A busy server answers late: a renewal may take until the next
+		// but one tick, well within the margin Held leaves.
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
 		next, err := l.kv.Update(rctx, l.key, val, rev)
 		cancel()
 		switch {
@@ -111,12 +113,39 @@ func (l *Lease) Keep(ctx context.Context) error {
 			l.mu.Unlock()
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, jetstream.ErrKeyExists) && l.ownRenewal(ctx):
+			// An earlier renewal was written though its reply came too late.
 		case errors.Is(err, jetstream.ErrKeyExists) || !l.Held():
 			// Another revision is there (someone took the lease), or it
 			// could not be renewed before it may have expired.
 			return fmt.Errorf("%w: %v", ErrLeaseLost, err)
 		}
 	}
+}
+
+// ownRenewal reports whether the lease's newer revision is this holder's
+// own renewal, one whose reply was lost or came after its deadline (a busy
+// server), and if so goes on from that revision. Renewed is then taken as
+// that renewal's start, which it cannot have preceded. Only this holder
+// writes its name in the lease, so no one else has it.
+func (l *Lease) ownRenewal(ctx context.Context) bool {
+	rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+	e, err := l.kv.Get(rctx, l.key)
+	cancel()
+	if err != nil {
+		return false
+	}
+	var cur leaseValue
+	if json.Unmarshal(e.Value(), &cur) != nil || cur.V != leaseVersion || cur.Holder != l.holder {
+		return false
+	}
+	l.mu.Lock()
+	l.rev = e.Revision()
+	if cur.Since.After(l.renewed) {
+		l.renewed = cur.Since
+	}
+	l.mu.Unlock()
+	return l.Held()
 }
 
 // Release gives the lease up, if this holder still holds it, so that a
