@@ -1,7 +1,7 @@
 # The test command the README gives and .ci/run runs.
 .PHONY: test test-plugin test-chaos
 test:
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-plugin
 	$(MAKE) test-chaos
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
@@ -74,11 +76,16 @@ func loadConfig(t *testing.T, dir string) *config.Config {
 // startDataDirNATS serves dir's NATS store as clawmem up would.
 func startDataDirNATS(t *testing.T, dataDir string) (*natsembed.Server, jetstream.JetStream) {
 	t.Helper()
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: filepath.Join(dataDir, "nats"), Port: -1})
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: filepath.Join(dataDir, "nats"), Port: -1,
+		Base: func() (*server.Options, error) { return natsauth.ServerOptions(dataDir) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := srv.Connect()
+	auth, err := natsauth.ClientOption(natsauth.AdminSeed(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := srv.Connect(auth)
 	if err != nil {
 		srv.Stop()
 		t.Fatal(err)
