@@ -352,7 +352,7 @@ const fs=require("fs");
 const ev=JSON.parse(fs.readFileSync(process.argv[2],"utf8")); const subjects=ev.subjects;
 const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); const jobs=(Array.isArray(j)?j:(j.jobs??[])).slice().reverse();
 const done=jobs.filter(x=>x.status==="done");
-// The before_reset events carry the conversation, and check (m)'s forget purges the events that hold the forgotten
+// The before_reset events carry the conversation, and the forget of check (m) purges the events that hold the forgotten
 // fact from the stream (issue 26: forgetting is real), so they are counted by the ranges they triggered.
 const ends=["session_end","command_new"].every(k=>subjects["clawmem.events."+k+".main"]>=3)
   && done.filter(x=>x.trigger==="before_reset").length>=3;
