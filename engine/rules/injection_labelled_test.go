@@ -84,7 +84,6 @@ func TestInjectionLabelled(t *testing.T) {
 // by language and in all, and fails below the thresholds; with
 // perLanguage, every language needs at least ten of each label.
 func measureInjection(t *testing.T, examples []injectionExample, perLanguage bool) {
-	var all confusion
 	byLang := map[string]*confusion{}
 	for _, e := range examples {
 		c := byLang[e.lang]
@@ -105,12 +104,7 @@ func measureInjection(t *testing.T, examples []injectionExample, perLanguage boo
 			c.tn++
 		}
 	}
-	langs := make([]string, 0, len(byLang))
-	for l, c := range byLang {
-		langs = append(langs, l)
-		all.tp, all.fp, all.fn, all.tn = all.tp+c.tp, all.fp+c.fp, all.fn+c.fn, all.tn+c.tn
-	}
-	slices.Sort(langs)
+	all, langs := sumLanguages(byLang)
 	for _, l := range langs {
 		c := byLang[l]
 		t.Logf("%s: precision %.3f recall %.3f (tp %d fp %d fn %d tn %d)", l, c.precision(), c.recall(), c.tp, c.fp, c.fn, c.tn)

@@ -44,6 +44,17 @@ func readLabelled(t *testing.T) []labelledExample {
 // confusion counts captures (the positive class) against the labels.
 type confusion struct{ tp, fp, fn, tn int }
 
+// sumLanguages adds up per-language tallies and lists the languages,
+// sorted, for the labelled tables' per-language reports.
+func sumLanguages(byLang map[string]*confusion) (all confusion, langs []string) {
+	for l, c := range byLang {
+		langs = append(langs, l)
+		all.tp, all.fp, all.fn, all.tn = all.tp+c.tp, all.fp+c.fp, all.fn+c.fn, all.tn+c.tn
+	}
+	slices.Sort(langs)
+	return all, langs
+}
+
 func (c confusion) precision() float64 { return ratio(c.tp, c.tp+c.fp) }
 func (c confusion) recall() float64    { return ratio(c.tp, c.tp+c.fn) }
 
@@ -69,7 +80,6 @@ func TestCaptureLabelled(t *testing.T) {
 	if len(examples) < 300 {
 		t.Fatalf("labelled table has %d messages, want at least 300", len(examples))
 	}
-	var all confusion
 	byLang := map[string]*confusion{}
 	for _, e := range examples {
 		c := byLang[e.lang]
@@ -91,12 +101,7 @@ func TestCaptureLabelled(t *testing.T) {
 			c.tn++
 		}
 	}
-	langs := make([]string, 0, len(byLang))
-	for l, c := range byLang {
-		langs = append(langs, l)
-		all.tp, all.fp, all.fn, all.tn = all.tp+c.tp, all.fp+c.fp, all.fn+c.fn, all.tn+c.tn
-	}
-	slices.Sort(langs)
+	all, langs := sumLanguages(byLang)
 	for _, l := range langs {
 		c := byLang[l]
 		t.Logf("%s: precision %.3f recall %.3f (tp %d fp %d fn %d tn %d)",
