@@ -256,22 +256,11 @@ func flakyEmbeddings(t *testing.T, dim int, failAlways func(text string) bool) (
 			}
 			return
 		}
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Object string `json:"object"`
-			Data   []item `json:"data"`
-			Model  string `json:"model"`
-		}{Object: "list", Model: req.Model}
+		vectors := make([][]float32, len(req.Input))
 		for i, in := range req.Input {
-			v, _ := local.EmbedPassage(r.Context(), in)
-			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
+			vectors[i], _ = local.EmbedPassage(r.Context(), in)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
+		testkit.WriteOpenAIEmbeddings(w, req.Model, vectors)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &calls

@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
@@ -50,22 +51,11 @@ func (r *recordingEmbeddings) serve(t *testing.T, dim int) *httptest.Server {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Object string `json:"object"`
-			Data   []item `json:"data"`
-			Model  string `json:"model"`
-		}{Object: "list", Model: in.Model}
+		vectors := make([][]float32, len(in.Input))
 		for i, text := range in.Input {
-			v, _ := local.EmbedPassage(req.Context(), text)
-			out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
+			vectors[i], _ = local.EmbedPassage(req.Context(), text)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(out)
+		testkit.WriteOpenAIEmbeddings(w, in.Model, vectors)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

@@ -63,3 +63,22 @@ func WriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// WriteOpenAIEmbeddings answers an embeddings request with vectors, one
+// per input in its order, as the OpenAI embeddings API does.
+func WriteOpenAIEmbeddings(w http.ResponseWriter, model string, vectors [][]float32) {
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	out := struct {
+		Object string `json:"object"`
+		Data   []item `json:"data"`
+		Model  string `json:"model"`
+	}{Object: "list", Model: model}
+	for i, v := range vectors {
+		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: v})
+	}
+	WriteJSON(w, out)
+}
