@@ -36,7 +36,7 @@ func injects(s string, t *text) bool {
 		f = folded
 	}
 	sig := injSignals(s, t, &f)
-	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.threshold+modelMargin
+	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.heads[0].threshold+modelMargin
 }
 
 // roleTags are the tag names that mark a turn or a tool exchange in chat

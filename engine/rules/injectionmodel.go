@@ -2,8 +2,6 @@ package rules
 
 import (
 	_ "embed"
-	"encoding/binary"
-	"math"
 	"unicode"
 	"unicode/utf8"
 )
@@ -29,86 +27,12 @@ var injectionModelFile []byte
 
 // injectionModel is decoded once; a damaged file is a build defect, so it
 // panics rather than leave IsInjection without its model.
-var injectionModel = mustDecodeInjModel(injectionModelFile)
+var injectionModel = mustDecodeLinear(injectionModelFile, injMagic, "injection_model.bin")
 
 const (
-	injBucketBits = 18
-	injBuckets    = 1 << injBucketBits
-	injMagic      = "CMINJ001"
-	injHeaderLen  = len(injMagic) + 3*4
+	injMagic = "CMINJ002"
+	injBits  = 18 // 512 KiB of weights
 )
-
-// injModel scores a text: bias + scale · Σ weight[bucket] · value, where a
-// feature's value is its count divided by the square root of the text's
-// feature count (injNorm), so that long texts do not score high by length
-// alone.
-// Weights are int16, scaled: 512 KiB for 2^18 buckets.
-type injModel struct {
-	weights   []int16
-	scale     float32
-	bias      float32
-	threshold float32
-}
-
-func mustDecodeInjModel(b []byte) *injModel {
-	m, ok := decodeInjModel(b)
-	if !ok {
-		panic("rules: injection_model.bin is damaged; run go generate ./engine/rules")
-	}
-	return m
-}
-
-func decodeInjModel(b []byte) (*injModel, bool) {
-	if len(b) != injHeaderLen+2*injBuckets || string(b[:len(injMagic)]) != injMagic {
-		return nil, false
-	}
-	h := b[len(injMagic):]
-	m := &injModel{
-		weights:   make([]int16, injBuckets),
-		scale:     math.Float32frombits(binary.LittleEndian.Uint32(h[0:])),
-		bias:      math.Float32frombits(binary.LittleEndian.Uint32(h[4:])),
-		threshold: math.Float32frombits(binary.LittleEndian.Uint32(h[8:])),
-	}
-	w := b[injHeaderLen:]
-	for i := range m.weights {
-		m.weights[i] = int16(binary.LittleEndian.Uint16(w[2*i:]))
-	}
-	return m, true
-}
-
-func (m *injModel) encode() []byte {
-	b := make([]byte, injHeaderLen+2*injBuckets)
-	copy(b, injMagic)
-	h := b[len(injMagic):]
-	binary.LittleEndian.PutUint32(h[0:], math.Float32bits(m.scale))
-	binary.LittleEndian.PutUint32(h[4:], math.Float32bits(m.bias))
-	binary.LittleEndian.PutUint32(h[8:], math.Float32bits(m.threshold))
-	w := b[injHeaderLen:]
-	for i, x := range m.weights {
-		binary.LittleEndian.PutUint16(w[2*i:], uint16(x))
-	}
-	return b
-}
-
-// score is the model's log-odds that the features are an injection's.
-// Products are converted explicitly so that no platform fuses them: the
-// trainer picks the threshold with this very function.
-func (m *injModel) score(feats []uint32) float32 {
-	var sum float32
-	for _, f := range feats {
-		sum += float32(m.weights[f])
-	}
-	return m.bias + float32(float32(m.scale*sum)*injNorm(len(feats)))
-}
-
-// minNormFeatures keeps a text of a few words from scoring as high as a
-// sentence: "a < b and c > d" has too few features to be much evidence of
-// anything.
-const minNormFeatures = 64
-
-// injNorm is what a feature counted once contributes in a text of n
-// features.
-func injNorm(n int) float32 { return float32(1 / math.Sqrt(float64(max(n, minNormFeatures)))) }
 
 // Rule signals: what each rule found, as model features and, for the
 // signals precise enough on their own, as verdicts (sureSignals).
@@ -180,14 +104,14 @@ func fnvString(h uint32, s string) uint32 {
 }
 
 // bucket finishes a hash with a mixer, so that FNV's weak low bits still
-// spread over the buckets.
+// spread over the buckets (a model keeps the low bits it needs).
 func bucket(h uint32) uint32 {
 	h ^= h >> 16
 	h *= 0x7feb352d
 	h ^= h >> 15
 	h *= 0x846ca68b
 	h ^= h >> 16
-	return h & (injBuckets - 1)
+	return h
 }
 
 // maxCharRunes bounds the character n-grams: an injection long enough to
@@ -285,5 +209,5 @@ const featsOnStack = 1536
 // injectionScore is the model's log-odds for f with signals sig.
 func injectionScore(f *text, sig uint32) float32 {
 	var stack [featsOnStack]uint32
-	return injectionModel.score(injFeatures(stack[:0], f, sig))
+	return injectionModel.score(0, injFeatures(stack[:0], f, sig))
 }

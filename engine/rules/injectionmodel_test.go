@@ -52,16 +52,16 @@ func TestInjectionTrainDisjoint(t *testing.T) {
 }
 
 func TestInjectionModelFile(t *testing.T) {
-	if got := injectionModel.encode(); !bytes.Equal(got, injectionModelFile) {
+	if got := injectionModel.encode(injMagic); !bytes.Equal(got, injectionModelFile) {
 		t.Fatal("decoding and encoding injection_model.bin changes it")
 	}
-	if th := injectionModel.threshold; math.IsInf(float64(th), 0) || math.IsNaN(float64(th)) || th >= math.MaxFloat32 {
+	if th := injectionModel.heads[0].threshold; math.IsInf(float64(th), 0) || math.IsNaN(float64(th)) || th >= math.MaxFloat32 {
 		t.Fatalf("threshold %v: no threshold reached the target precision", th)
 	}
 	damaged := [][]byte{nil, injectionModelFile[:len(injectionModelFile)-1], append([]byte("CMINJ999"), injectionModelFile[8:]...)}
 	for _, b := range damaged {
-		if _, ok := decodeInjModel(b); ok {
-			t.Errorf("decodeInjModel accepted %d damaged bytes", len(b))
+		if _, ok := decodeLinear(b, injMagic); ok {
+			t.Errorf("decodeLinear accepted %d damaged bytes", len(b))
 		}
 	}
 }
@@ -93,8 +93,8 @@ func TestInjectionModelAlone(t *testing.T) {
 		if sig&sureSignals != 0 {
 			t.Errorf("%q: a sure rule signal fires (%#x); the example does not test the model", tt.in, sig)
 		}
-		if got := injectionScore(&f, sig) >= injectionModel.threshold; got != tt.want {
-			t.Errorf("model(%q) = %v (score %.2f, threshold %.2f), want %v", tt.in, got, injectionScore(&f, sig), injectionModel.threshold, tt.want)
+		if got := injectionScore(&f, sig) >= injectionModel.heads[0].threshold; got != tt.want {
+			t.Errorf("model(%q) = %v (score %.2f, threshold %.2f), want %v", tt.in, got, injectionScore(&f, sig), injectionModel.heads[0].threshold, tt.want)
 		}
 	}
 }
@@ -120,12 +120,7 @@ func FuzzInjectionFeatures(f *testing.F) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("features of %q differ between two runs", in)
 		}
-		for _, x := range a {
-			if x >= injBuckets {
-				t.Fatalf("feature %d of %q is outside the %d buckets", x, in, injBuckets)
-			}
-		}
-		if sc := injectionModel.score(a); math.IsNaN(float64(sc)) || math.IsInf(float64(sc), 0) {
+		if sc := injectionModel.score(0, a); math.IsNaN(float64(sc)) || math.IsInf(float64(sc), 0) {
 			t.Fatalf("score of %q is %v", in, sc)
 		}
 		_ = IsInjection(in)
