@@ -197,6 +197,24 @@ type NATS struct {
 	// of the process, not a power loss), "always" (each write before its
 	// acknowledgement), or a duration such as "1s".
 	Sync string `json:"sync"`
+	// LeaseTTL is how long a memory writer's partition leases outlive its
+	// last renewal (default 15s): how long the others wait before taking
+	// over from a writer that died, and how long a writer starved of CPU
+	// may miss renewals before it loses its partitions. The same on every
+	// node of a cluster.
+	LeaseTTL string `json:"leaseTTL"`
+}
+
+// LeaseDuration reads LeaseTTL; empty is the default.
+func (n NATS) LeaseDuration() (time.Duration, error) {
+	if n.LeaseTTL == "" {
+		return schemas.DefaultLeaseTTL, nil
+	}
+	d, err := time.ParseDuration(n.LeaseTTL)
+	if err != nil || d < 3*time.Second || d > 5*time.Minute {
+		return 0, fmt.Errorf("%q: want a duration from 3s to 5m such as 15s", n.LeaseTTL)
+	}
+	return d, nil
 }
 
 // SyncPolicy reads Sync: always, or the flush interval (0: the server's
@@ -614,6 +632,9 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if _, _, err := c.NATS.SyncPolicy(); err != nil {
 		bad("nats.sync is %v", err)
+	}
+	if _, err := c.NATS.LeaseDuration(); err != nil {
+		bad("nats.leaseTTL is %v", err)
 	}
 	for _, r := range []struct{ key, age string }{
 		{"streams.events.maxAge", c.Streams.Events.MaxAge}, {"streams.transcripts.maxAge", c.Streams.Transcripts.MaxAge},

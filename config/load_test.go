@@ -257,6 +257,8 @@ func TestRejects(t *testing.T) {
 		{"ingest addr", "c.json", `{"ingest":{"addr":"7433"}}`, `ingest.addr is "7433": want host:port`},
 		{"nats sync", "c.json", `{"nats":{"sync":"sometimes"}}`, `nats.sync is "sometimes": want default, always or a positive duration such as 1s`},
 		{"nats sync negative", "c.json", `{"nats":{"sync":"-1s"}}`, `nats.sync is "-1s"`},
+		{"nats lease too short", "c.json", `{"nats":{"leaseTTL":"1s"}}`, `nats.leaseTTL is "1s": want a duration from 3s to 5m such as 15s`},
+		{"nats lease not a duration", "c.json", `{"nats":{"leaseTTL":"soon"}}`, `nats.leaseTTL is "soon"`},
 		{"ingest insecure off loopback", "c.json", `{"ingest":{"addr":"0.0.0.0:7433","insecure":true}}`, `ingest.insecure is true but ingest.addr 0.0.0.0:7433 is off loopback`},
 		{"ingest insecure with a token", "c.json", `{"ingest":{"insecure":true,"token":"t"}}`, `ingest.insecure is true and ingest.token is set`},
 		{"ui listen", "c.json", `{"ui":{"listen":"7434"}}`, `ui.listen is "7434": want host:port, or off`},

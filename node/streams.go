@@ -9,9 +9,12 @@ import (
 
 // TopologyConfig is the streams' configuration cfg asks for: its replicas
 // and the events', transcripts' and dead letters' max ages
-// (streams.*.maxAge). topology.Ensure applies it to streams that exist
+// (streams.*.maxAge), and the writers' lease TTL (nats.leaseTTL, already
+// validated). topology.Ensure applies it to streams that exist
 // already, so a changed age takes effect at the next start.
 func TopologyConfig(cfg *config.Config, log *slog.Logger) topology.Config {
 	events, transcripts, dlq := cfg.Streams.MaxAges()
-	return topology.Config{Replicas: cfg.NATS.Replicas, EventsMaxAge: events, TranscriptsMaxAge: transcripts, DLQMaxAge: dlq, Log: log}
+	lease, _ := cfg.NATS.LeaseDuration()
+	return topology.Config{Replicas: cfg.NATS.Replicas, EventsMaxAge: events, TranscriptsMaxAge: transcripts, DLQMaxAge: dlq,
+		LeaseTTL: lease, Log: log}
 }

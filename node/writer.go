@@ -31,10 +31,6 @@ import (
 // writer (the same store) takes its own lease back at once.
 const writerIDFile = "writer-id"
 
-// LeaseTTL is how long the writer's lease outlives its last heartbeat:
-// how long a standby waits for a writer that died.
-var LeaseTTL = 6 * time.Second
-
 // writer is the store role: a process that writes the memories of the
 // partitions it holds (a lease each, shared out among the writers present,
 // memlog.Share) and follows the memory log for the others, so its store
@@ -158,7 +154,11 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 	}
 	w.log.Info("writer: caught up with the memory log", "entries", caught, "logSeq", follower.Applied())
 	pub := memlog.NewPublisher(w.js, cl, n, w.log)
-	share := memlog.NewShare(kv, id, n, LeaseTTL, w.log)
+	ttl, err := w.cfg.NATS.LeaseDuration()
+	if err != nil {
+		return err
+	}
+	share := memlog.NewShare(kv, id, n, ttl, w.log)
 	pub.Writer, pub.Holds = id, share.HoldsScope
 
 	g := newGroup(ctx, w.log)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Streams, subjects, consumers and buckets: every NATS name clawmem uses.
@@ -186,6 +187,13 @@ func WorkFilters(partition int) []string {
 
 // ConsumerStoreFor is the durable consumer of one partition's work.
 func ConsumerStoreFor(partition int) string { return ConsumerStore + "-" + strconv.Itoa(partition) }
+
+// DefaultLeaseTTL is how long a partition's lease outlives its writer's
+// last renewal unless nats.leaseTTL says otherwise. Six seconds lost
+// leases to writers that a loaded machine starved for a few seconds, and
+// every lost lease moves a partition and hands its messages back; fifteen
+// keep a takeover after a writer's death well inside a minute.
+const DefaultLeaseTTL = 15 * time.Second
 
 // LeaseKey is the key of a partition's writer lease.
 func LeaseKey(partition int) string { return LeasePrefix + "." + strconv.Itoa(partition) }

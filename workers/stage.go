@@ -177,6 +177,9 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 	}
 }
 
+// pullExpiry is how long each of a stage's pull requests stays open.
+const pullExpiry = 5 * time.Second
+
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
@@ -198,7 +201,11 @@ func (s *stage) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: consumer: %w", s.name, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch * 2))
+	// A pull request outlives the stage that made it until it expires,
+	// and what the server delivers to it meanwhile goes to no one, counts
+	// a delivery and waits out AckWait: a short expiry bounds that window
+	// after a partition moves to another writer.
+	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch*2), jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		return fmt.Errorf("%s: consume: %w", s.name, err)
 	}

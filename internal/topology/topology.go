@@ -25,7 +25,8 @@ type Config struct {
 	DuplicateWindow time.Duration
 	Replicas        int // default 1
 	// LeaseTTL is how long the writer's lease lasts without a heartbeat:
-	// how long a standby waits for a dead writer; default 6 s.
+	// how long a standby waits for a dead writer; default
+	// schemas.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Log hears of retries while a cluster is briefly unavailable.
 	Log *slog.Logger
@@ -48,7 +49,7 @@ func (c Config) withDefaults() Config {
 		c.Replicas = 1
 	}
 	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = 6 * time.Second
+		c.LeaseTTL = schemas.DefaultLeaseTTL
 	}
 	return c
 }
