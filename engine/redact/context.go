@@ -24,7 +24,7 @@ import (
 var (
 	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
 		"secret word", "code word", "codeword", "safeword", "psk", "wpa_psk", "clé wifi", "clé wi-fi", "clé du wifi", "cle wifi",
-		"clave wifi", "clave del wifi", "clave wi-fi",
+		"clave wifi", "clave del wifi", "clave wi-fi", "code wifi", "code du wifi", "code wi-fi", "code du wi-fi",
 		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
 		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
 		// A Wi-Fi network's key is its password.
@@ -38,7 +38,7 @@ var (
 		// "safe code" and "lock code" also mean something else; their
 		// codes are found by findCodes, which asks more of the value.
 		spellings([]string{"lock", "safe"}, []string{"combo", "combination"}),
-		[]string{"türcode", "tür-code", "haustürcode", "alarmcode", "alarm-code", "zugangscode", "torcode", "tresorcode", "code de la porte",
+		[]string{"keypad", "türcode", "tür-code", "haustürcode", "alarmcode", "alarm-code", "zugangscode", "torcode", "tresorcode", "code de la porte",
 			"code porte", "code d'accès", "code d'acces", "code de l'alarme", "code alarme", "code d'entrée", "code d'entree", "digicode",
 			"código de la alarma", "código de alarma", "código de acceso", "código del portal", "código de la puerta", "codigo de la alarma",
 			"codigo de acceso", "codigo del portal", "kód od dveří", "kód ke dveřím", "kód k alarmu", "kód alarmu", "přístupový kód",
@@ -47,6 +47,9 @@ var (
 		spellings([]string{"api"}, []string{"key", "token", "secret"}),
 		spellings([]string{"access"}, []string{"key", "token"}),
 		spellings([]string{"auth", "secret", "private"}, []string{"token"}),
+		// A wallet's or a signing key's private key given as a value;
+		// a PEM block is findPEM's, a path is no value.
+		spellings([]string{"private"}, []string{"key"}),
 		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
 			"application", "consumer", "license", "licence"}, []string{"key"}),
 		spellings([]string{"client"}, []string{"secret"}),
@@ -171,6 +174,7 @@ var codeNounAnchor = anchor(true, "code", "kód", "kod", "código", "codigo", "c
 var deviceWords = []string{"door", "gate", "garage*", "alarm*", "safe", "keypad*", "lock", "entry", "building", "tür*", "haustür*",
 	"tor", "tresor*", "schloss", "porte", "portail", "coffre*", "digicode", "entrée", "puerta*", "portal", "caja fuerte", "candado",
 	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*", "padlock", "lockbox", "cadenas", "key safe",
+	"card", "bank card", "karte", "carte", "tarjeta", "karta", "karty", "银行卡", "卡", "カード", "카드",
 	"保险箱", "保险柜", "门禁", "大门", "金庫", "金库", "玄関", "ドア", "금고", "현관", "도어락", "대문"}
 
 // nearDevice: a device word is a word of s.
@@ -266,12 +270,12 @@ func findContext(in *input, out []candidate) []candidate {
 			in.codeKeywordEnds = append(in.codeKeywordEnds, kwEnd)
 		}
 		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
-		device := class == classPassword && nearDevice(lower[max(0, i-24):i])
+		device := class == classPassword && (nearDevice(lower[max(0, i-24):i]) || nearDevice(lower[kwEnd:min(len(lower), kwEnd+32)]))
 		sep := afterKeywordRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)])
 		if sep == nil && !weakKeywords[kw] && class != classCode {
 			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
-				strong := classStrongPassword
+				strong := classLoosePassword
 				if class != classPassword {
 					strong = classBareKey
 				}
@@ -293,7 +297,7 @@ func findContext(in *input, out []candidate) []candidate {
 					if strongValue(v) && strings.ContainsAny(v, "!#$%&*+?@^~") {
 						out = append(out, candidate{Finding{"password", s, e}, rankContext})
 					}
-				case class == classPassword && (strongValue(v) || symbolPIN(v) || device && pinValue(v, true)),
+				case class == classPassword && (strongValue(v) || symbolPIN(v) || mixedValue(v) || device && pinValue(v, true)),
 					class == classCode && pinValue(v, true):
 					out = append(out, candidate{Finding{"password", s, e}, rankContext})
 				case class == classKey && e-s >= 16 && keyValue(v), class == classBareKey && randomKeyValue(v):
@@ -341,6 +345,7 @@ type keywordClass int
 const (
 	classPassword       keywordClass = iota // passwordValue
 	classStrongPassword                     // strongValue: a weak keyword after a word
+	classLoosePassword                      // strongValue or mixedValue: words between keyword and separator
 	classCode                               // pinValue: PINs, door and alarm codes
 	classKey                                // keyValue
 	classBareKey                            // randomKeyValue: "key" alone
@@ -374,6 +379,8 @@ func contextValue(text string, at int, class keywordClass, out []candidate) []ca
 		ok = passwordValue(v, quoted, text[e:])
 	case classStrongPassword:
 		ok = strongValue(v) || symbolPIN(v)
+	case classLoosePassword:
+		ok = strongValue(v) || symbolPIN(v) || mixedValue(v)
 	case classKey:
 		ok, kind = keyValue(v), "api-key"
 	case classBareKey:
@@ -555,6 +562,30 @@ func strongValue(v string) bool {
 		return false
 	}
 	return hasUpperAndLower(v) || strings.ContainsAny(v, "!#$%&*+=?@^_~")
+}
+
+// mixedValue: a word of eight characters or more that runs letters and
+// digits together, with three letters and two digits at least
+// ("sarang0214", "summer2021"): few words of a sentence look like that
+// ("h264", "win10" are shorter), but a password a person chose often
+// does.
+func mixedValue(v string) bool {
+	if len(v) < 8 || len(v) > 64 || isPlaceholder(v) || looksLikeLocation(v) {
+		return false
+	}
+	letters, digits := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letters++
+		case c == '-' || c == '_' || c == '.':
+		default:
+			return false
+		}
+	}
+	return letters >= 3 && digits >= 2
 }
 
 // keyValue: at least 8 characters with letters and digits (or long and

@@ -34,7 +34,7 @@ type input struct {
 
 type detector func(in *input, out []candidate) []candidate
 
-var detectors = []detector{findPEM, findProviders, findShaped, findContext, findCodes, findEntropy}
+var detectors = []detector{findPEM, findProviders, findShaped, findContext, findCodes, findNear, findSeeds, findEntropy}
 
 // provider is a key format a provider documents: the prefix alone makes it
 // a secret, so no context is needed. The pattern is matched only where
@@ -72,6 +72,10 @@ var providers = []provider{
 	{"braintree-token", anchor(false, "access_token$"), regexp.MustCompile(`^access_token\$(?:production|sandbox)\$[A-Za-z0-9]{16}\$[a-f0-9]{32}`), 0, true},
 	{"vault-token", anchor(false, "hvs.", "hvb.", "hvr."), regexp.MustCompile(`^hv[sbr]\.[A-Za-z0-9_-]{24,}`), 0, true},
 	{"terraform-token", anchor(false, ".atlasv1."), regexp.MustCompile(`^\.atlasv1\.[A-Za-z0-9_-]{60,}`), 0, true},
+	// Twilio's API keys are SK and 32 hex digits (an account's SID, AC…,
+	// names it and is no secret).
+	{"twilio-key", anchor(false, "SK"), regexp.MustCompile(`^SK[0-9a-f]{32}\b`), 0, true},
+	{"mapbox-token", anchor(false, "sk.eyJ"), regexp.MustCompile(`^sk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), 0, true},
 	{"age-secret-key", anchor(false, "AGE-SECRET-KEY-1"), regexp.MustCompile(`^AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`), 0, false},
 	// Prefixes followed by a long random tail: a prefix alone could be a
 	// word ("secret_", "pat"), the tail's length and mix of letters and
@@ -128,6 +132,13 @@ var (
 	// is a port, so docker counts only with login.
 	cliPassRE = regexp.MustCompile(`^(?:sshpass|(?:docker|podman|buildah|skopeo|oras|helm\s+registry|nerdctl)\s+login)\b[^\n|;&]{0,200}?` +
 		`\s(?:-p|--password)(?:=|\s+)['"]?([^\s'"]{4,})`)
+	// userPassRE: the password of a user:password flag (curl -u, wget
+	// --user/--password, redis-cli -a, mongosh -p), read from the flag.
+	userPassRE = regexp.MustCompile(`^(?:curl|wget|redis-cli|mongo|mongosh|psql|lftp|smbclient|rclone)\b[^\n|;&]{0,200}?` +
+		`\s(?:(?:-u|--user)(?:=|\s+)['"]?[^\s:'"]+:|-a\s+|--pass(?:word)?(?:=|\s+)|-p\s+)['"]?([^\s'"]{4,})`)
+	// sigParamRE: the signature of a pre-signed URL (Azure SAS sig=, S3
+	// X-Amz-Signature=): whoever holds the URL holds the access.
+	sigParamRE = regexp.MustCompile(`^[?&](?:sig|signature|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=_-]{16,})`)
 	// loginPairRE: "login for grafana is admin / Gr4fana!prod", "db creds
 	// → u=reporting p=Rep0rt#2025": a user, then the password.
 	loginPairRE = regexp.MustCompile(`^(?:logins?|creds|credentials|zugangsdaten|anmeldedaten|identifiants|credenciales|přihlašovací údaje|prihlasovaci udaje)(?:\s+(?:for|to|of|on|at|f[üu]r|pour|para|do|k)\s+[^\n:=/]{1,40}?)?(?:\s+(?:is|are|ist|sont|est|son|es|je|jsou)\b|\s*(?:[:=]|→|->))` +
@@ -152,9 +163,12 @@ var (
 	cliPassAnchor   = anchor(true, "sshpass", "docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl")
 	loginAnchor     = anchor(true, "login", "creds", "credentials", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales",
 		"přihlašovací údaje", "prihlasovaci udaje")
-	discordAnchor = anchor(false, "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")
-	authAnchor    = anchor(true, "bearer", "authorization")
-	awsAnchor     = anchor(true, "aws")
+	discordAnchor  = anchor(false, "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")
+	authAnchor     = anchor(true, "bearer", "authorization")
+	awsAnchor      = anchor(true, "aws")
+	userPassAnchor = anchor(true, "curl", "wget", "redis-cli", "mongo", "psql", "lftp", "smbclient", "rclone")
+	sigParamAnchor = anchor(true, "?sig=", "&sig=", "?signature=", "&signature=", "&x-amz-signature=", "?x-amz-signature=",
+		"&x-goog-signature=", "?x-goog-signature=")
 )
 
 // shapedWindow bounds how far past its anchor a shaped secret is read.
@@ -196,6 +210,12 @@ func findShaped(in *input, out []candidate) []candidate {
 	sub(discordHookRE, text, discordAnchor, "discord-webhook", hasLetterAndDigit)
 	sub(authRE, lower, authAnchor, "bearer-token", func(v string) bool { return hasLetterAndDigit(v) && !isPlaceholder(v) })
 	sub(awsSecretRE, lower, awsAnchor, "aws-secret-key", hasLetterAndDigit)
+	sub(userPassRE, lower, userPassAnchor, "password", notPlaceholder)
+	for _, i := range in.hits[sigParamAnchor] {
+		if m := sigParamRE.FindStringSubmatchIndex(text[i:min(len(text), i+shapedWindow)]); m != nil && hasLetterAndDigit(text[i+m[2]:i+m[3]]) {
+			out = append(out, candidate{Finding{"url-signature", i + m[2], i + m[3]}, rankShaped})
+		}
+	}
 	sub(slackHookRE, text, slackHookAnchor, "slack-webhook", notPlaceholder)
 	for _, i := range in.hits[telegramAnchor] {
 		digits := i

@@ -47,7 +47,10 @@ func readLabelled(t *testing.T, path string) []labelledLine {
 
 // scoreTable measures Find on a labelled table: a line with a secret
 // counts as found when Find reports anything on it.
+// A held-out table's misses are not logged: a table read for its misses
+// stops being held out.
 func scoreTable(t *testing.T, path string) (precision, recall float64) {
+	quiet := strings.HasPrefix(filepath.Base(path), "heldout")
 	lines := readLabelled(t, path)
 	var tp, fp, fn, tn int
 	for _, l := range lines {
@@ -57,9 +60,15 @@ func scoreTable(t *testing.T, path string) (precision, recall float64) {
 			tp++
 		case l.secret:
 			fn++
-			t.Logf("missed (line %d, %s): %q", l.n, l.kind, l.text)
+			if !quiet {
+				t.Logf("missed (line %d, %s): %q", l.n, l.kind, l.text)
+			}
 		case len(fs) > 0:
 			fp++
+			if quiet {
+				t.Logf("false alarm (line %d, %s)", l.n, l.kind)
+				continue
+			}
 			t.Logf("false alarm (line %d, %s): %q found %s %q", l.n, l.kind, l.text, fs[0].Kind, l.text[fs[0].Start:fs[0].End])
 		default:
 			tn++
@@ -107,12 +116,28 @@ func TestLabelled(t *testing.T) {
 	}
 }
 
-// TestHeldOut measures the detector on testdata/secrets/heldout.tsv: 240
-// lines written by someone who never saw the detector or its table, and
-// never tuned on. Its figures are the ones to trust.
+// TestHeldOut measures the detector on the held-out tables, written by
+// people who never saw the detector or its other tables. heldout.tsv was
+// the first; its misses were read once the detector was built, so its
+// figures lean optimistic. heldout2.tsv came later, from another writer,
+// and nobody has read what the detector gets wrong on it: its figures are
+// the ones to trust.
 func TestHeldOut(t *testing.T) {
-	p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", "heldout.tsv"))
-	if p < 0.97 || r < 0.97 {
-		t.Errorf("held-out precision %.3f, recall %.3f: want both at least 0.97", p, r)
+	for _, tc := range []struct {
+		file      string
+		minRecall float64
+	}{
+		{"heldout.tsv", 0.97},
+		// 0.968 measured (121 of 125), short of the 0.97 target by a
+		// line: this floor only keeps it from getting worse, and the gap
+		// is reported on issue 26.
+		{"heldout2.tsv", 0.95},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", tc.file))
+			if p < 0.97 || r < tc.minRecall {
+				t.Errorf("held-out precision %.3f, recall %.3f: want at least 0.97 and %.2f", p, r, tc.minRecall)
+			}
+		})
 	}
 }
