@@ -62,7 +62,12 @@ type factScenario struct {
 // language, at least ten scenarios per language, 1–3 value changes, 1–3
 // distractors, and current, stale and keep texts that are steps, each in
 // one role only.
-func loadFactScenarios(path string) ([]factScenario, error) {
+func loadFactScenarios(path string) ([]factScenario, error) { return readFactScenarios(path, false) }
+
+// readFactScenarios is loadFactScenarios; with noChange, a scenario may
+// also hold no change at all (no stale texts: a second pet, an added
+// hobby), where the first statement must stay current.
+func readFactScenarios(path string, noChange bool) ([]factScenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -84,7 +89,7 @@ func loadFactScenarios(path string) ([]factScenario, error) {
 			return nil, bad("unknown lang %q", sc.Lang)
 		case strings.TrimSpace(sc.Question) == "":
 			return nil, bad("no question")
-		case len(sc.Stale) == 0 || len(sc.Stale) > 3:
+		case len(sc.Stale) == 0 && !noChange || len(sc.Stale) > 3:
 			return nil, bad("%d stale texts, want 1 to 3 value changes", len(sc.Stale))
 		}
 		ids[sc.ID] = true
@@ -132,6 +137,7 @@ type factOutcome struct {
 	keepCurrent  int  // (d) keep texts still current, of len(sc.Keep)
 	staleEnded   int  // (e) stale texts superseded, of len(sc.Stale)
 	currentBlock bool // the current fact is in the auto-recall block (for information)
+	currentEnded bool // the current fact was superseded (a wrongful supersede)
 	why          []string
 }
 
@@ -230,6 +236,10 @@ func runFactScenario(t *testing.T, emb embed.Embedder, sc factScenario, llm bool
 		default:
 			out.why = append(out.why, fmt.Sprintf("keep %q was superseded", k))
 		}
+	}
+	if cur, err := current(sc.Current); err == nil && !cur {
+		out.currentEnded = true
+		out.why = append(out.why, fmt.Sprintf("current %q was superseded", sc.Current))
 	}
 	for _, s := range sc.Stale {
 		cur, err := current(s)
@@ -420,5 +430,55 @@ func TestFactChanges(t *testing.T) {
 				t.Errorf("a stale fact in the auto-recall block for %.3f of scenarios, above the %.3f reached", overall.StaleInBlock, reached.StaleInBlock)
 			}
 		})
+	}
+}
+
+// factHeldOutFile holds fact-change scenarios written by someone who never
+// saw the supersede rules or scenarios.json, phrased freely, a fifth of
+// them no change at all; nobody tunes on it, and its failures are counted,
+// never shown.
+const factHeldOutFile = "../testdata/facts/heldout.json"
+
+// The issue's targets on the held-out scenarios are top-1 at least 0.95
+// and no wrongful supersede. The rule path reaches 0.283 (the supersede
+// rules understand few of these phrasings, and the local embedder finds
+// "it's an iPhone 16 now" for "what phone do I have?" only by luck): the
+// floor keeps that from getting worse, the gap is on issue 30.
+const (
+	factHeldOutTargetTop1 = 0.95
+	factHeldOutMinTop1    = 0.25
+)
+
+// TestFactChangesHeldOut measures the rule path on the held-out scenarios:
+// the current fact is recall's first answer, and no fact that must stay
+// (a keep text, or the current one) is superseded.
+func TestFactChangesHeldOut(t *testing.T) {
+	scs, err := readFactScenarios(factHeldOutFile, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := testkit.LocalEmbedder(t, 0)
+	outs := make([]factOutcome, 0, len(scs))
+	wrongful, keeps := 0, 0
+	for _, sc := range scs {
+		o := runFactScenario(t, emb, sc, false)
+		outs = append(outs, o)
+		keeps += len(sc.Keep) + 1
+		wrongful += len(sc.Keep) - o.keepCurrent
+		if o.currentEnded {
+			wrongful++
+		}
+	}
+	lines, overall := factReport(outs)
+	for _, l := range lines[:len(lines)-2] { // the forms/other split means nothing here
+		t.Logf("%s", l)
+	}
+	t.Logf("held out: top-1 %.3f (target %.2f); wrongful supersedes %d of %d facts that must stay (target 0)",
+		overall.Top1, factHeldOutTargetTop1, wrongful, keeps)
+	if overall.Top1 < factHeldOutMinTop1 {
+		t.Errorf("top-1 %.3f fell below the floor %.2f", overall.Top1, factHeldOutMinTop1)
+	}
+	if wrongful > 0 {
+		t.Errorf("%d wrongful supersedes, want 0", wrongful)
 	}
 }
