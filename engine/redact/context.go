@@ -276,8 +276,13 @@ func findContext(in *input, out []candidate) []candidate {
 			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
 				strong := classLoosePassword
-				if class != classPassword {
+				switch {
+				case class != classPassword:
 					strong = classBareKey
+				case device:
+					// "카드 비밀번호 4자리는 7315": what opens a card or a
+					// door is a PIN.
+					strong = classCode
 				}
 				out = contextValue(text, kwEnd+loose[1], strong, out)
 				continue
@@ -366,6 +371,15 @@ func classOf(kw string) keywordClass {
 // contextValue adds the value at at, if it looks like a credential.
 func contextValue(text string, at int, class keywordClass, out []candidate) []candidate {
 	s, e, quoted := valueAt(text, at)
+	// "mon code PIN est le 4821", "la clave es la Gato7": an article
+	// between the separator and the value.
+	if !quoted && e < len(text) && text[e] == ' ' && articles[strings.ToLower(text[s:e])] {
+		// After an article a word ("la misma", "das alte") is more
+		// likely than a password: only a value with a digit or a symbol.
+		if s, e, quoted = valueAt(text, e+1); isPlainWord(text[s:e]) {
+			return out
+		}
+	}
 	if s == e {
 		return out
 	}
@@ -391,6 +405,9 @@ func contextValue(text string, at int, class keywordClass, out []candidate) []ca
 	}
 	return append(out, candidate{Finding{kind, s, e}, rankContext})
 }
+
+// articles may stand between a separator and the value.
+var articles = map[string]bool{"le": true, "la": true, "l'": true, "el": true, "der": true, "die": true, "das": true}
 
 // pinValue: 4 to 12 digits, perhaps ending in the "#" or "*" a keypad
 // takes ("1357#"), or a short code of digits and capitals ("4B27"). With

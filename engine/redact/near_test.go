@@ -33,6 +33,8 @@ func TestPhrasedSecrets(t *testing.T) {
 			"0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"},
 		{"redis-cli -a Xk2LmN9pR3sT -h cache.internal", "password", "Xk2LmN9pR3sT"},
 		{"curl -u alice:W0nderl4nd! https://api.example.com", "password", "W0nderl4nd!"},
+		{"mon code PIN est le 4821", "password", "4821"},
+		{"카드 비밀번호 4자리는 7315", "password", "7315"},
 	}
 	for _, tt := range found {
 		fs := Find(tt.in)
@@ -58,6 +60,9 @@ func TestPhrasedSecrets(t *testing.T) {
 		"private key: see the vault entry deploy-prod",
 		"curl -u alice https://api.example.com asks for the password",
 		"https://example.com/search?q=signature&sig=short",
+		"la contraseña es la misma",
+		"das Passwort ist das alte",
+		"le code est le meilleur",
 	} {
 		if fs := Find(in); len(fs) > 0 {
 			t.Errorf("Find(%q) = %s %q, want nothing", in, fs[0].Kind, in[fs[0].Start:fs[0].End])
