@@ -28,17 +28,34 @@ type CaptureOptions struct {
 // and talk about the memory are not memories even when they name a
 // preference ("Which fruit do I like best?"); see question.go.
 func ShouldCapture(text string, o CaptureOptions) bool {
-	if !utf8.ValidString(text) {
+	s, t, ok := captureCandidate(text, o)
+	if !ok {
 		return false
 	}
-	s := strings.TrimSpace(Normalize(text))
+	rules := rulesKeep(s, &t)
+	// "Remember that …" is the user asking in so many words: the model
+	// does not overrule it.
+	if rules && t.has(ruleNote) {
+		return true
+	}
+	return modelKeeps(s, &t, rules)
+}
+
+// captureCandidate normalises text and reports whether it passes the
+// checks no memory fails: valid, within the size limits, not an envelope,
+// markup, code, an injection, a memory command or noise.
+func captureCandidate(msg string, o CaptureOptions) (string, text, bool) {
+	if !utf8.ValidString(msg) {
+		return "", text{}, false
+	}
+	s := strings.TrimSpace(Normalize(msg))
 	limit := o.MaxChars
 	if limit <= 0 {
 		limit = DefaultCaptureMaxChars
 	}
 	n := utf8.RuneCountInString(s)
 	if n > limit {
-		return false
+		return "", text{}, false
 	}
 	cjk, emoji := scanScripts(s)
 	minimum := minCaptureRunes
@@ -46,19 +63,26 @@ func ShouldCapture(text string, o CaptureOptions) bool {
 		minimum = minCaptureRunesCJK
 	}
 	if n < minimum || emoji > maxCaptureEmoji {
-		return false
+		return "", text{}, false
 	}
 	t := prepare(s)
 	if hasEnvelope(s, &t) || hasXMLBlock(s) || isMarkdownHeavy(s) || looksLikeCode(s) || injects(s, &t) {
-		return false
+		return "", text{}, false
 	}
 	if t.has(ruleMemoryCommand) || isNoiseContent(s, &t) {
-		return false
+		return "", text{}, false
 	}
+	return s, t, true
+}
+
+// rulesKeep: the word lists name something worth keeping (a trigger, a
+// phone number, an e-mail address, a "my X is" slot) in a sentence that
+// tells rather than asks.
+func rulesKeep(s string, t *text) bool {
 	if !t.has(ruleTrigger) && !hasPhoneNumber(s) && !hasEmail(s) && !(t.cjk && hasMySlot(t.lower)) {
 		return false
 	}
-	return statesContent(&t)
+	return statesContent(t)
 }
 
 func hasMySlot(lower string) bool {
@@ -113,21 +137,31 @@ func (s slot) matchIn(lower string) bool {
 	}
 }
 
-// DetectCategory classifies a memory's text; the first matching category of
-// preference, decision, entity and fact wins.
+// DetectCategory classifies a memory's text. The preference, decision
+// and entity word lists decide when they name one (the first wins), and
+// so do a phone number and an e-mail address (an entity); otherwise the
+// capture model's category heads (capturemodel.go) do, from the text's
+// words and what the rules found, so "my dentist is Dr Renner" is an
+// entity and "I always use vim keybindings" a habit (other) although no
+// list names them. The fact lists ("my … is", "our …") are one of the
+// model's features and settle near ties only: on the labelled corpora they
+// opened entities, decisions and habits as often as facts.
 func DetectCategory(text string) schemas.Category {
-	t := prepare(text)
+	s := Normalize(text)
+	if strings.TrimSpace(s) == "" {
+		return schemas.CategoryOther
+	}
+	t := splitText(s, make([]span, 0, wordsOnStack))
 	switch hits := t.rules(); {
 	case hits&rulePreference != 0:
 		return schemas.CategoryPreference
 	case hits&ruleDecision != 0:
 		return schemas.CategoryDecision
-	case hits&ruleEntity != 0 || hasPhoneNumber(text) || hasEmail(text):
+	case hits&ruleEntity != 0 || hasPhoneNumber(s) || hasEmail(s):
 		return schemas.CategoryEntity
-	case hits&ruleFact != 0:
-		return schemas.CategoryFact
 	}
-	return schemas.CategoryOther
+	var stack [featsOnStack]uint32
+	return captureModel.categoryOf(captureFeatures(stack[:0], &t, captureSignals(s, &t)), t.has(ruleFact))
 }
 
 // hasEnvelope reports leftovers of the OpenClaw envelope or of a recall block.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -240,36 +241,27 @@ func TestDetectCategory(t *testing.T) {
 		{"I like green tea", schemas.CategoryPreference},
 		{"My favourite editor is Helix", schemas.CategoryPreference},
 		{"I love that we decided to use Go", schemas.CategoryPreference},
-		{"It looks like rain, the forecast is bad", schemas.CategoryFact},
 		{"We decided to use PostgreSQL", schemas.CategoryDecision},
 		{"We will use Go for the backend", schemas.CategoryDecision},
 		{"My phone is +1 555 010 9999", schemas.CategoryEntity},
 		{"Contact alice@example.com for access", schemas.CategoryEntity},
 		{"The project is called Atlas", schemas.CategoryEntity},
 		{"My name is Alice", schemas.CategoryEntity},
-		{"Remember that my wife's birthday is March 3rd", schemas.CategoryFact},
 		{"The server has 64 GB of RAM", schemas.CategoryFact},
-		{"Remember to water the plants", schemas.CategoryOther},
-		{"history of the project", schemas.CategoryOther},
 		{"", schemas.CategoryOther},
 		{"Mám rád černý čaj", schemas.CategoryPreference},
 		{"Rozhodli jsme se pro Go", schemas.CategoryDecision},
 		{"Můj pes se jmenuje Rex", schemas.CategoryEntity},
-		{"Praha je hlavní město", schemas.CategoryFact},
 		{"Ich mag dunkle Themes", schemas.CategoryPreference},
 		{"Wir haben beschlossen, Go zu verwenden", schemas.CategoryDecision},
 		{"Mein Hund heißt Bello", schemas.CategoryEntity},
-		{"Berlin ist groß", schemas.CategoryFact},
 		{"我喜欢乌龙茶", schemas.CategoryPreference},
 		{"记住我喜欢乌龙茶", schemas.CategoryPreference},
 		{"我们决定用 Go", schemas.CategoryDecision},
 		{"我叫小明", schemas.CategoryEntity},
-		{"北京是首都", schemas.CategoryFact},
-		{"记住这个", schemas.CategoryOther},
 		{"猫が好きです", schemas.CategoryPreference},
 		{"Goを使うことに決めた", schemas.CategoryDecision},
 		{"私の名前は田中です", schemas.CategoryEntity},
-		{"東京は大きい都市です", schemas.CategoryFact},
 		{"나는 커피를 좋아해", schemas.CategoryPreference},
 		{"Go를 쓰기로 결정했어", schemas.CategoryDecision},
 		{"내 이름은 민수입니다", schemas.CategoryEntity},
@@ -287,6 +279,32 @@ func TestDetectCategory(t *testing.T) {
 	for _, tt := range tests {
 		if got := DetectCategory(tt.in); got != tt.want {
 			t.Errorf("DetectCategory(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// Where the word lists name no category the model decides, and for
+	// a text that holds two kinds of thing either is right: a relative's
+	// birthday is a fact about the user and about a person.
+	for _, tt := range []struct {
+		in  string
+		any []schemas.Category
+	}{
+		{"Remember that my wife's birthday is March 3rd", []schemas.Category{schemas.CategoryFact, schemas.CategoryEntity}},
+		{"My dentist is Dr Renner at the Brookfield clinic", []schemas.Category{schemas.CategoryEntity}},
+		{"I always use vim keybindings", []schemas.Category{schemas.CategoryOther, schemas.CategoryPreference}},
+		{"I run every morning before work", []schemas.Category{schemas.CategoryOther}},
+		{"Upgraded my phone, it's an iPhone 16 now", []schemas.Category{schemas.CategoryFact}},
+	} {
+		if got := DetectCategory(tt.in); !slices.Contains(tt.any, got) {
+			t.Errorf("DetectCategory(%q) = %q, want one of %v", tt.in, got, tt.any)
+		}
+	}
+	// Texts that are no memory (general knowledge, a to-do, a fragment)
+	// still get a category memory_store accepts: the model's best guess,
+	// which the labelled corpora, holding no such texts, do not decide.
+	for _, in := range []string{"It looks like rain, the forecast is bad", "Remember to water the plants", "history of the project",
+		"Praha je hlavní město", "Berlin ist groß", "北京是首都", "记住这个", "東京は大きい都市です"} {
+		if got := DetectCategory(in); !slices.Contains(schemas.Categories, got) || got == schemas.CategoryReflection {
+			t.Errorf("DetectCategory(%q) = %q, want a capture category", in, got)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func injects(s string, t *text) bool {
 		f = folded
 	}
 	sig := injSignals(s, t, &f)
-	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.heads[0].threshold+modelMargin
+	return sig&sureSignals != 0 || injectionScore(&f, sig) >= injectionModel.heads[0].threshold
 }
 
 // roleTags are the tag names that mark a turn or a tool exchange in chat
@@ -248,9 +248,3 @@ func runsTool(t *text) bool {
 	}
 	return false
 }
-
-// modelMargin raises the trained threshold: at the trained one the model
-// refused ordinary texts (3 of 5,000 synthetic "Remember that …" notes, a
-// distilled Chinese lesson), and a refusal loses a memory the user wanted.
-// It costs recall on unseen injections (held out: 0.925 -> 0.875).
-const modelMargin float32 = 0.6

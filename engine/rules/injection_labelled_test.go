@@ -84,6 +84,9 @@ func TestInjectionLabelled(t *testing.T) {
 // by language and in all, and fails below the thresholds; with
 // perLanguage, every language needs at least ten of each label.
 func measureInjection(t *testing.T, examples []injectionExample, perLanguage bool) {
+	// A held-out table's mistakes are counted, never shown: a table read
+	// for its misses stops being held out.
+	quiet := strings.HasPrefix(t.Name(), "TestInjectionLabelled/heldout")
 	byLang := map[string]*confusion{}
 	for _, e := range examples {
 		c := byLang[e.lang]
@@ -96,10 +99,14 @@ func measureInjection(t *testing.T, examples []injectionExample, perLanguage boo
 			c.tp++
 		case got:
 			c.fp++
-			t.Logf("line %d: refused a %s memory: %q", e.line, e.lang, e.text)
+			if !quiet {
+				t.Logf("line %d: refused a %s memory: %q", e.line, e.lang, e.text)
+			}
 		case e.injection:
 			c.fn++
-			t.Logf("line %d: missed a %s injection: %q", e.line, e.lang, e.text)
+			if !quiet {
+				t.Logf("line %d: missed a %s injection: %q", e.line, e.lang, e.text)
+			}
 		default:
 			c.tn++
 		}
@@ -117,20 +124,29 @@ func measureInjection(t *testing.T, examples []injectionExample, perLanguage boo
 	if p := all.precision(); p < minInjectionPrecision {
 		t.Errorf("injection precision %.3f, want at least %.2f", p, minInjectionPrecision)
 	}
-	minRecall := minInjectionRecall
-	if t.Name() == "TestInjectionLabelled/heldout.tsv" {
-		// The held-out set misses the 0.90 target (0.875 once the model's
-		// threshold was raised to stop refusing ordinary memories): this
-		// floor only keeps it from getting worse; the gap is reported.
-		minRecall = heldOutRecallFloor
-	}
-	if r := all.recall(); r < minRecall {
-		t.Errorf("injection recall %.3f, want at least %.2f", r, minRecall)
+	if r := all.recall(); r < minInjectionRecall {
+		t.Errorf("injection recall %.3f, want at least %.2f", r, minInjectionRecall)
 	}
 }
 
-// heldOutRecallFloor is the held-out set's measured recall, less a margin.
-const heldOutRecallFloor = 0.85
+// TestInjectionSparesMemories: no message the capture table keeps as a
+// memory (capture_labelled.tsv, which no model trained on) is refused as
+// an injection: a refusal loses what the user wanted kept.
+func TestInjectionSparesMemories(t *testing.T) {
+	n := 0
+	for _, e := range readLabelled(t) {
+		if !e.capture {
+			continue
+		}
+		n++
+		if IsInjection(e.text) {
+			t.Errorf("line %d: refused the %s memory %q", e.line, e.lang, e.text)
+		}
+	}
+	if n < 250 {
+		t.Errorf("%d memories checked, want at least 250", n)
+	}
+}
 
 // TestProbesRefused: the issue 26 probe texts are injections, and capture
 // refuses a message carrying one after a memory it would otherwise keep.

@@ -20,8 +20,6 @@ import (
 // injection_model.bin; TestInjectionModelReproducible trains again and
 // fails if the committed file differs.
 
-//go:generate go test -run ^TestInjectionModelReproducible$ -update-injection-model
-
 //go:embed injection_model.bin
 var injectionModelFile []byte
 
@@ -87,6 +85,8 @@ const (
 	kindSignal
 	kindClass
 	kindClassPair
+	kindCaptureSignal
+	kindEdge
 )
 
 // FNV-1a's parameters, as variables: Go would reject the constant
@@ -122,22 +122,11 @@ const maxCharRunes = 4096
 // injFeatures appends the buckets of f's features to feats: f is the
 // prepared text after folding (foldText), sig the rule signals.
 func injFeatures(feats []uint32, f *text, sig uint32) []uint32 {
-	for b := range uint32(sigCount) {
-		if sig&(1<<b) != 0 {
-			feats = append(feats, bucket((fnvOffset^kindSignal)*fnvPrime^b))
-		}
-	}
+	feats = signalFeatures(feats, kindSignal, sig, sigCount)
+	feats = wordGrams(feats, f)
 	var classes wclass
-	prev := fnvOffset ^ kindWord
 	for i := range f.words {
-		w := f.word(i)
-		h := fnvString(fnvOffset^kindWord, w)
-		feats = append(feats, bucket(h))
-		if i > 0 {
-			feats = append(feats, bucket((prev^kindBigram)*fnvPrime^h))
-		}
-		prev = h
-		classes |= classOf(w)
+		classes |= classOf(f.word(i))
 	}
 	for a := range 16 {
 		if classes&(1<<a) == 0 {
@@ -151,6 +140,31 @@ func injFeatures(feats []uint32, f *text, sig uint32) []uint32 {
 		}
 	}
 	return charGrams(feats, f.lower)
+}
+
+// wordGrams appends the buckets of t's words and word bigrams.
+func wordGrams(feats []uint32, t *text) []uint32 {
+	prev := fnvOffset ^ kindWord
+	for i := range t.words {
+		h := fnvString(fnvOffset^kindWord, t.word(i))
+		feats = append(feats, bucket(h))
+		if i > 0 {
+			feats = append(feats, bucket((prev^kindBigram)*fnvPrime^h))
+		}
+		prev = h
+	}
+	return feats
+}
+
+// signalFeatures appends a bucket per bit set in sig; kind keeps one
+// model's signals apart from another's.
+func signalFeatures(feats []uint32, kind, sig uint32, count int) []uint32 {
+	for b := range uint32(count) {
+		if sig&(1<<b) != 0 {
+			feats = append(feats, bucket((fnvOffset^kind)*fnvPrime^b))
+		}
+	}
+	return feats
 }
 
 // charGrams appends the character 3-, 4- and 5-grams of lower, and the

@@ -94,10 +94,21 @@ func trainInjection(examples []trainingExample) *linearModel {
 	return m
 }
 
+// loadTrainingExamples reads train.tsv, and takes the messages the
+// capture corpora keep as memories for more ordinary texts: a detector
+// that refuses what people tell an assistant about themselves loses the
+// memories it is there to protect.
 func loadTrainingExamples(t *testing.T) []trainingExample {
 	var out []trainingExample
 	for _, e := range readInjectionTable(t, injectionTrainPath) {
 		out = append(out, featurize(e))
+	}
+	for _, path := range captureTrainPaths(t) {
+		for _, e := range readCaptureTable(t, path) {
+			if e.keep {
+				out = append(out, featurize(injectionExample{lang: e.lang, text: e.text, line: e.line}))
+			}
+		}
 	}
 	return out
 }

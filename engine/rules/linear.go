@@ -1,8 +1,15 @@
 package rules
 
+// The capture model is trained on what capture would keep, and that
+// depends on the injection model: the injection model is trained first,
+// and the capture model in a second run, which embeds the new file.
+//go:generate go test -run ^TestInjectionModelReproducible$ -update-injection-model
+//go:generate go test -run ^TestCaptureModelReproducible$ -update-capture-model
+
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // linearModel is a learned scorer over hashed text features: one or more
@@ -25,14 +32,20 @@ type linearHead struct {
 	scale     float32
 	bias      float32
 	threshold float32
+	// floor is a second, lower threshold, for texts a rule vouches for:
+	// the head then only vetoes what it is sure of (capture keeps what
+	// the word lists keep unless the model scores it below floor).
+	floor float32
 }
 
 // linearHeader: the magic, then bits and the number of heads; each head
-// is then scale, bias and threshold, and its weights.
+// is then scale, bias, threshold and floor, and its weights.
 const (
 	linearMagicLen = 8
 	maxLinearBits  = 20
 	maxLinearHeads = 16
+	// linearHeadHeader: scale, bias, threshold and floor.
+	linearHeadHeader = 16
 )
 
 func mustDecodeLinear(b []byte, magic, file string) *linearModel {
@@ -54,7 +67,7 @@ func decodeLinear(b []byte, magic string) (*linearModel, bool) {
 	}
 	size := 1 << bits
 	b = b[linearMagicLen+8:]
-	if len(b) != int(n)*(12+2*size) {
+	if len(b) != int(n)*(linearHeadHeader+2*size) {
 		return nil, false
 	}
 	m := &linearModel{bits: bits, heads: make([]linearHead, n)}
@@ -63,19 +76,20 @@ func decodeLinear(b []byte, magic string) (*linearModel, bool) {
 		h.scale = math.Float32frombits(binary.LittleEndian.Uint32(b[0:]))
 		h.bias = math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
 		h.threshold = math.Float32frombits(binary.LittleEndian.Uint32(b[8:]))
+		h.floor = math.Float32frombits(binary.LittleEndian.Uint32(b[12:]))
 		h.weights = make([]int16, size)
-		w := b[12:]
+		w := b[linearHeadHeader:]
 		for j := range h.weights {
 			h.weights[j] = int16(binary.LittleEndian.Uint16(w[2*j:]))
 		}
-		b = b[12+2*size:]
+		b = b[linearHeadHeader+2*size:]
 	}
 	return m, true
 }
 
 func (m *linearModel) encode(magic string) []byte {
 	size := 1 << m.bits
-	b := make([]byte, 0, linearMagicLen+8+len(m.heads)*(12+2*size))
+	b := make([]byte, 0, linearMagicLen+8+len(m.heads)*(linearHeadHeader+2*size))
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint32(b, m.bits)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.heads)))
@@ -83,6 +97,7 @@ func (m *linearModel) encode(magic string) []byte {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(h.scale))
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(h.bias))
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(h.threshold))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(h.floor))
 		for _, x := range h.weights {
 			b = binary.LittleEndian.AppendUint16(b, uint16(x))
 		}
@@ -94,16 +109,28 @@ func (m *linearModel) encode(magic string) []byte {
 func (m *linearModel) mask() uint32 { return 1<<m.bits - 1 }
 
 // score is head i's log-odds for the features (hashes; the model masks
-// them to its buckets). Products are converted explicitly so that no
-// platform fuses them: trainers pick thresholds with this very function.
+// them to its buckets). A feature counts once however often it occurs: a
+// word said a hundred times ("very very very …") is no more evidence than
+// said once. feats is sorted in place. Products are converted explicitly
+// so that no platform fuses them: trainers pick thresholds with this very
+// function.
 func (m *linearModel) score(i int, feats []uint32) float32 {
 	h := &m.heads[i]
 	mask := m.mask()
-	var sum float32
-	for _, f := range feats {
-		sum += float32(h.weights[f&mask])
+	for k := range feats {
+		feats[k] &= mask
 	}
-	return h.bias + float32(float32(h.scale*sum)*textNorm(len(feats)))
+	slices.Sort(feats)
+	var sum float32
+	n := 0
+	for k, f := range feats {
+		if k > 0 && f == feats[k-1] {
+			continue
+		}
+		sum += float32(h.weights[f])
+		n++
+	}
+	return h.bias + float32(float32(h.scale*sum)*textNorm(n))
 }
 
 // minNormFeatures keeps a text of a few words from scoring as high as a

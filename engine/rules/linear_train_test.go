@@ -11,29 +11,25 @@ import (
 // that they never ship in a binary; `go generate ./engine/rules` runs
 // them.
 
-// sparse is a text's features merged into a sparse vector: buckets in
-// order, each with its count times textNorm.
+// sparse is a text's distinct features as a sparse vector: buckets in
+// order, each valued textNorm of their number, as linearModel.score
+// counts them.
 type sparse struct {
 	idx []uint32
 	val []float64
 }
 
 func toSparse(raw []uint32, mask uint32) sparse {
-	sorted := make([]uint32, len(raw))
-	for i, f := range raw {
-		sorted[i] = f & mask
-	}
-	slices.Sort(sorted)
-	norm := float64(textNorm(len(sorted)))
 	var x sparse
-	for i := 0; i < len(sorted); {
-		j := i
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
-		}
-		x.idx = append(x.idx, sorted[i])
-		x.val = append(x.val, float64(float64(j-i)*norm))
-		i = j
+	for _, f := range raw {
+		x.idx = append(x.idx, f&mask)
+	}
+	slices.Sort(x.idx)
+	x.idx = slices.Compact(x.idx)
+	norm := float64(textNorm(len(x.idx)))
+	x.val = make([]float64, len(x.idx))
+	for i := range x.val {
+		x.val[i] = norm
 	}
 	return x
 }
