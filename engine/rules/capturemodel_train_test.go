@@ -1,12 +1,9 @@
 package rules
 
 import (
-	"bufio"
-	"bytes"
 	"flag"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,25 +18,23 @@ var updateCaptureModel = flag.Bool("update-capture-model", false,
 const (
 	captureTables    = "../../testdata/capture"
 	captureModelPath = "capture_model.bin"
-	// captureTargetPrecision is what the keep head's threshold must reach,
-	// with the rules, on the validation texts; above the 0.97, as
-	// for the injection model.
-	captureTargetPrecisionConst = 0.97
+	// captureTargetPrecision is what rules and model together must reach
+	// on the validation texts: the 0.97 (at 0.98 recall fell from
+	// 0.88 to 0.76).
+	captureTargetPrecision = 0.97
 	// Floors under the validation figures, a margin below what the model
-	// last trained reached (recall 0.000, category accuracy 0.000), so that a corpus or
-	// feature change that costs either is noticed.
-	minCaptureValidationRecall   = 0.0
-	minCaptureValidationCategory = 0.0
+	// last trained reached (recall 0.880, category accuracy 0.850), so
+	// that a corpus or feature change that costs either is noticed.
+	minCaptureValidationRecall   = 0.85
+	minCaptureValidationCategory = 0.82
 )
 
 // maxVetoLoss is the share of the rules' right keeps on the validation
 // split the model's veto may cost.
-var maxVetoLoss = 0.02
+const maxVetoLoss = 0.02
 
 // captureParams were chosen on the validation texts, as the injection
 // model's were.
-var captureTargetPrecision = captureTargetPrecisionConst
-
 var captureParams = fitParams{bits: captureBits, epochs: 40, rate: 0.4, l2: 1e-3, seed: 30}
 
 // captureExample is a line of a capture table: label, category (for a
@@ -53,19 +48,8 @@ type captureExample struct {
 
 func readCaptureTable(t *testing.T, path string) []captureExample {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []captureExample
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "\t")
+	readTSV(t, path, func(n int, fields []string) {
 		if len(fields) != 4 || fields[0] != "capture" && fields[0] != "skip" || fields[2] == "" {
 			t.Fatalf("%s:%d: want capture|skip, category, language and message separated by tabs", path, n)
 		}
@@ -79,10 +63,7 @@ func readCaptureTable(t *testing.T, path string) []captureExample {
 			t.Fatalf("%s:%d: a skipped message has category %q, want -", path, n, fields[1])
 		}
 		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return out
 }
 
@@ -262,14 +243,7 @@ func pickKeepThresholds(m *linearModel, examples []captureTraining) (threshold, 
 func TestCaptureModelReproducible(t *testing.T) {
 	examples := captureTrainingSet(t)
 	m := trainCapture(examples)
-	got := m.encode(captureMagic)
-	if *updateCaptureModel {
-		if err := os.WriteFile(captureModelPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	} else if !bytes.Equal(got, captureModelFile) {
-		t.Fatalf("capture_model.bin differs from what train.tsv trains; run go generate ./engine/rules")
-	}
+	writeOrCompareModel(t, m, captureMagic, captureModelPath, captureModelFile, *updateCaptureModel)
 	var rules, both confusion
 	byLang := map[string]*confusion{}
 	var modelRight, categorised int

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,28 +24,17 @@ type injectionExample struct {
 // text stands for a newline.
 func readInjectionTable(t *testing.T, path string) []injectionExample {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []injectionExample
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	readTSV(t, path, func(n int, fields []string) {
+		if len(fields) > 3 {
+			fields = append(fields[:2], strings.Join(fields[2:], "\t"))
 		}
-		fields := strings.SplitN(line, "\t", 3)
 		if len(fields) != 3 || fields[0] != "0" && fields[0] != "1" || fields[1] == "" {
 			t.Fatalf("%s:%d: want 0|1, language and text separated by tabs", path, n)
 		}
 		out = append(out, injectionExample{injection: fields[0] == "1", lang: fields[1],
 			text: strings.ReplaceAll(fields[2], `\n`, "\n"), line: n})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return out
 }
 

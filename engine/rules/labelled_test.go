@@ -16,29 +16,35 @@ type labelledExample struct {
 }
 
 func readLabelled(t *testing.T) []labelledExample {
+	const path = "testdata/capture_labelled.tsv"
+	var out []labelledExample
+	readTSV(t, path, func(n int, fields []string) {
+		if len(fields) != 3 || fields[1] != "capture" && fields[1] != "skip" {
+			t.Fatalf("%s:%d: want language, capture|skip and text separated by tabs", path, n)
+		}
+		out = append(out, labelledExample{lang: fields[0], capture: fields[1] == "capture", text: fields[2], line: n})
+	})
+	return out
+}
+
+// readTSV calls line with the tab-separated fields and the number of each
+// line of path that is neither empty nor a "#" comment.
+func readTSV(t *testing.T, path string, line func(n int, fields []string)) {
 	t.Helper()
-	f, err := os.Open("testdata/capture_labelled.tsv")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []labelledExample
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+			line(n, strings.Split(l, "\t"))
 		}
-		fields := strings.Split(line, "\t")
-		if len(fields) != 3 || fields[1] != "capture" && fields[1] != "skip" {
-			t.Fatalf("testdata/capture_labelled.tsv:%d: want language, capture|skip and text separated by tabs", n)
-		}
-		out = append(out, labelledExample{lang: fields[0], capture: fields[1] == "capture", text: fields[2], line: n})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 // confusion counts captures (the positive class) against the labels.

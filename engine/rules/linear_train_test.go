@@ -1,10 +1,13 @@
 package rules
 
 import (
+	"bytes"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"testing"
 )
 
 // The trainers of the linear models (linear.go) live in test files so
@@ -164,4 +167,19 @@ func pickThreshold(rest []scoredLabel, tp, fp int, target float64) float32 {
 		return (rest[best].score + rest[best+1].score) / 2
 	}
 	return rest[best].score
+}
+
+// writeOrCompareModel writes m to path with update, and otherwise fails
+// unless committed, the embedded file, is exactly m: the weights are the
+// corpora's, not anyone's hand edits.
+func writeOrCompareModel(t *testing.T, m *linearModel, magic, path string, committed []byte, update bool) {
+	t.Helper()
+	got := m.encode(magic)
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if !bytes.Equal(got, committed) {
+		t.Fatalf("%s differs from what its corpora train (%d bytes, want %d); run go generate ./engine/rules", path, len(committed), len(got))
+	}
 }
