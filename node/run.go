@@ -181,7 +181,14 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	// Every publish and KV call of the roles gets its own deadline: a
 	// reply lost in a reconnect must fail the call, not stall the stage.
 	js := jsbound.Wrap(rawJS, jsbound.Timeout)
-	if err := topology.Ensure(ctx, js, TopologyConfig(cfg, log)); err != nil {
+	tc := TopologyConfig(cfg, log)
+	if !slices.Contains(roles, RoleStore) {
+		// The lease TTL is the writers': a node without one leaves it as
+		// the writers set it (nats.leaseTTL on a capture or query node
+		// would otherwise change how long the writers' leases last).
+		tc.LeaseTTL = 0
+	}
+	if err := topology.Ensure(ctx, js, tc); err != nil {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	reg := prometheus.NewRegistry()

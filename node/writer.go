@@ -154,7 +154,7 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 	}
 	w.log.Info("writer: caught up with the memory log", "entries", caught, "logSeq", follower.Applied())
 	pub := memlog.NewPublisher(w.js, cl, n, w.log)
-	ttl, err := w.cfg.NATS.LeaseDuration()
+	ttl, err := leaseTTL(ctx, kv, w.cfg, w.log)
 	if err != nil {
 		return err
 	}
@@ -273,4 +273,25 @@ func writerID(dataDir string) (string, error) {
 		return "", fmt.Errorf("writer identity: %w", err)
 	}
 	return id, nil
+}
+
+// leaseTTL is the TTL the leases bucket holds, which expires the leases,
+// so every writer renews and trusts its leases by the same clock; a
+// writer whose nats.leaseTTL differs (another writer set the bucket since)
+// says so.
+func leaseTTL(ctx context.Context, kv jetstream.KeyValue, cfg *config.Config, log *slog.Logger) (time.Duration, error) {
+	want, err := cfg.NATS.LeaseDuration()
+	if err != nil {
+		return 0, err
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("writers' leases: %w", err)
+	}
+	if got := st.TTL(); got > 0 && got != want {
+		log.Warn("writer: the leases bucket's TTL differs from nats.leaseTTL; using the bucket's: give every writer the same nats.leaseTTL",
+			"bucket", got, "config", want)
+		return got, nil
+	}
+	return want, nil
 }

@@ -32,7 +32,9 @@ import (
 func startWriter(t *testing.T, url string) (*exec.Cmd, string, *lockedBuffer) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(`{"nats":{"url":%q},"watch":{"enabled":false}}`, url)
+	// A short lease (the default is 15 s) keeps the failover quick; the
+	// test waits for it with a margin.
+	cfg := fmt.Sprintf(`{"nats":{"url":%q,"leaseTTL":"5s"},"watch":{"enabled":false}}`, url)
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ type Config struct {
 	DuplicateWindow time.Duration
 	Replicas        int // default 1
 	// LeaseTTL is how long the writer's lease lasts without a heartbeat:
-	// how long a standby waits for a dead writer; default
-	// schemas.DefaultLeaseTTL.
+	// how long a standby waits for a dead writer. Zero keeps an existing
+	// bucket's TTL and gives a new one schemas.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Log hears of retries while a cluster is briefly unavailable.
 	Log *slog.Logger
@@ -47,9 +47,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 1
-	}
-	if c.LeaseTTL <= 0 {
-		c.LeaseTTL = schemas.DefaultLeaseTTL
 	}
 	return c
 }
@@ -100,6 +97,14 @@ func Ensure(ctx context.Context, js jetstream.JetStream, c Config) error {
 		}
 	}
 	c = c.withDefaults()
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = schemas.DefaultLeaseTTL
+		if kv, err := js.KeyValue(ctx, schemas.BucketLeases); err == nil {
+			if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
+				c.LeaseTTL = st.TTL()
+			}
+		}
+	}
 	for _, kv := range []jetstream.KeyValueConfig{
 		{Bucket: schemas.BucketCursors, Description: "capture cursors per session", TTL: c.EventsMaxAge * 4},
 		// Watch offsets and distill cursors must outlive any stream: losing

@@ -3,6 +3,7 @@ package topology
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -39,5 +40,36 @@ func TestEnsureIsIdempotent(t *testing.T) {
 	ack, err = js.Publish(ctx, schemas.EventSubject(schemas.KindAgentEnd, "main"), []byte(`{}`), jetstream.WithMsgID("x"))
 	if err != nil || !ack.Duplicate {
 		t.Fatalf("same Msg-Id was stored twice: %v %+v", err, ack)
+	}
+}
+
+// TestLeaseTTL: a new leases bucket gets the default TTL; a writer's
+// nats.leaseTTL sets it; a node that runs no writer (LeaseTTL zero)
+// leaves it as the writers set it.
+func TestLeaseTTL(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx := context.Background()
+	for _, step := range []struct {
+		ask, want time.Duration
+	}{
+		{0, schemas.DefaultLeaseTTL},
+		{5 * time.Second, 5 * time.Second},
+		{0, 5 * time.Second},
+		{20 * time.Second, 20 * time.Second},
+	} {
+		if err := Ensure(ctx, js, Config{LeaseTTL: step.ask}); err != nil {
+			t.Fatal(err)
+		}
+		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := kv.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.TTL() != step.want {
+			t.Errorf("after Ensure with LeaseTTL %v: bucket TTL %v, want %v", step.ask, st.TTL(), step.want)
+		}
 	}
 }
