@@ -20,18 +20,24 @@ const (
 	captureModelPath = "capture_model.bin"
 	// captureTargetPrecision is what rules and model together must reach
 	// on the validation texts: the issue's 0.97 (at 0.98 recall fell from
-	// 0.88 to 0.76).
+	// 0.84 to 0.76).
 	captureTargetPrecision = 0.97
 	// Floors under the validation figures, a margin below what the model
-	// last trained reached (recall 0.880, category accuracy 0.850), so
+	// last trained reached (recall 0.841, category accuracy 0.850), so
 	// that a corpus or feature change that costs either is noticed.
-	minCaptureValidationRecall   = 0.85
+	minCaptureValidationRecall   = 0.81
 	minCaptureValidationCategory = 0.82
 )
 
 // maxVetoLoss is the share of the rules' right keeps on the validation
 // split the model's veto may cost.
 const maxVetoLoss = 0.02
+
+// maxFloor: the model overrules the rules only when it is at least 80%
+// sure a message is no memory (log-odds ln(0.2/0.8)). A floor picked on
+// the validation split alone sat where plain preferences score ("I prefer
+// window seats on long flights", -0.41 against -0.26).
+var maxFloor = float32(math.Log(0.2 / 0.8))
 
 // captureParams were chosen on the validation texts, as the injection
 // model's were.
@@ -154,9 +160,9 @@ func trainCapture(examples []captureTraining) *linearModel {
 // pickKeepThresholds chooses the keep head's threshold and floor on the
 // validation split: a message is kept when it scores at least threshold,
 // or when the rules keep it and it scores at least floor. Of the pairs
-// at which that reaches captureTargetPrecision and the floor costs at most
-// maxVetoLoss of the rules' right keeps, the one with the highest recall
-// wins (the higher floor on a tie). Each floor tried sits halfway
+// at which that reaches captureTargetPrecision, with a floor no higher than
+// maxFloor that costs at most maxVetoLoss of the rules' right keeps, the
+// one with the highest recall wins (the higher floor on a tie). Each floor tried sits halfway
 // between two scores of messages the rules keep.
 func pickKeepThresholds(m *linearModel, examples []captureTraining) (threshold, floor float32) {
 	type scored struct {
@@ -192,6 +198,9 @@ func pickKeepThresholds(m *linearModel, examples []captureTraining) (threshold, 
 	}
 	best := -1
 	for _, f := range floors {
+		if f > maxFloor {
+			continue
+		}
 		// The floor vetoes what the rules keep wrongly ("I like how you
 		// did that summary, now do the next one"), not what they keep
 		// rightly: it may cost at most maxVetoLoss of their right keeps.
@@ -300,14 +309,13 @@ func (c *confusion) add(got, want bool) {
 }
 
 // minHeldOutCapture* are the floors of the capture tables nobody trained
-// or tuned on (heldout.tsv). Precision holds the issue's target (0.971
-// reached); recall (0.830) and category accuracy (0.768) fall short of
-// its 0.92 and 0.90, and their floors only keep them from getting worse:
-// the gap is reported on issue 30. The rules alone scored 0.925 / 0.293
-// and 0.374 on it.
+// or tuned on (heldout.tsv): precision 0.967, recall 0.788 and category
+// accuracy 0.768 reached, against the issue's 0.97, 0.92 and 0.90. The
+// floors only keep them from getting worse; the gap is reported on issue
+// 30. The rules alone scored 0.925 / 0.293 and 0.374 on it.
 const (
-	minHeldOutCapturePrecision = 0.97
-	minHeldOutCaptureRecall    = 0.80
+	minHeldOutCapturePrecision = 0.95
+	minHeldOutCaptureRecall    = 0.76
 	minHeldOutCategory         = 0.74
 )
 
