@@ -59,5 +59,43 @@ func LifeNote(v schemas.MemoryView) string {
 	case v.SupersededBy == "":
 		return "  (archived " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
 	}
-	return "  (superseded by " + v.SupersededBy[:min(8, len(v.SupersededBy))] + " " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
+	return "  (superseded by " + shortID(v.SupersededBy) + " " + time.UnixMilli(v.InvalidatedAt).UTC().Format(time.DateOnly) + ")"
 }
+
+// ForgetReply is a forget reply's details: what was deleted, or the
+// candidates to choose from.
+type ForgetReply struct {
+	Action     string // deleted or candidates
+	Candidates []schemas.MemoryView
+}
+
+// WriteForget prints a forget reply as the CLI does. A deletion is the
+// reply's own text (it says what was purged with it); candidates are
+// listed like search results, with the hint in the CLI's own syntax: the
+// reply's text names the tool's memoryId parameter, which a shell user
+// cannot give.
+func WriteForget(w io.Writer, res schemas.ToolResult) error {
+	var d ForgetReply
+	if err := DecodeDetails(res, &d); err != nil {
+		return fmt.Errorf("unexpected forget reply: %w", err)
+	}
+	if d.Action != "candidates" {
+		for _, c := range res.Content {
+			fmt.Fprintln(w, c.Text)
+		}
+		return nil
+	}
+	if len(d.Candidates) == 0 {
+		fmt.Fprintln(w, "No matching memories found; nothing was deleted.")
+		return nil
+	}
+	fmt.Fprintf(w, "No single clear match; nothing was deleted. %d candidate(s):\n", len(d.Candidates))
+	for i, m := range d.Candidates {
+		fmt.Fprintf(w, "%2d. [%s] %.0f%% [%s:%s] %s\n", i+1, shortID(m.ID), m.Score*100, m.Category, m.Scope, textutil.OneLine(m.Text, 200))
+	}
+	fmt.Fprintf(w, "Delete one with: clawmem forget ID (e.g. clawmem forget %s)\n", shortID(d.Candidates[0].ID))
+	return nil
+}
+
+// shortID is the 8-character prefix the CLI shows and accepts for an id.
+func shortID(id string) string { return id[:min(8, len(id))] }

@@ -218,7 +218,9 @@ when exactly one memory matches with high confidence, and otherwise lists candid
 			if r.MemoryID == "" && r.Query == "" {
 				return errors.New("give a memory id (or prefix) or --query")
 			}
-			return a.do(cmd, schemas.OpForget, agent, r, nil)
+			return a.do(cmd, schemas.OpForget, agent, r, func(res schemas.ToolResult) error {
+				return client.WriteForget(a.stdout, res)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&query, "query", "", "find the memory by this query")

@@ -129,3 +129,32 @@ func TestSearchExplain(t *testing.T) {
 		t.Fatalf("bad agent: %d %s", code, errOut)
 	}
 }
+
+// search --explain names the superseded memory a result was found through,
+// in the text and the JSON.
+func TestSearchExplainShowsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	ms := seedTexts(t, dir, "Remember that my dog is called Rex", "I prefer oolong tea in the morning", "I live in Paris", "I moved to Berlin")
+	paris := ms[2].ID
+	code, out, errOut := runCLI(t, "search", "where do I live", "--data-dir", dir, "--explain")
+	if code != 0 {
+		t.Fatalf("search: %s", errOut)
+	}
+	first, _, _ := strings.Cut(strings.SplitN(out, "\n", 2)[1], "\n      ")
+	if !strings.Contains(first, "I moved to Berlin") || !strings.Contains(out, "  replaced "+paris[:8]) {
+		t.Errorf("explain lacks Berlin first, replaced %s:\n%s", paris[:8], out)
+	}
+	code, out, _ = runCLI(t, "search", "where do I live", "--data-dir", dir, "--json")
+	var res struct {
+		Details struct {
+			Memories []struct {
+				Text    string
+				Sources struct{ Replaced string }
+			}
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Details.Memories) == 0 ||
+		res.Details.Memories[0].Text != "I moved to Berlin" || res.Details.Memories[0].Sources.Replaced != paris {
+		t.Fatalf("json search: %d %s", code, out)
+	}
+}

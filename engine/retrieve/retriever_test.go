@@ -1242,3 +1242,38 @@ func TestNeighbourExpansion(t *testing.T) {
 		}
 	}
 }
+
+// The background a stale fact must stand above to lift its successor: the
+// median of the pool, a small pool padded with what an unrelated memory
+// scores (0.5 at the default weights, less when the vector weight is cut).
+func TestBackground(t *testing.T) {
+	pool := func(scores ...float64) []Candidate {
+		cs := make([]Candidate, len(scores))
+		for i, s := range scores {
+			cs[i].Score = s
+		}
+		return cs
+	}
+	twelve := pool(0.9, 0.8, 0.75, 0.7, 0.66, 0.64, 0.62, 0.6, 0.58, 0.56, 0.54, 0.52)
+	for _, tc := range []struct {
+		name   string
+		vector float64
+		cs     []Candidate
+		want   float64
+	}{
+		{"empty", 0.7, nil, 0.5},
+		{"three strong matches do not set it", 0.7, pool(0.95, 0.9, 0.85), 0.5},
+		{"a small store's unrelated memories", 0.7, pool(0.65, 0.5, 0.5, 0.49, 0.5), 0.5},
+		{"six of ten above the unrelated level", 0.7, pool(0.9, 0.8, 0.7, 0.65, 0.6, 0.55), (0.55 + 0.6) / 2},
+		{"a full pool: its median", 0.7, twelve, (0.64 + 0.62) / 2},
+		{"odd pool", 0.7, twelve[:11], 0.64},
+		{"vector weight cut: unrelated scores less", 0.35, pool(0.9), 0.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRetriever(t, openStore(t, 8), cfgWith(RerankNone, func(c *Config) { c.VectorWeight, c.BM25Weight = tc.vector, 1-tc.vector }))
+			if got := r.background(tc.cs); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("background = %.4f, want %.4f", got, tc.want)
+			}
+		})
+	}
+}

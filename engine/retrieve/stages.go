@@ -43,10 +43,23 @@ type Sources struct {
 	Replaced string `json:"replaced,omitempty"`
 }
 
-// String is the sources on one line, as the CLI's --explain prints them.
+// String is the sources on one line, as the CLI's --explain prints them,
+// ending with what brought the memory in when its own match did not: the
+// superseded memory it replaced, the hit it is a neighbour of, the
+// temporal lift.
 func (s *Sources) String() string {
-	return fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
+	line := fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
 		hitText(s.VectorHit, s.Vector), hitText(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
+	if s.Replaced != "" {
+		line += "  replaced " + s.Replaced[:min(8, len(s.Replaced))]
+	}
+	if s.Neighbor != "" {
+		line += "  neighbour of " + s.Neighbor[:min(8, len(s.Neighbor))]
+	}
+	if s.Temporal {
+		line += "  temporal"
+	}
+	return line
 }
 
 // keep records each candidate's score as a stage left it.

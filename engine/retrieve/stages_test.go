@@ -582,3 +582,31 @@ func TestRelativeBM25(t *testing.T) {
 		t.Error("nil in, something out")
 	}
 }
+
+// --explain's line ends with what brought a memory in besides its own match.
+func TestSourcesString(t *testing.T) {
+	base := Sources{Vector: 0.539, VectorHit: true, Fused: 0.706, Reranked: 0.538, Rerank: RerankCosineFallback, Final: 0.58, Cosine: 0.144}
+	const head = "vector 0.539  bm25   -    fused 0.706  reranked 0.538 (cosine-fallback)  final 0.580  cosine 0.144"
+	for _, tc := range []struct {
+		name string
+		set  func(*Sources)
+		want string
+	}{
+		{"own match only", func(*Sources) {}, head},
+		{"replaced", func(s *Sources) { s.Replaced = "7e2fb9d6-0000-4000-8000-000000000001" }, head + "  replaced 7e2fb9d6"},
+		{"neighbour", func(s *Sources) { s.Neighbor = "1aaf679b-0000-4000-8000-000000000002" }, head + "  neighbour of 1aaf679b"},
+		{"temporal", func(s *Sources) { s.Temporal = true }, head + "  temporal"},
+		{"a short id is shown whole", func(s *Sources) { s.Replaced = "abc" }, head + "  replaced abc"},
+		{"all three", func(s *Sources) {
+			s.Replaced, s.Neighbor, s.Temporal = "7e2fb9d6-x", "1aaf679b-y", true
+		}, head + "  replaced 7e2fb9d6  neighbour of 1aaf679b  temporal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.set(&s)
+			if got := s.String(); got != tc.want {
+				t.Errorf("String() =\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
