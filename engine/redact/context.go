@@ -24,7 +24,7 @@ import (
 var (
 	passwordKeywords = slices.Concat([]string{"password", "passwort", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "pin",
 		"secret word", "code word", "codeword", "safeword", "psk", "wpa_psk", "clé wifi", "clé wi-fi", "clé du wifi", "cle wifi",
-		"clave wifi", "clave del wifi", "clave wi-fi", "code wifi", "code du wifi", "code wi-fi", "code du wi-fi",
+		"clave wifi", "clave del wifi", "clave wi-fi", "wifi code", "wi-fi code", "wlan code", "code wifi", "code du wifi", "code wi-fi", "code du wi-fi",
 		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
 		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
 		// A Wi-Fi network's key is its password.
@@ -123,11 +123,11 @@ const (
 	// separator: is / : / = and their translations, or "changed to".
 	separator = `(?:\s+(?:(?:was|has been|is|got|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
 		`(?:\s+(?:is|was|are|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|wird|bleibt|est|c'est|sera|serait|était|reste|` +
-		`es|era|seria|queda|quedo\s+como|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
+		`es|era|seria|queda|quedo\s+como|sigue\s+siendo|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
 		`\s*(?:→|->|=>|[—–])|\s+-\s|,?\s+(?:it's|it is|which is|das ist|c'est)` + adverb + `|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 	// adverb: "is now", "ist jetzt", "est désormais" before the value.
-	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|maintenant|désormais|ahora|ya)\b|\s+(?:teď|nyní))?`
+	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|immer noch|maintenant|désormais|toujours|encore|ahora|ya|todavía|todavia)\b|\s+(?:teď|nyní|pořád|stále))?`
 )
 
 // keywordAnchor: where a keyword occurs in the lower-cased text.
@@ -272,11 +272,14 @@ func findContext(in *input, out []candidate) []candidate {
 		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
 		device := class == classPassword && (nearDevice(lower[max(0, i-24):i]) || nearDevice(lower[kwEnd:min(len(lower), kwEnd+32)]))
 		sep := afterKeywordRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)])
-		if sep == nil && !weakKeywords[kw] && class != classCode {
+		if sep == nil && !weakKeywords[kw] {
 			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
 				strong := classLoosePassword
 				switch {
+				case class == classCode:
+					// "Die PIN meines Handys lautet 5928".
+					strong = classCode
 				case class != classPassword:
 					strong = classBareKey
 				case device:

@@ -141,7 +141,7 @@ var (
 	sigParamRE = regexp.MustCompile(`^[?&](?:sig|signature|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=_-]{16,})`)
 	// loginPairRE: "login for grafana is admin / Gr4fana!prod", "db creds
 	// → u=reporting p=Rep0rt#2025": a user, then the password.
-	loginPairRE = regexp.MustCompile(`^(?:logins?|creds|credentials|zugangsdaten|anmeldedaten|identifiants|credenciales|přihlašovací údaje|prihlasovaci udaje)(?:\s+(?:for|to|of|on|at|f[üu]r|pour|para|do|k)\s+[^\n:=/]{1,40}?)?(?:\s+(?:is|are|ist|sont|est|son|es|je|jsou)\b|\s*(?:[:=]|→|->))` +
+	loginPairRE = regexp.MustCompile(`^(?:logins?|creds|credentials|zugang|zugangsdaten|anmeldedaten|identifiants|credenciales|přihlašovací údaje|prihlasovaci udaje)(?:\s+(?:for|to|of|on|at|f[üu]r|zum|zur|pour|para|do|k)\s+[^\n:=/]{1,40}?)?(?:\s+(?:is|are|ist|sont|est|son|es|je|jsou)\b|\s*(?:[:=]|→|->))` +
 		`\s*(?:u(?:ser)?=)?[^\s/:,]{1,64}\s*(?:/|:|,|\s+p(?:ass|w|wd)?=)\s*([^\s'"]{6,})`)
 	// awsSecretRE: a 40-character AWS secret key after words naming it.
 	awsSecretRE = regexp.MustCompile(`^aws.{0,12}secret.{0,16}?["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`)
@@ -161,7 +161,7 @@ var (
 	telegramAnchor  = anchor(false, ":AA")
 	mysqlAnchor     = anchor(true, "mysql")
 	cliPassAnchor   = anchor(true, "sshpass", "docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl")
-	loginAnchor     = anchor(true, "login", "creds", "credentials", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales",
+	loginAnchor     = anchor(true, "login", "creds", "credentials", "zugang", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales",
 		"přihlašovací údaje", "prihlasovaci udaje")
 	discordAnchor  = anchor(false, "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")
 	authAnchor     = anchor(true, "bearer", "authorization")

@@ -35,6 +35,11 @@ func TestPhrasedSecrets(t *testing.T) {
 		{"curl -u alice:W0nderl4nd! https://api.example.com", "password", "W0nderl4nd!"},
 		{"mon code PIN est le 4821", "password", "4821"},
 		{"카드 비밀번호 4자리는 7315", "password", "7315"},
+		{"le mdp de mon compte Free c'est toujours chaton1234", "password", "chaton1234"},
+		{"La contraseña del correo del trabajo sigue siendo oficina2021", "password", "oficina2021"},
+		{"Zugang zum Router: admin / Fritz!Box2024", "password", "Fritz!Box2024"},
+		{"Die PIN meines Handys lautet 5928", "password", "5928"},
+		{"the wifi code is BlueSky2024", "password", "BlueSky2024"},
 	}
 	for _, tt := range found {
 		fs := Find(tt.in)
@@ -63,6 +68,10 @@ func TestPhrasedSecrets(t *testing.T) {
 		"la contraseña es la misma",
 		"das Passwort ist das alte",
 		"le code est le meilleur",
+		"Zugang zum Büro: über den Hof / Tür links",
+		"die PIN meines Handys ist gesperrt",
+		"der Zugang zur Garage ist hinten",
+		"my PIN code reminder is on the fridge",
 	} {
 		if fs := Find(in); len(fs) > 0 {
 			t.Errorf("Find(%q) = %s %q, want nothing", in, fs[0].Kind, in[fs[0].Start:fs[0].End])
