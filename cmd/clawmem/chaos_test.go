@@ -66,7 +66,7 @@ func TestHostileCorpus(t *testing.T) {
 			t.Errorf("%s: %s, want 401, 403 or 415", o.Name, o.Answer)
 		}
 	}
-	if want := map[string]int{"ingest": 23, "hook": 9, "query": 18, "subject": 5, "import": 25, "config": 28, "mcp": 21}; !maps.Equal(surfaces, want) {
+	if want := map[string]int{"ingest": 23, "hook": 9, "query": 18, "subject": 5, "import": 25, "config": 28, "mcp": 26}; !maps.Equal(surfaces, want) {
 		t.Fatalf("entries by surface %v, want %v", surfaces, want)
 	}
 	// The same through the command, which finds the instance by its run
