@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
@@ -81,14 +79,7 @@ func serveInProcess(t *testing.T, dir string, roles ...string) (*lockedBuffer, c
 // returns them as stored.
 func seedStore(t *testing.T, dir string, n int) map[string]schemas.Memory {
 	t.Helper()
-	cfg, err := config.Load("", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, st := openDirEngine(t, dir)
 	defer st.Close()
 	scopes := []string{"global", "agent:main"}
 	half := 0.5
@@ -270,16 +261,9 @@ func TestBackupRestoreKeepsHistory(t *testing.T) {
 		old = id
 		break
 	}
-	cfg, err := config.Load("", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, st := openDirEngine(t, dir)
 	half := 0.5
-	_, err = eng.Store(context.Background(), memory.Admin(), memory.StoreRequest{Text: "The staging database moved to host db-new.internal",
+	_, err := eng.Store(context.Background(), memory.Admin(), memory.StoreRequest{Text: "The staging database moved to host db-new.internal",
 		Scope: seeded[old].Scope, Importance: &half, Supersedes: old}, memory.DedupTool)
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,10 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// seedTexts stores texts, in order, in dir's store with the default
-// configuration (the local embedder) and returns the memories.
-func seedTexts(t *testing.T, dir string, texts ...string) []schemas.Memory {
+// openDirEngine opens dir's store with its configuration (the default:
+// the local embedder) for a test to fill or read; nothing may run on it,
+// and the caller closes the store.
+func openDirEngine(t *testing.T, dir string) (*memory.Engine, node.EngineStore) {
 	t.Helper()
 	cfg, err := config.Load("", dir)
 	if err != nil {
@@ -25,6 +26,14 @@ func seedTexts(t *testing.T, dir string, texts ...string) []schemas.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return eng, st
+}
+
+// seedTexts stores texts, in order, in dir's store with the default
+// configuration (the local embedder) and returns the memories.
+func seedTexts(t *testing.T, dir string, texts ...string) []schemas.Memory {
+	t.Helper()
+	eng, st := openDirEngine(t, dir)
 	defer st.Close()
 	out := make([]schemas.Memory, len(texts))
 	for i, text := range texts {

@@ -28,7 +28,6 @@ import (
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -516,14 +515,7 @@ func TestBulkOverNATS(t *testing.T) {
 	src := t.TempDir()
 	want := portFill(t, src, 1500)
 	srv, nc, _ := natsembed.StartTest(t)
-	cfg, err := config.Load("", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, st := openDirEngine(t, src)
 	defer st.Close()
 	svc := query.New(nc, eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
 	if err := svc.Start(); err != nil {
