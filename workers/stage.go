@@ -177,9 +177,6 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 	}
 }
 
-// pullExpiry is how long each of a stage's pull requests stays open.
-const pullExpiry = 5 * time.Second
-
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
@@ -201,11 +198,7 @@ func (s *stage) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: consumer: %w", s.name, err)
 	}
-	// A pull request outlives the stage that made it until it expires,
-	// and what the server delivers to it meanwhile goes to no one, counts
-	// a delivery and waits out AckWait: a short expiry bounds that window
-	// after a partition moves to another writer.
-	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch*2), jetstream.PullExpiry(pullExpiry))
+	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch * 2))
 	if err != nil {
 		return fmt.Errorf("%s: consume: %w", s.name, err)
 	}
@@ -279,7 +272,18 @@ type prepared struct {
 // up to a batch. false: the stage is stopping.
 func (s *stage) fetch(ctx context.Context, it jetstream.MessagesContext) ([]jetstream.Msg, bool) {
 	for {
+		if ctx.Err() != nil {
+			return nil, false
+		}
 		first, err := it.Next(jetstream.NextContext(ctx))
+		if err == nil && ctx.Err() != nil {
+			// Next picks at random between a buffered message and the
+			// stop: a stopping stage takes no new work, and hands this
+			// one back at once, uncounted.
+			s.notCounted(first)
+			_ = first.Nak()
+			return nil, false
+		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return nil, false
