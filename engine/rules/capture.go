@@ -161,7 +161,7 @@ func DetectCategory(text string) schemas.Category {
 		return schemas.CategoryEntity
 	}
 	var stack [featsOnStack]uint32
-	return captureModel.categoryOf(captureFeatures(stack[:0], &t, captureSignals(s, &t)), t.has(ruleFact))
+	return captureModel.categoryOf(captureFeatures(stack[:0], &t, captureSignals(s, &t, rulesKeep(s, &t))), t.has(ruleFact))
 }
 
 // hasEnvelope reports leftovers of the OpenClaw envelope or of a recall block.

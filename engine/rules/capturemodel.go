@@ -63,8 +63,9 @@ const (
 	capSignalCount = iota
 )
 
-// captureSignals runs the rules on t, the prepared message s.
-func captureSignals(s string, t *text) uint32 {
+// captureSignals runs the rules on t, the prepared message s; keep is
+// their capture verdict (rulesKeep), which the caller has already.
+func captureSignals(s string, t *text, keep bool) uint32 {
 	var sig uint32
 	set := func(b uint32, on bool) {
 		if on {
@@ -81,12 +82,10 @@ func captureSignals(s string, t *text) uint32 {
 	set(capAsk, hits&ruleAsk != 0 || opensWithInterrogative(t))
 	set(capYesNo, hits&ruleYesNo != 0)
 	set(capRecall, hits&ruleRecall != 0)
-	phone, email := hasPhoneNumber(s), hasEmail(s)
-	set(capPhone, phone)
-	set(capEmail, email)
-	slot := t.cjk && hasMySlot(t.lower)
-	set(capSlot, slot)
-	set(capStates, (hits&ruleTrigger != 0 || phone || email || slot) && statesContent(t))
+	set(capPhone, hasPhoneNumber(s))
+	set(capEmail, hasEmail(s))
+	set(capSlot, t.cjk && hasMySlot(t.lower))
+	set(capStates, keep)
 	set(capQuestionMark, strings.ContainsAny(t.lower, "?？"))
 	for i := range t.words {
 		w := t.word(i)
@@ -165,7 +164,7 @@ func edgeFeatures(feats []uint32, t *text) []uint32 {
 func modelKeeps(s string, t *text, rules bool) bool {
 	var stack [featsOnStack]uint32
 	h := &captureModel.heads[headKeep]
-	sc := captureModel.score(headKeep, captureFeatures(stack[:0], t, captureSignals(s, t)))
+	sc := captureModel.score(headKeep, captureFeatures(stack[:0], t, captureSignals(s, t, rules)))
 	return sc >= h.threshold || rules && sc >= h.floor
 }
 

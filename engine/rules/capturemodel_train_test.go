@@ -113,7 +113,7 @@ func captureTrainingSet(t *testing.T) []captureTraining {
 		if s, pt, ok := captureCandidate(e.text, CaptureOptions{}); ok {
 			x.candidate, x.rules = true, rulesKeep(s, &pt)
 			x.note = x.rules && pt.has(ruleNote)
-			x.raw = captureFeatures(nil, &pt, captureSignals(s, &pt))
+			x.raw = captureFeatures(nil, &pt, captureSignals(s, &pt, x.rules))
 			x.x = toSparse(x.raw, 1<<captureBits-1)
 		}
 		out = append(out, x)
@@ -291,20 +291,6 @@ func TestCaptureModelReproducible(t *testing.T) {
 	}
 	if a := ratio(modelRight, categorised); a < minCaptureValidationCategory {
 		t.Errorf("validation category accuracy %.3f, want at least %.2f", a, minCaptureValidationCategory)
-	}
-}
-
-// add counts a verdict got against the label want.
-func (c *confusion) add(got, want bool) {
-	switch {
-	case got && want:
-		c.tp++
-	case got:
-		c.fp++
-	case want:
-		c.fn++
-	default:
-		c.tn++
 	}
 }
 

@@ -131,18 +131,8 @@ func TestInjectionModelReproducible(t *testing.T) {
 			byLang[x.lang] = c
 		}
 		got := x.sig&sureSignals != 0 || m.score(0, x.raw) >= m.heads[0].threshold
-		for _, c := range []*confusion{c, &all} {
-			switch {
-			case got && x.injection:
-				c.tp++
-			case got:
-				c.fp++
-			case x.injection:
-				c.fn++
-			default:
-				c.tn++
-			}
-		}
+		c.add(got, x.injection)
+		all.add(got, x.injection)
 	}
 	for _, l := range slices.Sorted(maps.Keys(byLang)) {
 		c := byLang[l]

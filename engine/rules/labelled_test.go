@@ -61,6 +61,20 @@ func sumLanguages(byLang map[string]*confusion) (all confusion, langs []string) 
 	return all, langs
 }
 
+// add counts a verdict got against the label want.
+func (c *confusion) add(got, want bool) {
+	switch {
+	case got && want:
+		c.tp++
+	case got:
+		c.fp++
+	case want:
+		c.fn++
+	default:
+		c.tn++
+	}
+}
+
 func (c confusion) precision() float64 { return ratio(c.tp, c.tp+c.fp) }
 func (c confusion) recall() float64    { return ratio(c.tp, c.tp+c.fn) }
 
