@@ -73,7 +73,6 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 	// A second run takes the rest, each message once.
 	rest, stop2 := context.WithCancel(ctx)
 	defer stop2()
-	done := make(chan error, 1)
 	s.handle = func(_ context.Context, msgs []jetstream.Msg) []error {
 		for _, m := range msgs {
 			if _, loaded := seen.LoadOrStore(string(m.Data()), true); loaded {
@@ -85,15 +84,7 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 		}
 		return make([]error, len(msgs))
 	}
-	go func() { done <- s.run(rest) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the second run handled %d of %d", handled.Load(), n)
-	}
+	runWithin(t, s, rest, 20*time.Second, func() string { return fmt.Sprintf("the second run handled %d of %d", handled.Load(), n) })
 	if dup.Load() || handled.Load() != n {
 		t.Fatalf("handled %d of %d, a duplicate: %v", handled.Load(), n, dup.Load())
 	}
@@ -157,16 +148,7 @@ func TestStagePipelinesPrepareWithCommit(t *testing.T) {
 				return make([]error, len(msgs))
 			}
 		}}
-	done := make(chan error, 1)
-	go func() { done <- s.run(runCtx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("committed %d of %d", total.Load(), n)
-	}
+	runWithin(t, s, runCtx, 30*time.Second, func() string { return fmt.Sprintf("committed %d of %d", total.Load(), n) })
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(prepared, committed) {
@@ -409,17 +391,10 @@ func TestStageHandsBackWithoutCounting(t *testing.T) {
 			}
 			return errs
 		}
-		done := make(chan error, 1)
-		go func() { done <- s.run(runCtx) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(20 * time.Second):
+		runWithin(t, s, runCtx, 20*time.Second, func() string {
 			stop()
-			t.Fatalf("run %d: %d of %d handled", run, count.Load(), n)
-		}
+			return fmt.Sprintf("run %d: %d of %d handled", run, count.Load(), n)
+		})
 	}
 	if count.Load() != n {
 		t.Errorf("%d of %d handled", count.Load(), n)
@@ -497,5 +472,21 @@ func createStreams(t *testing.T, js jetstream.JetStream, names ...string) {
 		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{subjects[name]}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// runWithin runs s until ctx ends, and fails the test when it has not
+// returned within limit, with what progress says it got done.
+func runWithin(t *testing.T, s *stage, ctx context.Context, limit time.Duration, progress func() string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(limit):
+		t.Fatal(progress())
 	}
 }
