@@ -1,7 +1,5 @@
 package redact
 
-import "slices"
-
 // Detectors run their patterns only where a literal they start with occurs
 // (a key's prefix, a keyword): one pass over the text finds them all, so a
 // megabyte without secrets costs one table lookup per byte.
@@ -28,15 +26,15 @@ type anchorEntry struct {
 	id  int
 }
 
-// anchorGroup holds the literals that share their first two bytes.
-type anchorGroup struct {
-	second  byte
-	entries []anchorEntry
+// pairTable finds the literals by their first two bytes: index[b0<<8|b1]
+// is 1 + the position in lists of the literals starting with those bytes
+// (0: none), so most bytes of a text cost one lookup.
+type pairTable struct {
+	index [1 << 16]uint16
+	lists [][]anchorEntry
 }
 
-// The literals by first byte, then second: most bytes of a text start no
-// literal, and most that do fail on the next byte.
-var exactTable, foldedTable [256][]anchorGroup
+var exactTable, foldedTable pairTable
 
 func init() {
 	for id, a := range anchorLits {
@@ -45,14 +43,13 @@ func init() {
 			if a.folded {
 				t = &foldedTable
 			}
-			groups := t[lit[0]]
-			g := slices.IndexFunc(groups, func(g anchorGroup) bool { return g.second == lit[1] })
-			if g < 0 {
-				groups = append(groups, anchorGroup{second: lit[1]})
-				g = len(groups) - 1
+			key := int(lit[0])<<8 | int(lit[1])
+			if t.index[key] == 0 {
+				t.lists = append(t.lists, nil)
+				t.index[key] = uint16(len(t.lists))
 			}
-			groups[g].entries = append(groups[g].entries, anchorEntry{lit, id})
-			t[lit[0]] = groups
+			k := t.index[key] - 1
+			t.lists[k] = append(t.lists[k], anchorEntry{lit, id})
 		}
 	}
 }
@@ -60,16 +57,15 @@ func init() {
 // scanAnchors returns, for every anchor id, where its literals occur.
 func scanAnchors(text, lower string) [][]int {
 	hits := make([][]int, len(anchorLits))
-	scan := func(s string, t *[256][]anchorGroup) {
+	scan := func(s string, t *pairTable) {
 		for i := 0; i+1 < len(s); i++ {
-			for _, g := range t[s[i]] {
-				if g.second != s[i+1] {
-					continue
-				}
-				for _, a := range g.entries {
-					if len(s)-i >= len(a.lit) && s[i:i+len(a.lit)] == a.lit {
-						hits[a.id] = appendOnce(hits[a.id], i)
-					}
+			k := t.index[int(s[i])<<8|int(s[i+1])]
+			if k == 0 {
+				continue
+			}
+			for _, a := range t.lists[k-1] {
+				if len(s)-i >= len(a.lit) && s[i:i+len(a.lit)] == a.lit {
+					hits[a.id] = appendOnce(hits[a.id], i)
 				}
 			}
 		}

@@ -26,7 +26,10 @@ var (
 		"secret word", "code word", "codeword", "safeword", "psk", "wpa_psk", "clé wifi", "clé wi-fi", "clé du wifi", "cle wifi",
 		"clave wifi", "clave del wifi", "clave wi-fi", "wifi code", "wi-fi code", "wlan code", "code wifi", "code du wifi", "code wi-fi", "code du wi-fi",
 		"pin code", "pin-code", "pincode", "pin kód", "pin number", "kennwort", "mot de passe", "mdp", "contraseña", "contrasena", "clave",
-		"heslo", "hesla", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
+		"heslo", "hesla", "heslem", "heslu", "heslová fráze", "heslovou frázi", "wachtwoord", "パスフレーズ", "비밀 문구", "암호 문구", "암호문",
+		"핀 번호", "핀번호", "핀 코드", "핀으로", "핀은", "핀이",
+		// Its common misspellings.
+		"pasword", "passwrod", "passowrd", "paswort", "passwrd", "密码", "密碼", "口令", "パスワード", "パス", "暗証番号", "비밀번호", "비번", "패스워드", "암호"},
 		// A Wi-Fi network's key is its password.
 		spellings([]string{"wifi", "wi-fi", "wlan", "wpa", "wpa2", "wpa3", "network", "wireless"}, []string{"key", "schlüssel"}),
 		codeKeywords)
@@ -42,7 +45,8 @@ var (
 			"code porte", "code d'accès", "code d'acces", "code de l'alarme", "code alarme", "code d'entrée", "code d'entree", "digicode",
 			"código de la alarma", "código de alarma", "código de acceso", "código del portal", "código de la puerta", "codigo de la alarma",
 			"codigo de acceso", "codigo del portal", "kód od dveří", "kód ke dveřím", "kód k alarmu", "kód alarmu", "přístupový kód",
-			"pristupovy kod", "kod od dveri", "门禁码", "门禁密码", "開錠コード", "暗証コード", "도어락 비밀번호", "현관 비밀번호"})
+			"pristupovy kod", "kod od dveri", "门禁码", "门禁密码", "開錠コード", "暗証コード", "도어락 비밀번호", "현관 비밀번호",
+			"解除コード", "ロック解除", "解锁码", "解除码", "해제 코드", "puk", "puk code", "puk-code", "puk码", "pukコード", "puk 코드", "해제 번호", "잠금 해제", "도어락 번호", "현관 번호"})
 	keyKeywords = slices.Concat(
 		spellings([]string{"api"}, []string{"key", "token", "secret"}),
 		spellings([]string{"access"}, []string{"key", "token"}),
@@ -53,6 +57,7 @@ var (
 		spellings([]string{"secret", "account", "shared access", "shared_access", "sharedaccess", "master", "signing", "encryption", "app",
 			"application", "consumer", "license", "licence"}, []string{"key"}),
 		spellings([]string{"client"}, []string{"secret"}),
+		[]string{"accountkey", "sharedaccesskey", "wif"},
 		[]string{"secret", "token", "api-schlüssel", "api schlüssel", "apischlüssel", "api-schluessel", "clé d'api", "clé de l'api",
 			"clé api", "cle d'api", "cle api", "clé secrète", "cle secrete", "clé secrete", "jeton", "jeton d'accès", "jeton d'acces",
 			"clave de api", "clave de la api", "clave api", "clave de acceso", "clave acceso", "clave secreta", "api klíč", "api-klíč",
@@ -121,13 +126,13 @@ const (
 	// preposition: "password for the staging box is".
 	filler = `(?:\s+(?:for|of|to|on|at|in|from|f[üu]r|f[üu]rs|zum|zur|vom|von|beim|pour|de|du|des|para|del|k|ke|do|na|pro|od)\s+[^\n.!?:=]{1,40}?)?`
 	// separator: is / : / = and their translations, or "changed to".
-	separator = `(?:\s+(?:(?:was|has been|is|got|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno)\s+(?:to|auf|à|en|a|na)\b|` +
+	separator = `(?:\s+(?:(?:was|has been|is|got|wurde|a été|fue|bylo)\s+)?(?:changed|set|updated|reset|geändert|gesetzt|changé|cambiada|cambiado|změněno|nastaveno|(?:jsem\s+|sem\s+)?(?:změnil|změnila|nastavil|nastavila))\s+(?:to|auf|à|en|a|na)\b|` +
 		`(?:\s+(?:is|was|are|(?:should|will|would|must|shall)\s+be|ist|lautet|heißt|heisst|war|wird|bleibt|est|c'est|sera|serait|était|reste|` +
 		`es|era|seria|queda|quedo\s+como|sigue\s+siendo|je|bude|bylo|byl)\b|\s+(?:zní|será|sería|wäre|quedó\s+como|zůstává))` + adverb + `(?:\s*:)?|'s\b|` +
 		`\s*(?:→|->|=>|[—–])|\s+-\s|,?\s+(?:it's|it is|which is|das ist|c'est)` + adverb + `|\s*(?:改成了?|改为|设为|设置为|设置成|换成了?|变成了?)|` +
 		`\s*(?:是|为|為|は|는|은)\s*[:：]?|\s*(?:[:：=]|=>))`
 	// adverb: "is now", "ist jetzt", "est désormais" before the value.
-	adverb = `(?:\s+(?:now|still|currently|jetzt|nun|noch|immer noch|maintenant|désormais|toujours|encore|ahora|ya|todavía|todavia)\b|\s+(?:teď|nyní|pořád|stále))?`
+	adverb = `(?:\s+(?:now|still|currently|literally|actually|just|simply|basically|eigentlich|einfach|jetzt|nun|noch|immer noch|maintenant|désormais|toujours|encore|ahora|ya|todavía|todavia)\b|\s+(?:teď|nyní|pořád|stále))?`
 )
 
 // keywordAnchor: where a keyword occurs in the lower-cased text.
@@ -138,7 +143,7 @@ var setAnchor = anchor(true, "set", "change", "reset", "update")
 
 // They are matched on the ASCII-lower-cased text: folding case in the
 // pattern costs more than the rest of the match.
-var afterKeywordRE = regexp.MustCompile(`^["']?` + filler + separator + `[ \t]*`)
+var afterKeywordRE = regexp.MustCompile(`^["']?\]?` + filler + separator + `[ \t]*`)
 
 // afterKeywordLooseRE lets one or two words of any kind stand between the
 // keyword and the separator ("mot de passe provisoire :", "the password I
@@ -149,6 +154,18 @@ var afterKeywordLooseRE = regexp.MustCompile(`^["']?(?:\s+[^\s:=：]{1,20}){1,2}
 // setPasswordRE: "set the admin password to …", "change my password to …".
 var setPasswordRE = regexp.MustCompile(`^(?:set|change|changed|reset|update|updated)\s+(?:(?:the|my|our|your|his|her|their|an?)\s+)?` +
 	`(?:[\w'’-]+\s+){0,2}?(?:password|passwd|passphrase|pin)\s+(?:back\s+)?to\s+`)
+
+// useToLogInRE: "use hunter2024!? to log in", "use Ostrich-9 to unlock it":
+// the word between is what opens it.
+var useToLogInRE = regexp.MustCompile(`^use\s+["'“]?([^\s"'”]{6,64}?)["'”]?\s+to\s+(?:log\s*in|log\s*on|sign\s*in|login|unlock|decrypt)\b`)
+
+// useAnchor: the rare end of the phrase, from which "use" is looked for
+// back.
+var useAnchor = anchor(true, "to log", "to sign", "to unlock", "to decrypt")
+
+// ownLineRE: a keyword alone on its line, the value on the next
+// ("PASSWORD\nPurpleMoose#2210", "Wi-Fi key:\n  Rtr!9x…").
+var ownLineRE = regexp.MustCompile(`^[ \t]*:?[ \t]*\r?\n[ \t]*`)
 
 // weakKeywords are password keywords that are common words or
 // abbreviations too ("pass the key", "PW stands for"): before ":" or "="
@@ -175,7 +192,12 @@ var deviceWords = []string{"door", "gate", "garage*", "alarm*", "safe", "keypad*
 	"tor", "tresor*", "schloss", "porte", "portail", "coffre*", "digicode", "entrée", "puerta*", "portal", "caja fuerte", "candado",
 	"dveř*", "dver*", "brán*", "bran*", "trezor*", "zámek", "zamek", "vchod*", "padlock", "lockbox", "cadenas", "key safe",
 	"card", "bank card", "karte", "carte", "tarjeta", "karta", "karty", "银行卡", "卡", "カード", "카드",
-	"保险箱", "保险柜", "门禁", "大门", "金庫", "金库", "玄関", "ドア", "금고", "현관", "도어락", "대문"}
+	"保险箱", "保险柜", "门禁", "大门", "金庫", "金库", "玄関", "ドア", "금고", "현관", "도어락", "대문",
+	"fahrradschloss", "zahlenschloss", "vorhängeschloss", "bike lock", "bici", "garáž*", "sklep*", "keller*", "cellar", "报警器", "警報",
+	// A till's and a card terminal's codes.
+	"cash register", "register", "till", "kasse", "caisse", "pokladn*", "レジ", "收银", "pos", "terminal", "tpe", "自転車", "鍵", "錠", "ロック", "자물쇠", "锁",
+	// What a screen lock's PIN opens.
+	"phone", "handy*", "ipad*", "iphone*", "tablet*", "telefon*", "mobil*", "スマホ", "携帯", "手机", "핸드폰", "휴대폰"}
 
 // nearDevice: a device word is a word of s.
 func nearDevice(s string) bool {
@@ -259,6 +281,9 @@ func findContext(in *input, out []candidate) []candidate {
 		if len(kw) <= 4 && i > 0 && isASCIILetter(text[i-1]) {
 			continue // "spin", "cmdp": a short keyword inside a word
 		}
+		if cjkCompoundAfter(text[kwEnd:]) {
+			continue // "비밀번호 관리자는 1Password 써요"
+		}
 		if isBareKeyKeyword[kw] && notSecretKeys[strings.ToLower(wordBefore(text, i))] {
 			continue // "public key: age1…", "primary key is user_id"
 		}
@@ -272,6 +297,12 @@ func findContext(in *input, out []candidate) []candidate {
 		// "保险箱密码 7391", "금고 비밀번호 5829": a safe's password is a PIN.
 		device := class == classPassword && (nearDevice(lower[max(0, i-24):i]) || nearDevice(lower[kwEnd:min(len(lower), kwEnd+32)]))
 		sep := afterKeywordRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)])
+		if sep == nil && class == classPassword && aloneOnLine(text, i) {
+			if m := ownLineRE.FindStringIndex(text[kwEnd:min(len(text), kwEnd+16)]); m != nil {
+				out = contextValue(text, kwEnd+m[1], classStrongPassword, out)
+				continue
+			}
+		}
 		if sep == nil && !weakKeywords[kw] {
 			if loose := afterKeywordLooseRE.FindStringIndex(lower[kwEnd:min(len(lower), kwEnd+160)]); loose != nil &&
 				!compoundHeads[strings.ToLower(strings.Trim(firstWord(text[kwEnd:min(len(text), kwEnd+64)]), "-"))] {
@@ -287,18 +318,26 @@ func findContext(in *input, out []candidate) []candidate {
 					// door is a PIN.
 					strong = classCode
 				}
-				out = contextValue(text, kwEnd+loose[1], strong, out)
-				continue
+				n := len(out)
+				if out = contextValue(text, kwEnd+loose[1], strong, out); len(out) > n {
+					continue
+				}
+				// "password Vx4kR9mT2q (it was on the sticker)": the
+				// words the loose pattern took for a separator came
+				// after the value.
 			}
 		}
 		if sep == nil {
 			// "mot de passe NasMaison_88", "auth token 2241…", "门禁密码
 			// 2580#": no separator, so only a value no sentence would have.
 			if strings.HasPrefix(text[kwEnd:], " ") {
-				s, e, _ := valueAt(text, kwEnd+1)
+				s, e, quoted := valueAt(text, kwEnd+1)
 				v := text[s:e]
 				switch {
-				case s == e:
+				case s == e, strings.Contains(v, "="): // "bad_password attempts=4": another field
+				case quoted && class == classPassword && passwordValue(v, true, text[e:]):
+					// `passphrase "correct-lantern-basalt-ferry"`.
+					out = append(out, candidate{Finding{"password", s, e}, rankContext})
 				case weakKeywords[kw]:
 					// "FTP user webmaster pass W3bM@ster", but not "pass
 					// arg_1 to f": a symbol no identifier has.
@@ -316,9 +355,24 @@ func findContext(in *input, out []candidate) []candidate {
 		}
 		sepText := strings.TrimSpace(text[kwEnd : kwEnd+sep[1]])
 		if weakKeywords[kw] && !strings.HasSuffix(sepText, ":") && !strings.HasSuffix(sepText, "=") {
-			class = classStrongPassword
+			class = classWeakPassword
 		}
 		out = contextValue(text, kwEnd+sep[1], class, out)
+	}
+	for _, j := range in.hits[useAnchor] {
+		k := strings.LastIndex(lower[max(0, j-80):j], "use ")
+		if k < 0 {
+			continue
+		}
+		i := max(0, j-80) + k
+		if i > 0 && isASCIIWordByte(lower[i-1]) {
+			continue
+		}
+		if m := useToLogInRE.FindStringSubmatchIndex(lower[i:min(len(lower), i+120)]); m != nil {
+			if v := text[i+m[2] : i+m[3]]; hasLetterAndDigit(v) && !isPlaceholder(v) && !looksLikeLocation(v) {
+				out = append(out, candidate{Finding{"password", i + m[2], i + m[3]}, rankContext})
+			}
+		}
 	}
 	for _, i := range in.hits[setAnchor] {
 		if i > 0 && isASCIIWordByte(lower[i-1]) {
@@ -331,12 +385,22 @@ func findContext(in *input, out []candidate) []candidate {
 	return out
 }
 
+// aloneOnLine: only blanks or a list bullet stand before i on its line.
+func aloneOnLine(text string, i int) bool {
+	for j := i - 1; j >= 0 && text[j] != '\n'; j-- {
+		if !strings.ContainsRune(" \t-*•", rune(text[j])) {
+			return false
+		}
+	}
+	return true
+}
+
 // compoundHeads are nouns that, after a keyword, make a thing other than
 // the secret: "password manager is 1Password", "token limit is 8k".
 var compoundHeads = set(strings.Fields(`manager managers policy policies hint field length reset requirement requirements rule rules
 	strength expiry expiration history vault store safe generator prompt form box file hash rotation change protection limit count
 	budget usage format type name id header prefix scope scopes endpoint url page screen dialog setting settings option
-	manager-app gestionnaire verwaltung richtlinie länge feld gestor política longitud správce délka`))
+	manager-app fingerprint fingerprints gestionnaire verwaltung richtlinie länge feld gestor política longitud správce délka`))
 
 // firstWord is the first word of s after leading spaces and hyphens.
 func firstWord(s string) string {
@@ -352,7 +416,8 @@ type keywordClass int
 
 const (
 	classPassword       keywordClass = iota // passwordValue
-	classStrongPassword                     // strongValue: a weak keyword after a word
+	classStrongPassword                     // strongValue: a keyword alone on its line
+	classWeakPassword                       // strongValue or wordWithDigits: a weak keyword after a word
 	classLoosePassword                      // strongValue or mixedValue: words between keyword and separator
 	classCode                               // pinValue: PINs, door and alarm codes
 	classKey                                // keyValue
@@ -383,8 +448,8 @@ func contextValue(text string, at int, class keywordClass, out []candidate) []ca
 			return out
 		}
 	}
-	if s == e {
-		return out
+	if s == e || strings.HasPrefix(text[e:], "...") || strings.HasPrefix(text[e:], "…") {
+		return out // "pypi-...": the docs' elision
 	}
 	v := text[s:e]
 	var ok bool
@@ -396,6 +461,8 @@ func contextValue(text string, at int, class keywordClass, out []candidate) []ca
 		ok = passwordValue(v, quoted, text[e:])
 	case classStrongPassword:
 		ok = strongValue(v) || symbolPIN(v)
+	case classWeakPassword:
+		ok = strongValue(v) || symbolPIN(v) || wordWithDigits(v)
 	case classLoosePassword:
 		ok = strongValue(v) || symbolPIN(v) || mixedValue(v)
 	case classKey:
@@ -584,6 +651,14 @@ func strongValue(v string) bool {
 	return hasUpperAndLower(v) || strings.ContainsAny(v, "!#$%&*+=?@^_~")
 }
 
+// wordWithDigits: eight characters or more, letters with a digit among
+// them and nothing else ("marzipan4ever", "tigerlily2019"): after "pw is"
+// that is the password, where "pw is fine" is not.
+func wordWithDigits(v string) bool {
+	return len(v) >= 8 && len(v) <= 64 && hasLetterAndDigit(v) && strings.Trim(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" &&
+		!isPlaceholder(v)
+}
+
 // mixedValue: a word of eight characters or more that runs letters and
 // digits together, with three letters and two digits at least
 // ("sarang0214", "summer2021"): few words of a sentence look like that
@@ -650,8 +725,13 @@ func isPlainWord(v string) bool {
 	return true
 }
 
-// looksLikeLocation: a path, a URL or an e-mail address.
+// looksLikeLocation: a path, a URL or an e-mail address, or a vault's
+// path of lower-case names ("team-ai/openai-dev").
 func looksLikeLocation(v string) bool {
+	if strings.Contains(v, "/") && strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-_./") == "" && !strings.HasSuffix(v, "/") &&
+		strings.Count(v, "/") <= 4 && hasLetters(strings.Split(v, "/")) {
+		return true
+	}
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
 		strings.Contains(v, "://") || (len(v) > 2 && v[1] == ':' && v[2] == '\\') {
 		return true
@@ -703,3 +783,19 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// hasLetters: every part has two letters or more: names, not base64.
+func hasLetters(parts []string) bool {
+	for _, p := range parts {
+		n := 0
+		for i := 0; i < len(p); i++ {
+			if p[i] >= 'a' && p[i] <= 'z' {
+				n++
+			}
+		}
+		if n < 2 {
+			return false
+		}
+	}
+	return true
+}

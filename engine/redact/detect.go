@@ -34,7 +34,8 @@ type input struct {
 
 type detector func(in *input, out []candidate) []candidate
 
-var detectors = []detector{findPEM, findProviders, findShaped, findContext, findCodes, findNear, findSeeds, findEntropy}
+var detectors = []detector{findPEM, findProviders, findShaped, findCards, findContext, findCodes, findNear, findSpacedCodes, findCJKValues, findPairs, findFields, findTried, findCode,
+	findSeeds, findBackupCodes, findTOTP, findAnswers, findLoneStrong, findEntropy}
 
 // provider is a key format a provider documents: the prefix alone makes it
 // a secret, so no context is needed. The pattern is matched only where
@@ -126,7 +127,7 @@ var (
 	// matched on lower-cased text, the value read from the original.
 	authRE = regexp.MustCompile(`^(?:bearer|authorization["']?\s*[:=]\s*["']?(?:basic|token|bearer)?)\s+([a-z0-9._~+/=-]{16,})`)
 	// mysqlRE: a password on a MySQL command line, "-pSecret".
-	mysqlRE = regexp.MustCompile(`^mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p([^\s'"]{3,})`)
+	mysqlRE = regexp.MustCompile(`^mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p['"]?([^\s'"]{3,})`)
 	// cliPassRE: the password flag of commands whose -p is the password
 	// (sshpass, a registry login), quoted or not; "docker run -p 80:80"
 	// is a port, so docker counts only with login.
@@ -134,8 +135,8 @@ var (
 		`\s(?:-p|--password)(?:=|\s+)['"]?([^\s'"]{4,})`)
 	// userPassRE: the password of a user:password flag (curl -u, wget
 	// --user/--password, redis-cli -a, mongosh -p), read from the flag.
-	userPassRE = regexp.MustCompile(`^(?:curl|wget|redis-cli|mongo|mongosh|psql|lftp|smbclient|rclone)\b[^\n|;&]{0,200}?` +
-		`\s(?:(?:-u|--user)(?:=|\s+)['"]?[^\s:'"]+:|-a\s+|--pass(?:word)?(?:=|\s+)|-p\s+)['"]?([^\s'"]{4,})`)
+	userPassRE = regexp.MustCompile(`^(?:curl|wget|redis-cli|mongo|mongosh|psql|lftp|smbclient|rclone|https?)\b[^\n|;&]{0,200}?` +
+		`\s(?:(?:-u|--user|-a|--auth)(?:=|\s+)['"]?[^\s:,'"]+[:,]|-a\s+|--pass(?:word)?(?:=|\s+)|-p\s+)['"]?([^\s'"]{4,})`)
 	// sigParamRE: the signature of a pre-signed URL (Azure SAS sig=, S3
 	// X-Amz-Signature=): whoever holds the URL holds the access.
 	sigParamRE = regexp.MustCompile(`^[?&](?:sig|signature|x-amz-signature|x-goog-signature)=([A-Za-z0-9%+/=_-]{16,})`)
@@ -149,6 +150,9 @@ var (
 	slackHookRE = regexp.MustCompile(`^hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/([A-Za-z0-9]{16,})`)
 	// discordHookRE: the token of a Discord webhook URL.
 	discordHookRE = regexp.MustCompile(`^discord(?:app)?\.com/api/webhooks/[0-9]{5,}/([A-Za-z0-9_-]{40,})`)
+	// teamsHookRE: the path of a Microsoft Teams (Office 365) incoming
+	// webhook, whose ids and key are what lets anyone post.
+	teamsHookRE = regexp.MustCompile(`^webhook\.office\.com/webhookb2/([A-Za-z0-9@/_-]{40,})`)
 	// telegramRE: a bot token, "123456789:AA…", matched from its colon.
 	telegramRE = regexp.MustCompile(`^:AA[A-Za-z0-9_-]{33}`)
 )
@@ -159,6 +163,7 @@ var (
 	urlAnchor       = anchor(false, "://")
 	slackHookAnchor = anchor(false, "hooks.slack.com")
 	telegramAnchor  = anchor(false, ":AA")
+	teamsHookAnchor = anchor(false, "webhook.office.com/webhookb2/")
 	mysqlAnchor     = anchor(true, "mysql")
 	cliPassAnchor   = anchor(true, "sshpass", "docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl")
 	loginAnchor     = anchor(true, "login", "creds", "credentials", "zugang", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales",
@@ -166,7 +171,8 @@ var (
 	discordAnchor  = anchor(false, "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")
 	authAnchor     = anchor(true, "bearer", "authorization")
 	awsAnchor      = anchor(true, "aws")
-	userPassAnchor = anchor(true, "curl", "wget", "redis-cli", "mongo", "psql", "lftp", "smbclient", "rclone")
+	userPassAnchor = anchor(true, "curl", "wget", "redis-cli", "mongo", "psql", "lftp", "smbclient", "rclone", "http -a", "http --auth",
+		"https -a", "https --auth")
 	sigParamAnchor = anchor(true, "?sig=", "&sig=", "?signature=", "&signature=", "&x-amz-signature=", "?x-amz-signature=",
 		"&x-goog-signature=", "?x-goog-signature=")
 )
@@ -217,12 +223,18 @@ func findShaped(in *input, out []candidate) []candidate {
 		}
 	}
 	sub(slackHookRE, text, slackHookAnchor, "slack-webhook", notPlaceholder)
+	for _, i := range in.hits[teamsHookAnchor] {
+		if m := teamsHookRE.FindStringSubmatchIndex(window(i)); m != nil {
+			out = append(out, candidate{Finding{"teams-webhook", i + m[2], i + m[3]}, rankShaped})
+		}
+	}
 	for _, i := range in.hits[telegramAnchor] {
 		digits := i
 		for digits > 0 && text[digits-1] >= '0' && text[digits-1] <= '9' {
 			digits--
 		}
-		if i-digits < 8 || i-digits > 10 || (digits > 0 && isASCIIWordByte(text[digits-1])) {
+		// The Bot API's URLs put it after "/bot": ".../bot5920183746:AA…/sendMessage".
+		if i-digits < 8 || i-digits > 10 || (digits > 0 && isASCIIWordByte(text[digits-1]) && !strings.HasSuffix(text[:digits], "/bot")) {
 			continue
 		}
 		if m := telegramRE.FindStringIndex(window(i)); m != nil {
@@ -314,7 +326,8 @@ func pemBlocks(text string) []pemBlock {
 				end++
 			}
 		}
-		out = append(out, pemBlock{start, end, strings.HasSuffix(label, "PRIVATE KEY") || strings.HasSuffix(label, "PRIVATE KEY BLOCK")})
+		out = append(out, pemBlock{start, end, strings.HasSuffix(label, "PRIVATE KEY") || strings.HasSuffix(label, "PRIVATE KEY BLOCK") ||
+			strings.HasPrefix(label, "OpenVPN Static key")})
 		at = end
 	}
 }
@@ -362,6 +375,9 @@ func isPlaceholder(v string) bool {
 	if strings.Count(v, v[:1]) == len(v) { // "****", "xxxxxxxx"
 		return true
 	}
+	if strings.Contains(v, "xxxxxxxx") || strings.Contains(v, "XXXXXXXX") { // "SG.xxxxxxxx.xxxxxxxx"
+		return true
+	}
 	if strings.Contains(v, "***") || strings.Contains(v, "•") || strings.Contains(v, "...") || strings.Contains(v, "…") {
 		return true // masked: "sk-****3f9a", "•••••"
 	}
@@ -369,15 +385,86 @@ func isPlaceholder(v string) bool {
 		return true // a call that fetches it: "getpass()", "input("
 	}
 	l := strings.ToLower(v)
+	// Code, not a value: a call ("getpass.getpass(", "Read-Host"), a
+	// variable named for the secret ("ro_password", "get_secret_value").
+	if looksLikeCall(l) || strings.HasPrefix(l, "read-host") || snakeNamed(l) {
+		return true
+	}
+	// A hash of a password is stored where the password is not:
+	// "$2y$10$…" (bcrypt), "{SSHA}…", an algorithm's name.
+	for _, h := range []string{"$2a$", "$2b$", "$2y$", "$argon2", "$pbkdf2", "$6$", "$5$", "$1$", "{ssha}", "{sha}", "pbkdf2_", "bcrypt", "argon2"} {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	// A reference to where the secret is kept: Terraform's "var.db_password",
+	// Home Assistant's "!secret mqtt_password", "op://vault/item".
+	for _, p := range []string{"var.", "local.", "data.", "module.", "!secret", "!vault", "op://", "vault:", "ref+", "arn:", "secretkeyref"} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
 	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
 		if strings.Contains(l, w) {
 			return true
 		}
 	}
-	switch strings.Trim(l, "_-") {
+	// Password managers, named where their vault is meant: "密码都放在
+	// 1Password 里了".
+	for _, w := range []string{"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keychain", "nordpass", "proton pass"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	switch strings.Trim(l, "_-)\"'?!.") {
 	case "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "key", "xxx", "none", "null", "nil",
-		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit", "changeme", "change_me", "change-me":
+		"hidden", "masked", "tbd", "todo", "n/a", "user", "username", "changeit", "changeme", "change_me", "change-me",
+		"yes", "no", "true", "false", "on", "off", "dummy", "fake", "foo", "bar", "foobar", "test", "testing", "demo",
+		// The examples every password advice cites, public by now.
+		"password1", "password123", "123456", "12345678", "qwerty", "letmein", "iloveyou":
 		return true
 	}
 	return false
+}
+
+// snakeNamed: a snake_case name with a secret's word in it ("ro_password",
+// "get_secret_value", "api_token_env"): a variable, not its value.
+func snakeNamed(l string) bool {
+	if !strings.Contains(l, "_") || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return false
+	}
+	for part := range strings.SplitSeq(l, "_") {
+		if len(strings.Trim(part, "0123456789")) < 2 {
+			return false // "storepass_2931": a value with a number in it
+		}
+	}
+	for _, w := range []string{"pass", "secret", "token", "key", "pwd", "cred"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeCall: a function or method called ("getpass.getpass(",
+// "boto3.client(", "mysqli_connect("): a name before "(" with a dot in it,
+// or of four letters or underscores at least; a random key's "(" follows
+// letters and digits mixed.
+func looksLikeCall(l string) bool {
+	for at := 0; ; {
+		k := strings.IndexByte(l[at:], '(')
+		if k < 0 {
+			return false
+		}
+		k += at
+		s := k
+		for s > 0 && (isASCIIWordByte(l[s-1]) || l[s-1] == '.') {
+			s--
+		}
+		name := l[s:k]
+		if strings.Contains(name, ".") && len(name) >= 4 || len(name) >= 4 && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz_") == "" {
+			return true
+		}
+		at = k + 1
+	}
 }

@@ -92,10 +92,22 @@ func scoreTable(t *testing.T, path string) (precision, recall float64) {
 // because a fresh batch of phrasing is where the detector is expected to
 // miss, and they stand for that unseen text: the bars catch a regression
 // without asking every line of them to be found. dev5.tsv was written
-// after every rule and never tuned on (0.977/0.894 as first measured): it
-// is the current estimate for unseen text, and its bars (0.95, 0.85) sit
-// below those figures so that it guards against regressions without
-// being fitted to.
+// after every rule and never tuned on (0.977/0.894 as first measured), and
+// its bars (0.95, 0.85) sit below those figures so that it guards against
+// regressions without being fitted to. dev6, dev7 and dev8 came from three
+// more writers, each told a different emphasis (dev6: every kind and
+// phrasing; dev7: secrets pasted inside logs, configs and terminal
+// output; dev8: the six languages' own everyday wording), and were read
+// for their misses: first measured 0.988/0.898, 0.976/0.931 and
+// 0.986/0.844, they taught the finders for cards, backup codes and
+// recovery keys, authenticator secrets, spaced and dashed PINs beside a
+// device, values in a CJK keyword's clause, passphrase-shaped passwords
+// and more, and are held to 0.97 now. dev9 (structured documents:
+// configs, e-mails, tickets; first 0.907/0.930), dev10 (short personal
+// messages in the six languages; first 0.966/0.609), dev11 (source code
+// and automation; first 0.897/0.902) and dev12 (families' and small
+// businesses' logins and codes in eight languages; first 0.980/0.822)
+// followed the same way.
 func TestLabelled(t *testing.T) {
 	for _, tc := range []struct {
 		file                    string
@@ -106,6 +118,16 @@ func TestLabelled(t *testing.T) {
 		{"dev3.tsv", 0.95, 0.93},
 		{"dev4.tsv", 0.95, 0.93},
 		{"dev5.tsv", 0.95, 0.85},
+		{"dev6.tsv", 0.97, 0.97},
+		{"dev7.tsv", 0.97, 0.97},
+		{"dev8.tsv", 0.97, 0.97},
+		{"dev9.tsv", 0.97, 0.97},
+		// dev10's writer counts a gym locker's code as a secret, which
+		// this package does not (a locker is no lock: TestRedact): five
+		// of its misses are those.
+		{"dev10.tsv", 0.97, 0.90},
+		{"dev11.tsv", 0.97, 0.97},
+		{"dev12.tsv", 0.97, 0.95},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", tc.file))
@@ -119,19 +141,22 @@ func TestLabelled(t *testing.T) {
 // TestHeldOut measures the detector on the held-out tables, written by
 // people who never saw the detector or its other tables. heldout.tsv was
 // the first; its misses were read once the detector was built, so its
-// figures lean optimistic. heldout2.tsv came later, from another writer,
-// and nobody has read what the detector gets wrong on it: its figures are
-// the ones to trust.
+// figures lean optimistic. heldout2.tsv and heldout3.tsv came later, from
+// other writers, and nobody has read what the detector gets wrong on
+// them: their figures are the ones to trust. heldout3 was measured before
+// the finders dev6–dev8 taught (0.993/0.897), after them (0.981/0.958),
+// after dev9–dev10 (0.988/0.964) and after dev11–dev12 (0.988/0.970).
 func TestHeldOut(t *testing.T) {
 	for _, tc := range []struct {
 		file      string
 		minRecall float64
 	}{
 		{"heldout.tsv", 0.97},
-		// 0.968 measured (121 of 125), short of the 0.97 target by a
-		// line: this floor only keeps it from getting worse, and the gap
-		// is reported on issue 26.
-		{"heldout2.tsv", 0.95},
+		{"heldout2.tsv", 0.97},
+		// 160 of 165 found (0.9697), a hair under the 0.97 target: this
+		// floor only keeps it from getting worse; the gap is reported on
+		// issue 26.
+		{"heldout3.tsv", 0.96},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			p, r := scoreTable(t, filepath.Join("..", "..", "testdata", "secrets", tc.file))

@@ -77,6 +77,22 @@ func Find(text string) []Finding {
 	// costs the candidates' lengths, not their number squared.
 	var out []Finding
 	taken := make([]bool, len(text))
+	// A marker of an earlier redaction is no secret, nor is any part of
+	// it ("url-password]@0" after "://:"): redacting again changes nothing.
+	for at := 0; ; {
+		k := strings.Index(text[at:], MarkerPrefix)
+		if k < 0 {
+			break
+		}
+		s, e := at+k, at+k+len(MarkerPrefix)
+		if end := strings.IndexByte(text[e:], ']'); end >= 0 {
+			e += end + 1
+		}
+		for i := s; i < e; i++ {
+			taken[i] = true
+		}
+		at = e
+	}
 	for _, c := range cands {
 		if c.End <= c.Start || strings.Contains(text[c.Start:c.End], MarkerPrefix) || slices.Contains(taken[c.Start:c.End], true) {
 			continue
@@ -103,9 +119,52 @@ func asciiLower(s string) string {
 
 // Redact replaces every secret of text by its Marker and keeps the rest:
 // "my db password is [REDACTED:password] and I use postgres".
+//
+// A marker can bring a keyword next to a value that the words it replaced
+// kept apart ("pw is0000! !000000A"), so the redacted text is searched
+// again until nothing more is found: redacting twice changes nothing. The
+// findings of a later pass index the text as redacted before it.
 func Redact(text string) (string, []Finding) {
 	fs := Find(text)
+	for pass := 1; pass < maxPasses && len(fs) > 0; pass++ {
+		// A finding in the redacted text lies outside every marker (Find
+		// never reads into one), so it maps back to the same bytes of text.
+		out, back := replaceMapped(text, fs)
+		more := Find(out)
+		if len(more) == 0 {
+			return out, fs
+		}
+		for _, f := range more {
+			fs = append(fs, Finding{f.Kind, back(f.Start), back(f.End-1) + 1})
+		}
+		slices.SortFunc(fs, func(a, b Finding) int { return a.Start - b.Start })
+	}
 	return replace(text, fs), fs
+}
+
+// maxPasses bounds Redact's passes; each removes text, so few are needed.
+const maxPasses = 4
+
+// replaceMapped is replace, with a function from a byte of the result
+// that is not in a marker to the same byte of text.
+func replaceMapped(text string, fs []Finding) (string, func(int) int) {
+	type segment struct{ out, in int }
+	segs := []segment{{0, 0}}
+	n, at := 0, 0
+	for _, f := range fs {
+		n += f.Start - at
+		n += len(Marker(f.Kind))
+		at = f.End
+		segs = append(segs, segment{n, at})
+	}
+	back := func(o int) int {
+		k, _ := slices.BinarySearchFunc(segs, o, func(s segment, o int) int { return s.out - o })
+		if k == len(segs) || segs[k].out > o {
+			k--
+		}
+		return segs[k].in + o - segs[k].out
+	}
+	return replace(text, fs), back
 }
 
 // replace puts each finding's marker in its place.

@@ -259,7 +259,13 @@ func checkRedaction(t *testing.T, in string) {
 func FuzzRedact(f *testing.F) {
 	for _, s := range []string{"my db password is hunter2!! and I use postgres", fakeOpenAI, "postgres://a:b1234@h/x", "Passwort ist Sommer2023!",
 		"-----BEGIN EC PRIVATE KEY-----\nabc\n-----END EC PRIVATE KEY-----", "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
-		"密码是abc12345", "token=" + fakeGitHub + "&x=1", "\xff password: \xfe1234"} {
+		"密码是abc12345", "token=" + fakeGitHub + "&x=1", "\xff password: \xfe1234", "card 4111 7283 9911 2345 cvv 417",
+		"backup codes: 4821-7730, 9915-2064", "seed: canyon drift elbow ivory maple noble pistol quarter rescue sugar thunder violin",
+		"PASSWORD\nPurpleMoose#2210", "use hunter2024!? to log in", "unlock with Ostrich-Marmalade-4", "금고 비번 알려줄게 2-7-1-9-0-4",
+		"临时密码给你：Tmp#8841xy，明天", "security question: Pickles", "totp KX4M Q7RZ 2VNA LT6P", "a:5432:b:c:Tm9!vq2L",
+		"echo Fj2kq8PzW1nV | docker login --password-stdin", "admin／Yuzu_Ponzu55", "try Sommer2024!! now", "<password>Qm9!wr</password>",
+		"WIFI:T:WPA;S:x;P:fern-9921;;", `AuthTokens.basic("neo4j", "Lichen-Otter-7741")`, "IDENTIFIED BY 'Birch_5512'", "u:Yx2!pL@tcp(h)",
+		"the password is my dog's name. it's Bruno1987"} {
 		f.Add(s)
 	}
 	f.Fuzz(checkRedaction)
