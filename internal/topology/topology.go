@@ -20,8 +20,10 @@ type Config struct {
 	EventsMaxAge      time.Duration // default 7 days
 	TranscriptsMaxAge time.Duration // default 30 days
 	DLQMaxAge         time.Duration // default 30 days
-	// DuplicateWindow is how long a Nats-Msg-Id is remembered for dedup;
-	// default 10 minutes (at least 2).
+	// DuplicateWindow is how long the events' and transcripts' streams
+	// remember a Nats-Msg-Id, so that a hook or watcher retrying a
+	// publish whose acknowledgement it lost is stored once; default 10
+	// minutes (at least 2).
 	DuplicateWindow time.Duration
 	Replicas        int // default 1
 	// LeaseTTL is how long the writer's lease lasts without a heartbeat:
@@ -51,6 +53,15 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// internalDuplicateWindow is the work stream's and the memory log's: their
+// publishers are clawmem's own stages, whose retries come within seconds,
+// and a duplicate that comes later is absorbed anyway (a work item's
+// source id is stored once; the memory log keeps one message a memory).
+// Each remembered id costs the server memory for the whole window (two a
+// stored memory), so it is JetStream's own default, not the events' 10
+// minutes.
+const internalDuplicateWindow = 2 * time.Minute
+
 // Streams returns the stream configurations.
 func Streams(c Config) []jetstream.StreamConfig {
 	c = c.withDefaults()
@@ -68,7 +79,7 @@ func Streams(c Config) []jetstream.StreamConfig {
 		{
 			Name: schemas.StreamWork, Description: "clawmem work between stages",
 			Subjects: []string{schemas.WorkSubject}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-			Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
+			Duplicates: internalDuplicateWindow, Replicas: c.Replicas,
 		},
 		{
 			// One message per memory (its last state or its deletion): a
@@ -76,7 +87,7 @@ func Streams(c Config) []jetstream.StreamConfig {
 			// as the memories, however often they change.
 			Name: schemas.StreamMemories, Description: "clawmem memory log: every memory's last committed state",
 			Subjects: []string{schemas.MemoriesSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
-			MaxMsgsPerSubject: 1, Duplicates: c.DuplicateWindow, Replicas: c.Replicas,
+			MaxMsgsPerSubject: 1, Duplicates: internalDuplicateWindow, Replicas: c.Replicas,
 		},
 		{
 			Name: schemas.StreamDLQ, Description: "clawmem dead letters (see Clawmem-Dlq-* headers)",
