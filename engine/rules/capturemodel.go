@@ -30,7 +30,7 @@ var captureModel = mustDecodeLinear(captureModelFile, captureMagic, "capture_mod
 
 const (
 	captureMagic = "CMCAP001"
-	captureBits  = 16 // 128 KiB of weights per head
+	captureBits  = 17 // 256 KiB of weights per head: 11,000 training texts crowd 2^16
 	headKeep     = 0
 )
 

@@ -23,10 +23,12 @@ const (
 	// 0.84 to 0.76).
 	captureTargetPrecision = 0.97
 	// Floors under the validation figures, a margin below what the model
-	// last trained reached (recall 0.841, category accuracy 0.850), so
-	// that a corpus or feature change that costs either is noticed.
-	minCaptureValidationRecall   = 0.81
-	minCaptureValidationCategory = 0.82
+	// last trained reached (recall 0.813, category accuracy 0.864 on the
+	// validation fifth of six writers' tables; 0.841 and 0.850 on the
+	// fifth of the first two, an easier split), so that a corpus or
+	// feature change that costs either is noticed.
+	minCaptureValidationRecall   = 0.79
+	minCaptureValidationCategory = 0.84
 )
 
 // maxVetoLoss is the share of the rules' right keeps on the validation
@@ -41,7 +43,7 @@ var maxFloor = float32(math.Log(0.2 / 0.8))
 
 // captureParams were chosen on the validation texts, as the injection
 // model's were.
-var captureParams = fitParams{bits: captureBits, epochs: 40, rate: 0.4, l2: 1e-3, seed: 30}
+var captureParams = fitParams{bits: captureBits, epochs: 40, rate: 0.4, l2: 5e-4, seed: 30}
 
 // captureExample is a line of a capture table: label, category (for a
 // kept message), language and message.
@@ -295,14 +297,15 @@ func TestCaptureModelReproducible(t *testing.T) {
 }
 
 // minHeldOutCapture* are the floors of the capture tables nobody trained
-// or tuned on (heldout.tsv): precision 0.967, recall 0.788 and category
-// accuracy 0.768 reached, against the issue's 0.97, 0.92 and 0.90. The
+// or tuned on (heldout.tsv): precision 0.977, recall 0.820 and category
+// accuracy 0.845 reached with six writers' training tables (0.967, 0.788
+// and 0.768 with two), against the issue's 0.97, 0.92 and 0.90. The
 // floors only keep them from getting worse; the gap is reported on issue
 // 30. The rules alone scored 0.925 / 0.293 and 0.374 on it.
 const (
-	minHeldOutCapturePrecision = 0.95
-	minHeldOutCaptureRecall    = 0.76
-	minHeldOutCategory         = 0.74
+	minHeldOutCapturePrecision = 0.96
+	minHeldOutCaptureRecall    = 0.80
+	minHeldOutCategory         = 0.82
 )
 
 // TestCaptureHeldOut measures ShouldCapture and DetectCategory on every

@@ -161,6 +161,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 
 	// store
 	var ids []string
+	stored := map[string]bool{} // the categories capture gave the corpus
 	for i, text := range queryCorpus {
 		r, d := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
 		if d.Action != "created" || !schemas.IsUUID(d.ID) || d.Scope != "agent:main" || d.ExistingID != "" {
@@ -171,6 +172,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 			t.Fatalf("store text %q, want %q", r.text(), want)
 		}
 		ids = append(ids, d.ID)
+		stored[string(d.Category)] = true
 		// List orders by creation time (ms); two stores in one
 		// millisecond would make the page order below a coin toss.
 		time.Sleep(2 * time.Millisecond)
@@ -209,9 +211,20 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		!strings.Contains(r.text(), "\n"+wantLine) || !strings.HasSuffix(r.text(), "\n"+rules.FrameEnd) {
 		t.Fatalf("recall text %q, want a line %q", r.text(), wantLine)
 	}
-	r, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "green tea", Category: "entity"})
+	// A category no stored memory has: nothing, though the words match.
+	empty := ""
+	for _, c := range []string{"entity", "other", "fact"} {
+		if !stored[c] {
+			empty = c
+			break
+		}
+	}
+	if empty == "" {
+		t.Fatalf("the corpus took every category: %v", stored)
+	}
+	r, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "green tea", Category: empty})
 	if rd.Count != 0 || r.text() != "No relevant memories found." {
-		t.Fatalf("unrelated recall: %q %+v", r.text(), rd)
+		t.Fatalf("recall in category %s, which no memory has: %q %+v", empty, r.text(), rd)
 	}
 	_, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "production approvals deploys", Scope: "global", Category: "decision"})
 	if rd.Count != 1 || rd.Memories[0].ID != globalID {
