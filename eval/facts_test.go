@@ -440,14 +440,52 @@ func TestFactChanges(t *testing.T) {
 const factHeldOutFile = "../testdata/facts/heldout.json"
 
 // The issue's targets on the held-out scenarios are top-1 at least 0.95
-// and no wrongful supersede. The rule path reaches 0.283 (the supersede
+// and no wrongful supersede. The rule path reached 0.283 (the supersede
 // rules understand few of these phrasings, and the local embedder finds
-// "it's an iPhone 16 now" for "what phone do I have?" only by luck): the
-// floor keeps that from getting worse, the gap is on issue 30.
+// "it's an iPhone 16 now" for "what phone do I have?" only by luck), 0.331
+// with recall ranking a newer memory that tells an older one changed above
+// it (retrieve.Outdated): the floor keeps that from getting worse, the gap
+// is on issue 30.
 const (
 	factHeldOutTargetTop1 = 0.95
-	factHeldOutMinTop1    = 0.25
+	factHeldOutMinTop1    = 0.30
 )
+
+// factDevFile holds 72 fact-change scenarios by another writer, read for
+// what the rules miss (retrieve.Outdated and rules.Replaces were written
+// from them): top-1 0.403 before, 0.486 after, no wrongful supersede.
+const (
+	factDevFile    = "../testdata/facts/dev.json"
+	factDevMinTop1 = 0.45
+)
+
+// TestFactChangesDev measures the dev scenarios as the held-out ones are
+// measured, and logs what each miss got wrong.
+func TestFactChangesDev(t *testing.T) {
+	scs, err := readFactScenarios(factDevFile, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := testkit.LocalEmbedder(t, 0)
+	outs := make([]factOutcome, 0, len(scs))
+	wrongful := 0
+	for _, sc := range scs {
+		o := runFactScenario(t, emb, sc, false)
+		outs = append(outs, o)
+		wrongful += len(sc.Keep) - o.keepCurrent
+		if o.currentEnded {
+			wrongful++
+		}
+		if !o.top1 {
+			t.Logf("%s: %v", sc.ID, o.why)
+		}
+	}
+	_, overall := factReport(outs)
+	t.Logf("dev: top-1 %.3f; wrongful supersedes %d", overall.Top1, wrongful)
+	if overall.Top1 < factDevMinTop1 || wrongful > 0 {
+		t.Errorf("dev top-1 %.3f (floor %.2f), %d wrongful supersedes (want 0)", overall.Top1, factDevMinTop1, wrongful)
+	}
+}
 
 // TestFactChangesHeldOut measures the rule path on the held-out scenarios:
 // the current fact is recall's first answer, and no fact that must stay

@@ -188,6 +188,9 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	keep(cs, func(s *Sources, x float64) { s.AfterTimeDecay = x })
 	cs = TemporalBoost(cs, text, now, r.cfg.TemporalBoost)
 	sortByScore(cs)
+	if !q.History {
+		cs = Outdated(cs)
+	}
 	cs = r.neighbors(ctx, cs, q)
 	hardMin := r.cfg.HardMinScore
 	if q.MinScore != nil {

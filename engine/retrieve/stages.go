@@ -41,12 +41,16 @@ type Sources struct {
 	// Replaced is the id of the superseded memory the query matched, when
 	// this one was brought in as the fact that replaced it.
 	Replaced string `json:"replaced,omitempty"`
+	// Outdated is the id of a newer memory among the results that tells
+	// this one changed ("Sold the Corvano and got a Hallis EV" for "I
+	// drive a Corvano"); the newer one ranks above it.
+	Outdated string `json:"outdated,omitempty"`
 }
 
 // String is the sources on one line, as the CLI's --explain prints them,
 // ending with what brought the memory in when its own match did not: the
 // superseded memory it replaced, the hit it is a neighbour of, the
-// temporal lift.
+// temporal lift; and a newer memory that tells it changed.
 func (s *Sources) String() string {
 	line := fmt.Sprintf("vector %s  bm25 %s  fused %.3f  reranked %.3f (%s)  final %.3f  cosine %.3f",
 		hitText(s.VectorHit, s.Vector), hitText(s.BM25Hit, s.BM25), s.Fused, s.Reranked, s.Rerank, s.Final, s.Cosine)
@@ -58,6 +62,9 @@ func (s *Sources) String() string {
 	}
 	if s.Temporal {
 		line += "  temporal"
+	}
+	if s.Outdated != "" {
+		line += "  outdated by " + s.Outdated[:min(8, len(s.Outdated))]
 	}
 	return line
 }
@@ -362,4 +369,47 @@ func memoryDates(m schemas.Memory) []temporal.Span {
 		}
 	}
 	return out
+}
+
+// outdatedLead: an older memory that leads the newer one by more matched
+// the question better than a change of it would; the two keep their
+// places.
+const outdatedLead = 0.05
+
+// outdatedWindow is how many of the first results are compared pairwise.
+const outdatedWindow = 10
+
+// Outdated ranks a newer memory that tells an older one changed, in words
+// no slot rule reads (rules.Replaces), above it: the two trade scores. The
+// older one is not superseded — a change read from free words is a guess,
+// and a guess must not hide a fact — but recall answers with the newer one
+// first. cs must be sorted by score; the result is too.
+func Outdated(cs []Candidate) []Candidate {
+	n := min(len(cs), outdatedWindow)
+	changed := false
+	for j := range n {
+		// Most memories tell no change: the pairs are read only for those
+		// that do.
+		if !rules.TellsChange(cs[j].Memory.Text) {
+			continue
+		}
+		for i := range n {
+			a, b := &cs[i], &cs[j]
+			if i == j || a.Sources.Outdated != "" || b.Memory.Timestamp < a.Memory.Timestamp || a.Score-b.Score > outdatedLead ||
+				!rules.Replaces(b.Memory.Text, a.Memory.Text) {
+				continue
+			}
+			// The two trade places: both stay among the results (the
+			// older one may be what a question about the past needs).
+			if b.Score < a.Score {
+				a.Score, b.Score = b.Score, a.Score
+			}
+			a.Sources.Outdated = b.Memory.ID
+			changed = true
+		}
+	}
+	if changed {
+		sortByScore(cs)
+	}
+	return cs
 }

@@ -596,6 +596,7 @@ func TestSourcesString(t *testing.T) {
 		{"replaced", func(s *Sources) { s.Replaced = "7e2fb9d6-0000-4000-8000-000000000001" }, head + "  replaced 7e2fb9d6"},
 		{"neighbour", func(s *Sources) { s.Neighbor = "1aaf679b-0000-4000-8000-000000000002" }, head + "  neighbour of 1aaf679b"},
 		{"temporal", func(s *Sources) { s.Temporal = true }, head + "  temporal"},
+		{"outdated", func(s *Sources) { s.Outdated = "5c0ffee1-0000-4000-8000-000000000003" }, head + "  outdated by 5c0ffee1"},
 		{"a short id is shown whole", func(s *Sources) { s.Replaced = "abc" }, head + "  replaced abc"},
 		{"all three", func(s *Sources) {
 			s.Replaced, s.Neighbor, s.Temporal = "7e2fb9d6-x", "1aaf679b-y", true
@@ -606,6 +607,47 @@ func TestSourcesString(t *testing.T) {
 			tc.set(&s)
 			if got := s.String(); got != tc.want {
 				t.Errorf("String() =\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOutdated: a newer memory that tells an older one changed trades
+// places with it when the older one leads by little; one that leads by
+// more, an older memory that tells the change, and unrelated memories keep
+// their places; nothing is dropped.
+func TestOutdated(t *testing.T) {
+	mem := func(id, text string, ts int64, score float64) Candidate {
+		return Candidate{Memory: schemas.Memory{ID: id, Text: text, Timestamp: ts}, Score: score}
+	}
+	old := "I drive a Corvano sedan"
+	change := "Sold the Corvano and got a Hallis EV instead"
+	for _, tc := range []struct {
+		name  string
+		in    []Candidate
+		order []string
+		stale string // the candidate marked Outdated, by id
+	}{
+		{"close behind: the change first", []Candidate{mem("old", old, daysAgo(30), 0.62), mem("run", "I run before work", daysAgo(5), 0.60),
+			mem("new", change, daysAgo(2), 0.59)}, []string{"new", "run", "old"}, "old"},
+		{"far behind: the question asked for the old one", []Candidate{mem("old", old, daysAgo(30), 0.80), mem("new", change, daysAgo(2), 0.50)},
+			[]string{"old", "new"}, ""},
+		{"the change told first is no successor", []Candidate{mem("old", old, daysAgo(2), 0.62), mem("new", change, daysAgo(30), 0.60)},
+			[]string{"old", "new"}, ""},
+		{"no change told", []Candidate{mem("a", old, daysAgo(30), 0.62), mem("b", "I washed the Corvano", daysAgo(2), 0.60)},
+			[]string{"a", "b"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := Outdated(slices.Clone(tc.in))
+			var ids []string
+			for _, c := range out {
+				ids = append(ids, c.Memory.ID)
+				if (c.Sources.Outdated != "") != (c.Memory.ID == tc.stale) {
+					t.Errorf("%s outdated by %q", c.Memory.ID, c.Sources.Outdated)
+				}
+			}
+			if !slices.Equal(ids, tc.order) {
+				t.Errorf("order %v, want %v", ids, tc.order)
 			}
 		})
 	}
