@@ -30,7 +30,7 @@ func findSpacedCodes(in *input, out []candidate) []candidate {
 		if !isDigit(text[p]) || p > 0 && (isASCIIWordByte(text[p-1]) || text[p-1] == '-' || text[p-1] == '.' || text[p-1] == ':') {
 			continue
 		}
-		e, digits, groups := spacedDigits(text, p)
+		e, digits, groups := digitGroups(text, p)
 		spaced := len(groups) >= 3 && digits >= 4 && digits <= 8 && maxOf(groups) <= 2 && (strings.Contains(text[p:e], "-") || maxOf(groups) == 1)
 		keypad := len(groups) == 1 && digits >= 4 && digits <= 12 && hasKeypadMark(text[e:])
 		plain := len(groups) == 1 && digits >= 4 && digits <= 8 && !year(text[p:e]) && codeEnds(text[e:]) && !timeWordBefore(lower, p)
@@ -129,26 +129,6 @@ func clauseStart(text string, p, span int) int {
 		from++
 	}
 	return from
-}
-
-// spacedDigits reads digit groups from p joined by one space or dash.
-func spacedDigits(text string, p int) (end, digits int, groups []int) {
-	end = p
-	for {
-		j := end
-		for j < len(text) && isDigit(text[j]) {
-			j++
-		}
-		if j == end {
-			return end, digits, groups
-		}
-		groups, digits, end = append(groups, j-end), digits+j-end, j
-		if j+1 < len(text) && (text[j] == ' ' || text[j] == '-') && isDigit(text[j+1]) {
-			end = j + 1
-			continue
-		}
-		return end, digits, groups
-	}
 }
 
 func maxOf(xs []int) int { return slices.Max(xs) }
