@@ -6,19 +6,19 @@ import (
 	"unicode/utf8"
 )
 
-// A fact often changes in words that name what it was (recall uses this to
-// rank the newer memory first: retrieve.Outdated; nothing is superseded on
-// it): "Sold the Corvano
+// A fact often changes in words that name what it was: "Sold the Corvano
 // and got a Hallis EV", "Z Modrého Mlýna jsem odešla, od září jsem v
-// Teraxu", "高梨さんが異動になって、新しい上司は森本さんになりました", "강철짐은
-// 끊었고 이제 필라테스 다녀요". No slot rule reads those, but two things
-// together say the older memory probably no longer holds: the new text names it (a
-// word of it that is a name or a thing, not a function word), and it says
-// that something ended or changed (a closed class of verbs and adverbs in
-// each language: sold, quit, left, died, switched, no longer, now …). The
-// older memory must be about the same person: a relative, a friend or a
-// colleague named in one text and not the other makes them two people's
-// facts ("My brother still goes fishing" stays when "I gave up fishing").
+// Teraxu", "高梨さんが異動になって、新しい上司は森本さんになりました",
+// "강철짐은 끊었고 이제 필라테스 다녀요". No slot rule reads those, but two
+// things together say the older memory probably no longer holds: the new
+// text names it (a word of it that is a name or a thing, not a function
+// word), and it says that something ended or changed (a closed class of
+// verbs and adverbs in each language: sold, quit, left, died, switched, no
+// longer …). The older memory must be about the same person: a relative,
+// a friend or a colleague named in one text and not the other makes them
+// two people's facts ("My brother still goes fishing" stays when "I gave
+// up fishing"). Recall uses this to rank the newer memory first
+// (retrieve.Outdated); nothing is superseded on it, since it is a guess.
 
 // TellsChange reports whether text tells that something ended or changed,
 // the first half of Replaces, for callers that compare one text with many.
@@ -30,13 +30,10 @@ func TellsChange(text string) bool {
 // Replaces reports whether newText, a change told in free words, ends
 // oldText.
 func Replaces(newText, oldText string) bool {
-	if len(newText) > maxFactBytes || len(oldText) > maxFactBytes || newText == oldText {
+	if len(oldText) > maxFactBytes || newText == oldText || !TellsChange(newText) {
 		return false
 	}
 	n, o := strings.ToLower(newText), strings.ToLower(oldText)
-	if !hasChangeCue(n) || containsAny(n, notChangeCues) {
-		return false
-	}
 	if relationOf(n) != relationOf(o) {
 		return false
 	}
