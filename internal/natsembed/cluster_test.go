@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/internal/jsretry"
 )
 
 // A node stopped and restarted rejoins, and an R3 stream written while it
@@ -22,7 +24,12 @@ func TestClusterNodeRejoins(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, Replicas: 3})
+	// A cluster just started may not yet know all its peers ("no suitable
+	// peers for placement"): the stream is created as clawmem creates its
+	// own, retrying what is transient (a fresh-clone CI run failed here).
+	s, err := jsretry.Do(ctx, nil, "stream T", func(ctx context.Context) (jetstream.Stream, error) {
+		return js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, Replicas: 3})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
