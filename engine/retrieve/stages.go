@@ -396,7 +396,7 @@ func Outdated(cs []Candidate) []Candidate {
 		for i := range n {
 			a, b := &cs[i], &cs[j]
 			if i == j || a.Sources.Outdated != "" || b.Memory.Timestamp < a.Memory.Timestamp || a.Score-b.Score > outdatedLead ||
-				!rules.Replaces(b.Memory.Text, a.Memory.Text) {
+				!rules.ReplacesTold(b.Memory.Text, a.Memory.Text) {
 				continue
 			}
 			// The two trade places: both stay among the results (the

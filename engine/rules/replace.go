@@ -30,7 +30,13 @@ func TellsChange(text string) bool {
 // Replaces reports whether newText, a change told in free words, ends
 // oldText.
 func Replaces(newText, oldText string) bool {
-	if len(oldText) > maxFactBytes || newText == oldText || !TellsChange(newText) {
+	return TellsChange(newText) && ReplacesTold(newText, oldText)
+}
+
+// ReplacesTold is Replaces for a newText TellsChange already holds for:
+// callers comparing one text with many ask that once.
+func ReplacesTold(newText, oldText string) bool {
+	if len(oldText) > maxFactBytes || newText == oldText {
 		return false
 	}
 	n, o := strings.ToLower(newText), strings.ToLower(oldText)
@@ -96,10 +102,8 @@ var changeCues = []string{
 }
 
 func hasChangeCue(lower string) bool {
-	for _, c := range changeCues {
-		if strings.Contains(lower, c) {
-			return true
-		}
+	if containsAny(lower, changeCues) {
+		return true
 	}
 	// "Now", alone, is in every kind of sentence; with a comparison or a
 	// verb of having or using it tells a replacement: "jetzt hab ich ein
@@ -171,7 +175,8 @@ func lastRuneBefore(s string, i int) rune {
 // inflect: "Modrý Mlýn", "Modrého Mlýna"); or two Han, kana or Hangul
 // characters in a row, outside the function words of those scripts.
 func namesValueOf(n, o, oldOrig string) bool {
-	for _, w := range strings.FieldsFunc(o, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	capital := capitalised(oldOrig)
+	for _, w := range strings.FieldsFunc(o, notWordRune) {
 		if isCJKWord(w) {
 			continue
 		}
@@ -182,7 +187,7 @@ func namesValueOf(n, o, oldOrig string) bool {
 		if commonWord(w) {
 			continue
 		}
-		if capitalisedIn(oldOrig, w) {
+		if capital[w] {
 			if size >= 4 && strings.Contains(n, string([]rune(w)[:4])) {
 				return true
 			}
@@ -233,7 +238,7 @@ var cjkCommon = map[string]bool{
 }
 
 // commonWords are Latin words of five letters or more that say nothing of
-// what a fact is about.
+// what a fact is about, and the change cues' words.
 var commonWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`about after again always being could every first found going great since still their there
@@ -244,31 +249,34 @@ var commonWords = func() map[string]bool {
 		jsem jsme není mám máme bydlím pracuju pracuji chodím jezdím teď protože`) {
 		m[w] = true
 	}
+	// The change cues' own words, which both texts of a change may share
+	// without naming anything.
+	for _, c := range changeCues {
+		m[strings.TrimSpace(c)] = true
+	}
 	return m
 }()
 
-func commonWord(w string) bool { return commonWords[w] || stopWordsSupersede(w) }
+func commonWord(w string) bool { return commonWords[w] }
 
-// stopWordsSupersede holds the change cues' own words, which both texts
-// of a change may share without naming anything.
-func stopWordsSupersede(w string) bool {
-	for _, c := range changeCues {
-		if strings.TrimSpace(c) == w {
-			return true
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// capitalised maps each word of orig, lower-cased, to whether it stands
+// capitalised where it first occurs after the first word: a name
+// ("Ironleaf", "Tomáš").
+func capitalised(orig string) map[string]bool {
+	words := strings.FieldsFunc(orig, notWordRune)
+	m := make(map[string]bool, len(words))
+	for _, x := range words[min(1, len(words)):] {
+		if w := strings.ToLower(x); !hasKey(m, w) {
+			r, _ := utf8.DecodeRuneInString(x)
+			m[w] = unicode.IsUpper(r)
 		}
 	}
-	return false
+	return m
 }
 
-// capitalisedIn: w (lower-cased) stands capitalised in orig, not as its
-// first word: a name ("Ironleaf", "Tomáš").
-func capitalisedIn(orig, w string) bool {
-	words := strings.FieldsFunc(orig, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	for i, x := range words {
-		if i > 0 && strings.ToLower(x) == w {
-			r, _ := utf8.DecodeRuneInString(x)
-			return unicode.IsUpper(r)
-		}
-	}
-	return false
+func hasKey(m map[string]bool, k string) bool {
+	_, ok := m[k]
+	return ok
 }
