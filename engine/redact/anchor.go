@@ -1,5 +1,7 @@
 package redact
 
+import "slices"
+
 // Detectors run their patterns only where a literal they start with occurs
 // (a key's prefix, a keyword): one pass over the text finds them all, so a
 // megabyte without secrets costs one table lookup per byte.
@@ -73,6 +75,14 @@ func scanAnchors(text, lower string) [][]int {
 	scan(text, &exactTable)
 	scan(lower, &foldedTable)
 	return hits
+}
+
+// hitsIn is the part of hits, an anchor's increasing positions, in
+// [from, to).
+func hitsIn(hits []int, from, to int) []int {
+	s, _ := slices.BinarySearch(hits, from)
+	e, _ := slices.BinarySearch(hits, to)
+	return hits[s:max(s, e)]
 }
 
 // appendOnce adds i unless it is already the last position (two literals

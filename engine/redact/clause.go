@@ -92,10 +92,7 @@ func notCodeBefore(lower string, from, p int) bool {
 // keywordIn reports a password keyword and a code keyword (PINs, door
 // codes) among the keywords found in [from, to).
 func keywordIn(in *input, from, to int) (password, code bool) {
-	hits := in.hits[keywordAnchor]
-	k, _ := slices.BinarySearch(hits, from)
-	for ; k < len(hits) && hits[k] < to; k++ {
-		i := hits[k]
+	for _, i := range hitsIn(in.hits[keywordAnchor], from, to) {
 		kw := keywordAt(in.lower[i:])
 		if kw == "" || len(kw) <= 4 && i > 0 && isASCIILetter(in.text[i-1]) {
 			continue
@@ -168,16 +165,11 @@ func codeEnds(after string) bool {
 
 // devicePlain: the clause after a device sets, opens or numbers it, so a
 // plain number in it is its code.
-func devicePlain(clause string) bool {
-	for _, w := range []string{"set it to", "set to", "opens with", "open with", "code", "combo", "kombi", "geht mit", "öffnet mit", "nastavil",
-		"nastavila", "otevře", "otevřeš", "kombinac", "kód", "番号", "暗証", "設定", "密码", "번호", "비번", "비밀번호", "コード", "코드", "代码", "码",
-		": ", "："} {
-		if strings.Contains(clause, w) {
-			return true
-		}
-	}
-	return false
-}
+func devicePlain(clause string) bool { return containsAny(clause, settingWords) }
+
+var settingWords = []string{"set it to", "set to", "opens with", "open with", "code", "combo", "kombi", "geht mit", "öffnet mit", "nastavil",
+	"nastavila", "otevře", "otevřeš", "kombinac", "kód", "番号", "暗証", "設定", "密码", "번호", "비번", "비밀번호", "コード", "코드", "代码", "码",
+	": ", "："}
 
 // year: a number that reads as a year (1950 to 2049).
 func year(v string) bool { return len(v) == 4 && (v >= "1950" && v <= "2049") }
@@ -185,8 +177,7 @@ func year(v string) bool { return len(v) == 4 && (v >= "1950" && v <= "2049") }
 // timeWordBefore: "in 4417", "seit 2580": a number after a word of time
 // or quantity is no code.
 func timeWordBefore(lower string, p int) bool {
-	w := strings.ToLower(lastWordBefore(lower, p))
-	switch w {
+	switch lastWordBefore(lower, p) {
 	case "in", "since", "until", "seit", "bis", "im", "od", "do", "v", "depuis", "desde", "hasta", "about", "over", "under", "than", "from", "between":
 		return true
 	}
@@ -246,7 +237,7 @@ func findCJKValues(in *input, out []candidate) []candidate {
 		end := clauseEnd(text, i+len(kw), clauseSpan)
 		taken := 0
 		for p := i + len(kw); p < end && taken < maxCJKValues; {
-			if strings.HasPrefix(text[p:], "（") || text[p] == '(' || errorWord(text[i+len(kw):p]) {
+			if strings.HasPrefix(text[p:], "（") || text[p] == '(' {
 				break // "密码是否正确（错误码：40103）": what follows is another thing
 			}
 			c := text[p]
@@ -266,6 +257,9 @@ func findCJKValues(in *input, out []candidate) []candidate {
 			if e == p {
 				p++ // a control character
 				continue
+			}
+			if errorWord(text[i+len(kw) : p]) {
+				break // the words before it name an error: its code is no secret
 			}
 			v := strings.TrimRight(text[p:e], ".,;:!?)]}>'\"")
 			if cjkValue(v) {
@@ -296,15 +290,9 @@ func cjkValue(v string) bool {
 
 // errorWord: the words between keyword and number name an error, whose
 // code is no secret.
-func errorWord(between string) bool {
-	l := strings.ToLower(between)
-	for _, w := range []string{"错误", "錯誤", "エラー", "오류", "에러", "error", "fehler", "chyba"} {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	return false
-}
+func errorWord(between string) bool { return containsAny(strings.ToLower(between), errorWords) }
+
+var errorWords = []string{"错误", "錯誤", "エラー", "오류", "에러", "error", "fehler", "chyba"}
 
 // cjkCompounds after a password keyword make it another thing: "비밀번호
 // 관리자" (password manager), "密码管理器", "パスワードマネージャー".
@@ -493,10 +481,7 @@ func lastAnswerQuote(text string, from, to int) (start, end int, ok bool) {
 		q := rest[:k]
 		before := strings.ToLower(text[max(from, j-16):j])
 		asked := strings.HasSuffix(q, "?") || strings.HasSuffix(q, "？") || strings.HasSuffix(q, "什么") || strings.HasSuffix(q, "名前") ||
-			strings.HasSuffix(q, "이름") || strings.HasSuffix(strings.ToLower(q), "name")
-		for _, w := range []string{"ask", "question", "frage", "otázk", "问题", "質問", "질문"} {
-			asked = asked || strings.Contains(before, w)
-		}
+			strings.HasSuffix(q, "이름") || strings.HasSuffix(strings.ToLower(q), "name") || containsAny(before, askingWords)
 		if !asked && utf8.RuneCountInString(q) <= 40 {
 			start, end, ok = j+size, j+size+k, true
 		}
@@ -504,6 +489,9 @@ func lastAnswerQuote(text string, from, to int) (start, end int, ok bool) {
 	}
 	return start, end, ok
 }
+
+// askingWords, just before a quote, make it the question, not the answer.
+var askingWords = []string{"ask", "question", "frage", "otázk", "问题", "質問", "질문"}
 
 // A word with a capital, a small letter, a digit and a symbol, and no
 // other characters, is a password wherever it stands ("remember this one
@@ -604,6 +592,11 @@ func findFields(in *input, out []candidate) []candidate {
 			out = append(out, candidate{Finding{"registry-auth", i + m[2], i + m[3]}, rankShaped})
 		}
 	}
+	// A raw key needs a wallet word within walletSpan of it: none in the
+	// text, no key, and no scan.
+	if !containsAny(lower, walletWords) {
+		return out
+	}
 	for i := 0; i < len(text); i++ {
 		if !isHex(text[i]) || i > 0 && isASCIIWordByte(text[i-1]) {
 			continue
@@ -630,14 +623,10 @@ func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' 
 // digestBefore: the words just before a hex run name a hash or an
 // address ("tx hash", "sha256", "address").
 func digestBefore(lower string, at int) bool {
-	before := lower[max(0, at-32):at]
-	for _, w := range []string{"hash", "sha", "checksum", "digest", "tx", "address", "txid", "commit", "public", "pubkey"} {
-		if strings.Contains(before, w) {
-			return true
-		}
-	}
-	return false
+	return containsAny(lower[max(0, at-32):at], digestNames)
 }
+
+var digestNames = []string{"hash", "sha", "checksum", "digest", "tx", "address", "txid", "commit", "public", "pubkey"}
 
 // Credentials in code: the string arguments of a call that logs in or
 // connects ("AuthTokens.basic("neo4j", "Lichen-Otter-7741")",

@@ -655,7 +655,7 @@ func strongValue(v string) bool {
 // them and nothing else ("marzipan4ever", "tigerlily2019"): after "pw is"
 // that is the password, where "pw is fine" is not.
 func wordWithDigits(v string) bool {
-	return len(v) >= 8 && len(v) <= 64 && hasLetterAndDigit(v) && strings.Trim(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" &&
+	return len(v) >= 8 && len(v) <= 64 && hasLetterAndDigit(v) && strings.Trim(v, alnumChars) == "" &&
 		!isPlaceholder(v)
 }
 

@@ -390,31 +390,8 @@ func isPlaceholder(v string) bool {
 	if looksLikeCall(l) || strings.HasPrefix(l, "read-host") || snakeNamed(l) {
 		return true
 	}
-	// A hash of a password is stored where the password is not:
-	// "$2y$10$…" (bcrypt), "{SSHA}…", an algorithm's name.
-	for _, h := range []string{"$2a$", "$2b$", "$2y$", "$argon2", "$pbkdf2", "$6$", "$5$", "$1$", "{ssha}", "{sha}", "pbkdf2_", "bcrypt", "argon2"} {
-		if strings.Contains(l, h) {
-			return true
-		}
-	}
-	// A reference to where the secret is kept: Terraform's "var.db_password",
-	// Home Assistant's "!secret mqtt_password", "op://vault/item".
-	for _, p := range []string{"var.", "local.", "data.", "module.", "!secret", "!vault", "op://", "vault:", "ref+", "arn:", "secretkeyref"} {
-		if strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	for _, w := range []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."} {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	// Password managers, named where their vault is meant: "密码都放在
-	// 1Password 里了".
-	for _, w := range []string{"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keychain", "nordpass", "proton pass"} {
-		if strings.Contains(l, w) {
-			return true
-		}
+	if containsAny(l, passwordHashMarks) || hasAnyPrefix(l, secretReferences) || containsAny(l, placeholderWords) || containsAny(l, passwordManagers) {
+		return true
 	}
 	switch strings.Trim(l, "_-)\"'?!.") {
 	case "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key", "key", "xxx", "none", "null", "nil",
@@ -423,6 +400,30 @@ func isPlaceholder(v string) bool {
 		// The examples every password advice cites, public by now.
 		"password1", "password123", "123456", "12345678", "qwerty", "letmein", "iloveyou":
 		return true
+	}
+	return false
+}
+
+var (
+	// passwordHashMarks: a hash of a password is stored where the password
+	// is not: "$2y$10$…" (bcrypt), "{SSHA}…", an algorithm's name.
+	passwordHashMarks = []string{"$2a$", "$2b$", "$2y$", "$argon2", "$pbkdf2", "$6$", "$5$", "$1$", "{ssha}", "{sha}", "pbkdf2_", "bcrypt", "argon2"}
+	// secretReferences start a reference to where the secret is kept:
+	// Terraform's "var.db_password", Home Assistant's "!secret
+	// mqtt_password", "op://vault/item".
+	secretReferences = []string{"var.", "local.", "data.", "module.", "!secret", "!vault", "op://", "vault:", "ref+", "arn:", "secretkeyref"}
+	placeholderWords = []string{"your", "here", "example", "placeholder", "redacted", "process.env", "os.environ", "getenv", "secrets."}
+	// passwordManagers are named where their vault is meant: "密码都放在
+	// 1Password 里了".
+	passwordManagers = []string{"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keychain", "nordpass", "proton pass"}
+)
+
+// hasAnyPrefix reports whether s starts with one of prefixes.
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
 	}
 	return false
 }

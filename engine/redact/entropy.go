@@ -38,6 +38,13 @@ var digestWords = []string{"commit", "sha", "hash", "checksum", "digest", "integ
 	"ssh-ed25519", "ecdsa-", "base64,", "etag", "nonce", "build", "version", "blob", "tree", "cid", "ipfs",
 	"public key", "publickey", "pubkey", "npub1", "age1", "public", "address", "wallet", "adresse", "dirección", "adresa", "地址", "アドレス", "주소"}
 
+// publicContexts, just before a token, make it a public key or a peer's:
+// a JWKS modulus, a DKIM record, "wg show".
+var publicContexts = []string{"kty", "jwks", "\"n\":", "modulus", "peer:", "dkim"}
+
+// publicKeyHeaders begin the DER of an RSA public key in base64.
+var publicKeyHeaders = []string{"MIIBIjANBgkqhkiG9w0BAQEFAAOC", "MIICIjANBgkqhkiG9w0BAQEFAAOC"}
+
 // publicForms mark identifiers their providers publish by design: Stripe's
 // publishable keys and Google's OAuth client ids.
 var publicForms = []string{"pk_live_", "pk_test_", ".apps.googleusercontent.com"}
@@ -156,10 +163,8 @@ func randomToken(text string, s, e int, safe []pemBlock) bool {
 	// key ("p=MIIBIjANBgkqh…", the DER header of a public key), a peer's
 	// key in "wg show", an id assigned to a name ending in "_id".
 	lw := strings.ToLower(word)
-	if strings.Contains(lw, "base64,") || strings.HasPrefix(lw, "h1:") || strings.HasPrefix(lw, "$2") || strings.Contains(before, "kty") ||
-		strings.Contains(before, "jwks") || strings.Contains(before, "\"n\":") || strings.Contains(before, "modulus") || strings.Contains(word, "MIIBIjANBgkqhkiG9w0BAQEFAAOC") ||
-		strings.Contains(word, "MIICIjANBgkqhkiG9w0BAQEFAAOC") || strings.Contains(before, "peer:") || strings.Contains(before, "dkim") ||
-		strings.Contains(before, "_id") && !strings.Contains(before, "secret_id") {
+	if strings.Contains(lw, "base64,") || strings.HasPrefix(lw, "h1:") || strings.HasPrefix(lw, "$2") || containsAny(before, publicContexts) ||
+		containsAny(word, publicKeyHeaders) || strings.Contains(before, "_id") && !strings.Contains(before, "secret_id") {
 		return false
 	}
 	for _, w := range digestWords {

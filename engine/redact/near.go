@@ -117,7 +117,7 @@ func passphrase(v string, capital bool) bool {
 		return false
 	}
 	words, digit, upper := 0, false, false
-	for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+	for part := range strings.FieldsFuncSeq(v, isPartSeparator) {
 		// Each part a word (a capital first at most), digits after it,
 		// or digits alone: "Vq3xK9mPzT2bLw8D" is an id, not a word.
 		letters, digits := 0, 0
@@ -139,6 +139,9 @@ func passphrase(v string, capital bool) bool {
 	}
 	return words >= 2 && digit && (upper || !capital) && strings.ContainsAny(v, "-._")
 }
+
+// isPartSeparator joins the parts of a passphrase or a model name.
+func isPartSeparator(r rune) bool { return r == '-' || r == '.' || r == '_' }
 
 // wordsBetween counts the words of text[s:e].
 func wordsBetween(text string, s, e int) int { return len(strings.Fields(text[s:e])) }
@@ -208,7 +211,7 @@ func isHexDigest(v string) bool {
 // hasModelNumber: a part of v is capitals then digits, as a product's
 // model is named ("TPLink-AX3000", "RTX4090", "S24").
 func hasModelNumber(v string) bool {
-	for part := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+	for part := range strings.FieldsFuncSeq(v, isPartSeparator) {
 		i := 0
 		for i < len(part) && part[i] >= 'A' && part[i] <= 'Z' {
 			i++
@@ -231,8 +234,13 @@ func hasModelNumber(v string) bool {
 // must look made up: a symbol password, a passphrase, or letters and
 // digits mixed; a capitalised word with a number after it ("Windows11",
 // "Bruno1987") only in a sentence that names a password.
-var tryAnchor = anchor(true, "try ", "type ", "type in ", "put in ", "enter ", "use ", "reset it to ", "changed it to ", "set it to ",
-	"probier mal ", "probier ", "versuch ", "nimm ", "gib ", "prueba con ", "prueba ", "usa ", "zkus ", "zadej ", "essaie ", "tape ", "mets ")
+// "type in ", "probier mal " and "prueba con " start where "type ",
+// "probier " and "prueba " do, so those find them; tryPhrases says how far
+// each verb runs.
+var tryAnchor = anchor(true, "try ", "type ", "put in ", "enter ", "use ", "reset it to ", "changed it to ", "set it to ",
+	"probier ", "versuch ", "nimm ", "gib ", "prueba ", "usa ", "zkus ", "zadej ", "essaie ", "tape ", "mets ")
+
+var tryPhrases = []string{"type in ", "put in ", "reset it to ", "changed it to ", "set it to ", "probier mal ", "prueba con "}
 
 func findTried(in *input, out []candidate) []candidate {
 	text, lower := in.text, in.lower
@@ -242,7 +250,7 @@ func findTried(in *input, out []candidate) []candidate {
 		}
 		verb := lower[i:]
 		s := i + strings.IndexByte(verb, ' ') + 1
-		for _, long := range []string{"type in ", "put in ", "reset it to ", "changed it to ", "set it to ", "probier mal ", "prueba con "} {
+		for _, long := range tryPhrases {
 			if strings.HasPrefix(verb, long) {
 				s = i + len(long)
 			}
@@ -291,10 +299,8 @@ func capitalisedWordNumber(v string) bool {
 // i.
 func sentenceNamesPassword(in *input, i int) bool {
 	start, end := sentenceAround(in.text, i)
-	hits := in.hits[credentialAnchor]
-	k, _ := slices.BinarySearch(hits, start)
-	for ; k < len(hits) && hits[k] < end; k++ {
-		if isPasswordKeyword[keywordAt(in.lower[hits[k]:])] {
+	for _, h := range hitsIn(in.hits[credentialAnchor], start, end) {
+		if isPasswordKeyword[keywordAt(in.lower[h:])] {
 			return true
 		}
 	}

@@ -122,8 +122,8 @@ func asciiLower(s string) string {
 //
 // A marker can bring a keyword next to a value that the words it replaced
 // kept apart ("pw is0000! !000000A"), so the redacted text is searched
-// again until nothing more is found: redacting twice changes nothing. The
-// findings of a later pass index the text as redacted before it.
+// again until nothing more is found: redacting twice changes nothing. A
+// later pass's findings are mapped back, so every finding indexes text.
 func Redact(text string) (string, []Finding) {
 	fs := Find(text)
 	for pass := 1; pass < maxPasses && len(fs) > 0; pass++ {

@@ -140,21 +140,25 @@ func findBackupCodes(in *input, out []candidate) []candidate {
 // halves joined by a dash ("7f3e9-a1c5b", "4821-7730"), or six to ten
 // digits ("83920174").
 func backupCode(w string) bool {
-	if len(w) >= 6 && len(w) <= 10 && strings.Trim(w, "0123456789") == "" {
+	if len(w) >= 6 && len(w) <= 10 && strings.Trim(w, digitChars) == "" {
 		return true
 	}
 	for h := range strings.SplitSeq(w, "-") {
-		if len(h) < 4 || len(h) > 6 || strings.IndexFunc(h, func(r rune) bool { return r >= '0' && r <= '9' }) < 0 {
+		if !codeGroup(h) || !strings.ContainsAny(h, digitChars) {
 			return false
-		}
-		for i := 0; i < len(h); i++ {
-			if !isDigit(h[i]) && (h[i] < 'a' || h[i] > 'z') && (h[i] < 'A' || h[i] > 'Z') {
-				return false
-			}
 		}
 	}
 	return strings.Count(w, "-") <= 1
 }
+
+// codeGroup: four to six ASCII letters and digits, a group of a backup
+// code or a recovery key.
+func codeGroup(g string) bool { return len(g) >= 4 && len(g) <= 6 && strings.Trim(g, alnumChars) == "" }
+
+const (
+	digitChars = "0123456789"
+	alnumChars = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
 
 // recoveryKey: one code of three or more dash-joined groups of four to
 // six letters and digits, most with a digit ("K7QF-2MZP-9WTA-XR4D-6HNB"),
@@ -166,10 +170,10 @@ func recoveryKey(w string) bool {
 	}
 	withDigit := 0
 	for _, g := range groups {
-		if len(g) < 4 || len(g) > 6 || strings.Trim(g, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != "" {
+		if !codeGroup(g) {
 			return false
 		}
-		if strings.ContainsAny(g, "0123456789") {
+		if strings.ContainsAny(g, digitChars) {
 			withDigit++
 		}
 	}
