@@ -3,186 +3,19 @@ package redact
 import (
 	"encoding/base64"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// Codes and passwords read from the clause around a keyword or a device,
-// however the words between are phrased.
+// Secrets read from a keyword's clause however the words between are
+// phrased, and the shapes and fields that carry one wherever they stand:
+// CJK clauses, admin pairs, .pgpass lines, Discord tokens, security
+// answers, XML and Wi-Fi QR fields, raw wallet keys, credentials in code.
+// (Codes read from a clause are codes.go's.)
 
-// clauseSpan is how far from its keyword a code is looked for in a clause.
+// clauseSpan is how far from its keyword a code or a value is looked for
+// in a clause.
 const clauseSpan = 60
-
-// findSpacedCodes finds codes read from the clause before them: after a
-// password or code keyword, a code noun or a device ("Zahlenschloss am
-// Kellerabteil: 3-9-1-6", "금고 비번 알려줄게 2-7-1-9-0-4", "garage keypad:
-// 7 3 1 9 then enter"), digits in three or more groups of one or two
-// joined by dashes, or four or more single digits apart, which no count,
-// date or phone number is written as; or digits ending in a keypad's "#".
-// After a code keyword, or a device whose clause sets or opens it, a
-// number of four to eight digits that ends its clause counts too ("Der
-// Türcode fürs Büro ist ab Montag 2580, bitte ..."), unless it reads as a
-// year. The numbers are looked at first: they are rarer than the words.
-func findSpacedCodes(in *input, out []candidate) []candidate {
-	text, lower := in.text, in.lower
-	for p := 0; p < len(text); p++ {
-		if !isDigit(text[p]) || p > 0 && (isASCIIWordByte(text[p-1]) || text[p-1] == '-' || text[p-1] == '.' || text[p-1] == ':') {
-			continue
-		}
-		e, digits, groups := digitGroups(text, p)
-		spaced := len(groups) >= 3 && digits >= 4 && digits <= 8 && maxOf(groups) <= 2 && (strings.Contains(text[p:e], "-") || maxOf(groups) == 1)
-		keypad := len(groups) == 1 && digits >= 4 && digits <= 12 && hasKeypadMark(text[e:])
-		plain := len(groups) == 1 && digits >= 4 && digits <= 8 && !year(text[p:e]) && codeEnds(text[e:]) && !timeWordBefore(lower, p)
-		if !spaced && !keypad && !plain {
-			p = e
-			continue
-		}
-		from := clauseStart(text, p, clauseSpan)
-		window := lower[from:p]
-		if notCodeBefore(lower, from, p) {
-			p = e
-			continue // "code postal 13001", "下4桁は 3317"
-		}
-		password, code := keywordIn(in, from, p)
-		device := nearDevice(window)
-		if spaced || keypad {
-			if password || code || device {
-				end := e
-				if keypad {
-					end = keypadEnd(text, e)
-				}
-				out = append(out, candidate{Finding{"password", p, end}, rankContext})
-			}
-		} else if code || device && devicePlain(lower[from:clauseEnd(lower, p, clauseSpan)]) {
-			out = append(out, candidate{Finding{"password", p, e}, rankContext})
-		}
-		p = e
-	}
-	return out
-}
-
-// notCodeWords, among the two words before a number, make it another
-// number: a postal code, the last digits of a card, a room, an order, a
-// phone.
-var notCodeWords = []string{"postal", "postcode", "zip", "plz", "psč", "邮编", "郵便", "우편", "last 4", "last four", "ending in", "endet auf",
-	"下4桁", "末尾", "끝자리", "尾号", "končí", "room", "zimmer", "pokoj", "order", "bestell", "objednáv", "invoice", "rechnung", "faktur",
-	"flight", "flug", "tel.", "tel:", "phone", "telefon", "id", "nr", "trace"}
-
-// notCodeBefore: a word among the two before p (no further back than
-// from) starts with one of notCodeWords ("Hinterzimmer" is no room).
-func notCodeBefore(lower string, from, p int) bool {
-	b, words := p, 0
-	for b > from && words < 3 {
-		b--
-		if lower[b] == ' ' && b+1 < p && lower[b+1] != ' ' {
-			words++
-		}
-	}
-	for _, w := range strings.FieldsFunc(lower[b:p], func(r rune) bool { return r == ' ' || r == ',' || r == '(' }) {
-		for _, n := range notCodeWords {
-			if strings.HasPrefix(w, n) || n[0] >= utf8.RuneSelf && strings.Contains(w, n) || strings.HasSuffix(w, "-"+n) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// keywordIn reports a password keyword and a code keyword (PINs, door
-// codes) among the keywords found in [from, to).
-func keywordIn(in *input, from, to int) (password, code bool) {
-	for _, i := range hitsIn(in.hits[keywordAnchor], from, to) {
-		kw := keywordAt(in.lower[i:])
-		if kw == "" || len(kw) <= 4 && i > 0 && isASCIILetter(in.text[i-1]) {
-			continue
-		}
-		switch classOf(kw) {
-		case classPassword:
-			password = true
-		case classCode:
-			code = true
-		}
-	}
-	return password, code
-}
-
-// clauseStart is where the clause ending at p starts, at most span bytes
-// before it.
-func clauseStart(text string, p, span int) int {
-	from := max(0, p-span)
-	for j := p - 1; j >= from; j-- {
-		switch c := text[j]; {
-		case c == '\n':
-			return j + 1
-		case c == ' ' && j > 0 && strings.IndexByte(".!?", text[j-1]) >= 0:
-			return j + 1
-		case j >= 2 && (text[j-2:j+1] == "。" || text[j-2:j+1] == "！" || text[j-2:j+1] == "？"):
-			return j + 1
-		}
-	}
-	// Not inside a multi-byte character.
-	for from < p && !utf8.RuneStart(text[from]) {
-		from++
-	}
-	return from
-}
-
-func maxOf(xs []int) int { return slices.Max(xs) }
-
-// hasKeypadMark: a keypad's "#" or "*" (or their full-width forms)
-// right after the digits.
-func hasKeypadMark(rest string) bool {
-	return strings.HasPrefix(rest, "#") || strings.HasPrefix(rest, "*") || strings.HasPrefix(rest, "＃") || strings.HasPrefix(rest, "＊")
-}
-
-func keypadEnd(text string, e int) int {
-	_, size := utf8.DecodeRuneInString(text[e:])
-	return e + size
-}
-
-// codeEnds: what follows a code ends its clause, or is a particle of a
-// CJK script ("4093、", "527139 に設定した") or the verb's particle of a
-// German or Czech sentence ("geht mit 196403 auf").
-func codeEnds(after string) bool {
-	if clauseEnds(after) {
-		return true
-	}
-	a := strings.TrimLeft(after, " ")
-	if strings.HasPrefix(a, "(") {
-		return true // "code: 7730 (don't give it to …)"
-	}
-	if r, _ := utf8.DecodeRuneInString(a); r >= 0x3000 {
-		return true
-	}
-	w, _, _ := strings.Cut(a, " ")
-	switch strings.TrimRight(strings.ToLower(w), ",.") {
-	case "auf", "zu", "ein", "an":
-		return true
-	}
-	return false
-}
-
-// devicePlain: the clause after a device sets, opens or numbers it, so a
-// plain number in it is its code.
-func devicePlain(clause string) bool { return containsAny(clause, settingWords) }
-
-var settingWords = []string{"set it to", "set to", "opens with", "open with", "code", "combo", "kombi", "geht mit", "öffnet mit", "nastavil",
-	"nastavila", "otevře", "otevřeš", "kombinac", "kód", "番号", "暗証", "設定", "密码", "번호", "비번", "비밀번호", "コード", "코드", "代码", "码",
-	": ", "："}
-
-// year: a number that reads as a year (1950 to 2049).
-func year(v string) bool { return len(v) == 4 && (v >= "1950" && v <= "2049") }
-
-// timeWordBefore: "in 4417", "seit 2580": a number after a word of time
-// or quantity is no code.
-func timeWordBefore(lower string, p int) bool {
-	switch lastWordBefore(lower, p) {
-	case "in", "since", "until", "seit", "bis", "im", "od", "do", "v", "depuis", "desde", "hasta", "about", "over", "under", "than", "from", "between":
-		return true
-	}
-	return false
-}
 
 // lastWordBefore is the word that ends right before p (spaces between).
 func lastWordBefore(s string, p int) string {
