@@ -62,6 +62,18 @@ func (c Config) withDefaults() Config {
 // minutes.
 const internalDuplicateWindow = 2 * time.Minute
 
+// EventsMaxPerKindAgent bounds the events one agent's hooks of one kind
+// keep (clawmem.events.<kind>.<agent>), the oldest going first: ten
+// million, a week of a very busy agent many times over, and long since
+// captured. It also sizes the server's memory: the block a stream is
+// writing stays in memory while its consumers read it, and JetStream
+// gives a stream with neither MaxBytes nor MaxMsgs 8 MB blocks, unless it
+// has a per-subject limit, when it gives 4 MB ones (as for a KV bucket).
+// The events stream, read as soon as written by capture and distill, was
+// the one 8 MB buffer that grew with the memories (issue 27: +10 MB of
+// live heap after about 9,000 events of a soak).
+const EventsMaxPerKindAgent = 10_000_000
+
 // Streams returns the stream configurations.
 func Streams(c Config) []jetstream.StreamConfig {
 	c = c.withDefaults()
@@ -70,6 +82,7 @@ func Streams(c Config) []jetstream.StreamConfig {
 			Name: schemas.StreamEvents, Description: "clawmem hook events",
 			Subjects: []string{schemas.EventsSubject}, Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
 			MaxAge: c.EventsMaxAge, Duplicates: c.DuplicateWindow, Replicas: c.Replicas, MaxMsgSize: schemas.MaxEventBytes,
+			MaxMsgsPerSubject: EventsMaxPerKindAgent,
 		},
 		{
 			Name: schemas.StreamTranscripts, Description: "clawmem session transcripts",

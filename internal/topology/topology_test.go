@@ -2,6 +2,9 @@ package topology
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +81,56 @@ func TestLeaseTTL(t *testing.T) {
 		}
 		if st.TTL() != step.want {
 			t.Errorf("after Ensure with LeaseTTL %v: bucket TTL %v, want %v", step.ask, st.TTL(), step.want)
+		}
+	}
+}
+
+// TestEventsBlocksAre4MB: the events stream is written in 4 MB blocks,
+// so the block the server keeps in memory while capture reads it is at
+// most 4 MB (8 MB for a limits stream without a per-subject limit). It
+// reads the real server's files: a server upgrade that sizes blocks
+// otherwise fails here, not in a soak.
+func TestEventsBlocksAre4MB(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := Ensure(ctx, js, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	// 10 MB of events: three blocks at 4 MB, two at 8.
+	body := []byte(`{"text":"` + strings.Repeat("x", 16<<10) + `"}`)
+	for i := 0; i < 640; i++ {
+		if _, err := js.Publish(ctx, schemas.EventSubject(schemas.KindMessageReceived, "main"), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks, err := filepath.Glob(filepath.Join(dir, "jetstream", "*", "streams", schemas.StreamEvents, "msgs", "*.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) < 3 {
+		t.Fatalf("10 MB of events in %d blocks, want at least 3 (4 MB each)", len(blocks))
+	}
+	for _, b := range blocks {
+		fi, err := os.Stat(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 4<<20+32<<10 {
+			t.Errorf("%s is %d bytes, want at most 4 MB and one message", filepath.Base(b), fi.Size())
 		}
 	}
 }
