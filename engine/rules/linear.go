@@ -1,10 +1,12 @@
 package rules
 
 // The capture model is trained on what capture would keep, and that
-// depends on the injection model: the injection model is trained first,
-// and the capture model in a second run, which embeds the new file.
+// depends on the injection model; the replace model reads only what
+// capture's model could keep. Each is trained in a run of its own, which
+// embeds the file the run before wrote.
 //go:generate go test -run ^TestInjectionModelReproducible$ -update-injection-model
 //go:generate go test -run ^TestCaptureModelReproducible$ -update-capture-model
+//go:generate go test -run ^TestReplaceModelReproducible$ -update-replace-model
 
 import (
 	"encoding/binary"
