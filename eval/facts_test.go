@@ -444,19 +444,22 @@ const factHeldOutFile = "../testdata/facts/heldout.json"
 // rules understand few of these phrasings, and the local embedder finds
 // "it's an iPhone 16 now" for "what phone do I have?" only by luck), 0.331
 // with recall ranking a newer memory that tells an older one changed above
-// it (retrieve.Outdated): the floor keeps that from getting worse, the gap
-// is on issue 30.
+// it when the older led by at most 0.05 (retrieve.Outdated), and 0.457
+// with the change read by rules or the replace model and, when the rules
+// read it, ranked first wherever it was: the floor keeps that from getting
+// worse, the gap is on issue 30.
 const (
 	factHeldOutTargetTop1 = 0.95
-	factHeldOutMinTop1    = 0.30
+	factHeldOutMinTop1    = 0.43
 )
 
 // factDevFile holds 72 fact-change scenarios by another writer, read for
 // what the rules miss (retrieve.Outdated and rules.Replaces were written
-// from them): top-1 0.403 before, 0.486 after, no wrongful supersede.
+// from them): top-1 0.403 before, 0.486 with Outdated, 0.778 with the
+// change ranked first wherever it was; no wrongful supersede.
 const (
 	factDevFile    = "../testdata/facts/dev.json"
-	factDevMinTop1 = 0.45
+	factDevMinTop1 = 0.75
 )
 
 // TestFactChangesDev measures the dev scenarios as the held-out ones are

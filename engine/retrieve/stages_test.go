@@ -613,8 +613,9 @@ func TestSourcesString(t *testing.T) {
 }
 
 // TestOutdated: a newer memory that tells an older one changed trades
-// places with it when the older one leads by little; one that leads by
-// more, an older memory that tells the change, and unrelated memories keep
+// places with it — wherever it was when the rules read the change, when it
+// is close behind when only the model did; an older memory that tells the
+// change, unrelated memories, questions and another speaker's turns keep
 // their places; nothing is dropped.
 func TestOutdated(t *testing.T) {
 	mem := func(id, text string, ts int64, score float64) Candidate {
@@ -622,6 +623,7 @@ func TestOutdated(t *testing.T) {
 	}
 	old := "I drive a Corvano sedan"
 	change := "Sold the Corvano and got a Hallis EV instead"
+	phone, newPhone := "My phone is a Pixel 6", "my phone is an iPhone 16 now" // only the model reads this one
 	for _, tc := range []struct {
 		name  string
 		in    []Candidate
@@ -630,12 +632,22 @@ func TestOutdated(t *testing.T) {
 	}{
 		{"close behind: the change first", []Candidate{mem("old", old, daysAgo(30), 0.62), mem("run", "I run before work", daysAgo(5), 0.60),
 			mem("new", change, daysAgo(2), 0.59)}, []string{"new", "run", "old"}, "old"},
-		{"far behind: the question asked for the old one", []Candidate{mem("old", old, daysAgo(30), 0.80), mem("new", change, daysAgo(2), 0.50)},
+		{"far behind, the rules read it: the change first", []Candidate{mem("old", old, daysAgo(30), 0.80), mem("new", change, daysAgo(2), 0.50)},
+			[]string{"new", "old"}, "old"},
+		{"close behind, the model reads it: the change first", []Candidate{mem("old", phone, daysAgo(30), 0.62), mem("new", newPhone, daysAgo(2), 0.59)},
+			[]string{"new", "old"}, "old"},
+		{"far behind, only the model reads it: places kept", []Candidate{mem("old", phone, daysAgo(30), 0.80), mem("new", newPhone, daysAgo(2), 0.50)},
 			[]string{"old", "new"}, ""},
 		{"the change told first is no successor", []Candidate{mem("old", old, daysAgo(2), 0.62), mem("new", change, daysAgo(30), 0.60)},
 			[]string{"old", "new"}, ""},
 		{"no change told", []Candidate{mem("a", old, daysAgo(30), 0.62), mem("b", "I washed the Corvano", daysAgo(2), 0.60)},
 			[]string{"a", "b"}, ""},
+		{"a question tells no change", []Candidate{mem("a", old, daysAgo(30), 0.62), mem("b", "Should I sell the Corvano and get a Hallis EV?", daysAgo(2), 0.60)},
+			[]string{"a", "b"}, ""},
+		{"another speaker's turn", []Candidate{mem("a", "Tomas: "+old, daysAgo(30), 0.62), mem("b", "Mara: "+change, daysAgo(2), 0.60)},
+			[]string{"a", "b"}, ""},
+		{"the same speaker's", []Candidate{mem("a", "Tomas: "+old, daysAgo(30), 0.62), mem("b", "Tomas: "+change, daysAgo(2), 0.60)},
+			[]string{"b", "a"}, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := Outdated(slices.Clone(tc.in))
