@@ -3,6 +3,7 @@ package retrieve
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -660,6 +661,35 @@ func TestOutdated(t *testing.T) {
 			}
 			if !slices.Equal(ids, tc.order) {
 				t.Errorf("order %v, want %v", ids, tc.order)
+			}
+		})
+	}
+}
+
+// BenchmarkOutdated: the stage reads the first ten results pairwise on
+// every recall: ten facts none of which tells a change (most recalls), and
+// ten of which half do.
+func BenchmarkOutdated(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		texts []string
+	}{
+		{"plain", []string{"I drive a Corvano sedan", "I run before work", "My sister lives in Vienna", "My phone is a Pixel 6",
+			"I prefer window seats on long flights", "Jana: My editor is Harriet Moss", "我养了一只金毛叫豆豆", "Ich wohne in Birkenfelde",
+			"저는 강철짐에 다녀요", "Pracuju ve firmě Modrý Mlýn"}},
+		{"changes", []string{"I drive a Corvano sedan", "I run before work", "Sold the Corvano and got a Hallis EV instead",
+			"My phone is a Pixel 6", "my phone is an iPhone 16 now", "Jana: Harriet emailed. The printer slot moved, so final art is now due 13 March",
+			"我养了一只金毛叫豆豆", "豆豆去年走了，今年我们又养了一只柴犬", "Ich wohne in Birkenfelde", "Seit dem Umzug im Sommer sind wir in Lindenhagen zu Hause"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			in := make([]Candidate, len(bc.texts))
+			for i, s := range bc.texts {
+				in[i] = Candidate{Memory: schemas.Memory{ID: strconv.Itoa(i), Text: s, Timestamp: daysAgo(float64(30 - i))}, Score: 0.9 - float64(i)/20}
+			}
+			cs := make([]Candidate, len(in))
+			for b.Loop() {
+				copy(cs, in)
+				Outdated(cs)
 			}
 		})
 	}

@@ -40,15 +40,21 @@ func ReplacesTold(newText, oldText string) bool {
 		return false
 	}
 	n, o := strings.ToLower(newText), strings.ToLower(oldText)
-	if relationOf(n) != relationOf(o) {
+	return replacesTold(n, o, oldText, relationOf(n), relationOf(o), func() (slotFact, bool) { return parseSlotFact(oldText) })
+}
+
+// replacesTold is ReplacesTold on the lower-cased texts n and o (o's
+// original oldOrig), their relations, and o's slot, parsed only if asked.
+func replacesTold(n, o, oldOrig, nRel, oRel string, oldSlot func() (slotFact, bool)) bool {
+	if nRel != oRel {
 		return false
 	}
-	if namesValueOf(n, o, oldText) {
+	if namesValueOf(n, o, oldOrig) {
 		return true
 	}
 	// A move, a new job or a new number needs no name of the old one:
 	// the slot the old text states is enough, if it is the speaker's.
-	if f, ok := parseSlotFact(oldText); ok && f.Subject == "i" {
+	if f, ok := oldSlot(); ok && f.Subject == "i" {
 		for _, c := range slotCues[f.Key] {
 			if strings.Contains(n, c) {
 				return true

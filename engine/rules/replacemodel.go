@@ -76,56 +76,111 @@ const (
 const maxUnits = 16
 
 // Statement is a memory's text read once for Replaces, so that recall,
-// comparing a handful of memories pairwise, reads each text once.
+// comparing a handful of memories pairwise, reads each text once. What
+// costs most (capture's model, the replace model's features and change
+// score) is read only when a pair needs it.
 type Statement struct {
-	orig     string
+	orig     string // without the speaker's label
 	lower    string
-	ok       bool // short enough to be one fact
+	speaker  string // the transcript's label, "Jana: "
+	t        text
+	fits     bool // short enough to be one fact
 	tells    bool // TellsChange
 	relation string
 	asks     bool
+	breaks   int  // sentence ends followed by more text
+	single   bool // one sentence, or short: one fact
+
+	memoryRead, memory bool // mayBeMemory
+
+	slotRead bool
 	slot     slotFact
 	slotOK   bool
-	asNewer  []uint32 // text features, salted for the newer role
-	asOlder  []uint32
-	units    []uint32 // content units: Latin stems, CJK character pairs
-	single   bool     // one sentence, or short: one fact
-	breaks   int      // sentence ends followed by more text
-	speaker  string   // the transcript's label, "Jana: "
+
+	featuresRead bool
+	asNewer      []uint32 // text features, salted for the newer role
+	asOlder      []uint32
+	units        []uint32 // content units: Latin stems, CJK character pairs
+
+	changeRead bool
+	change     float32 // the change head's score
 }
 
 // ReadStatement reads text for Replaces.
 func ReadStatement(text string) *Statement {
 	said := withoutSpeaker(text)
-	s := &Statement{orig: said, speaker: text[:len(text)-len(said)], ok: len(said) <= maxFactBytes && mayBeMemory(said)}
-	text = said
-	if !s.ok {
+	s := &Statement{orig: said, speaker: text[:len(text)-len(said)], fits: len(said) <= maxFactBytes}
+	if !s.fits {
 		return s
 	}
-	t := prepare(text)
-	s.lower = strings.ToLower(text)
-	s.tells = TellsChange(text)
+	s.t = prepare(said)
+	s.lower = strings.ToLower(said)
+	s.tells = TellsChange(said)
 	s.relation = relationOf(s.lower)
-	s.asks = t.has(ruleAsk) || opensWithInterrogative(&t) || strings.ContainsAny(t.lower, "?？")
-	s.slot, s.slotOK = parseSlotFact(text)
+	s.asks = s.t.has(ruleAsk) || opensWithInterrogative(&s.t) || strings.ContainsAny(s.t.lower, "?？")
+	s.breaks = sentenceBreaks(said)
+	s.single = len(said) <= 64 || s.breaks == 0
+	return s
+}
+
+// isMemory is mayBeMemory, read once.
+func (s *Statement) isMemory() bool {
+	if !s.memoryRead {
+		s.memoryRead, s.memory = true, s.fits && mayBeMemory(s.orig)
+	}
+	return s.memory
+}
+
+// slotFact is parseSlotFact of the text, once.
+func (s *Statement) slotFact() (slotFact, bool) {
+	if !s.slotRead {
+		s.slotRead = true
+		if s.fits {
+			s.slot, s.slotOK = parseSlotFact(s.orig)
+		}
+	}
+	return s.slot, s.slotOK
+}
+
+// told is ReplacesTold for a newer statement that tells a change.
+func (newer *Statement) told(older *Statement) bool {
+	return newer.tells && newer.orig != older.orig &&
+		replacesTold(newer.lower, older.lower, older.orig, newer.relation, older.relation, older.slotFact)
+}
+
+// features reads what the model's heads need, once.
+func (s *Statement) features() *Statement {
+	if s.featuresRead || !s.fits {
+		return s
+	}
+	s.featuresRead = true
 	var stack [featsOnStack]uint32
-	feats := wordGrams(stack[:0], &t)
-	feats = edgeFeatures(feats, &t)
-	feats = charGrams(feats, t.lower)
+	feats := wordGrams(stack[:0], &s.t)
+	feats = edgeFeatures(feats, &s.t)
+	feats = charGrams(feats, s.t.lower)
 	s.asNewer = make([]uint32, len(feats))
-	s.asOlder = make([]uint32, 0, len(feats))
 	for i, f := range feats {
 		s.asNewer[i] = bucket(f ^ saltNewer)
 	}
 	// The older text's words tell the slot; its character n-grams add
 	// little there and double the features.
-	for _, f := range wordGrams(stack[:0], &t) {
-		s.asOlder = append(s.asOlder, bucket(f^saltOlder))
+	words := wordGrams(stack[:0], &s.t)
+	s.asOlder = make([]uint32, len(words))
+	for i, f := range words {
+		s.asOlder[i] = bucket(f ^ saltOlder)
 	}
-	s.units = contentUnits(t.lower)
-	s.breaks = sentenceBreaks(text)
-	s.single = len(text) <= 64 || s.breaks == 0
+	s.units = contentUnits(s.t.lower)
 	return s
+}
+
+// changeScore is the change head's score of s as the newer text, once.
+func (s *Statement) changeScore() float32 {
+	if !s.changeRead {
+		s.changeRead = true
+		var stack [2 * featsOnStack]uint32
+		s.change = replaceModel.score(headChange, changeFeatures(stack[:0], s))
+	}
+	return s.change
 }
 
 // sentenceBreaks counts the sentence ends followed by more text.
@@ -224,17 +279,9 @@ const (
 	headSameFact
 )
 
-// replaceScores are the heads' log-odds for the pair.
-func replaceScores(newer, older *Statement) (change, same float32) {
-	var stack [2 * featsOnStack]uint32
-	change = replaceModel.score(headChange, changeFeatures(stack[:0], newer))
-	same = replaceModel.score(headSameFact, sameFactFeatures(stack[:0], newer, older))
-	return change, same
-}
-
 // changeFeatures are the newer text's own features.
 func changeFeatures(feats []uint32, newer *Statement) []uint32 {
-	feats = append(feats, newer.asNewer...)
+	feats = append(feats, newer.features().asNewer...)
 	return signalFeatures(feats, kindRepSignal, pairSignals(newer, nil)&changeSignals, repSignalCount)
 }
 
@@ -244,7 +291,8 @@ const changeSignals = repTellsChange | repRelationNew | repNowCue | repNotChange
 // sameFactFeatures are the pair's: the older text's words, what the two
 // share, pairs of one content unit from each, and the rules' reading.
 func sameFactFeatures(feats []uint32, newer, older *Statement) []uint32 {
-	feats = append(feats, older.asOlder...)
+	newer.features()
+	feats = append(feats, older.features().asOlder...)
 	feats = signalFeatures(feats, kindRepSignal, pairSignals(newer, older), repSignalCount)
 	for _, v := range newer.units {
 		feats = append(feats, bucket(v^saltNewer))
@@ -273,14 +321,15 @@ func pairSignals(newer, older *Statement) uint32 {
 	if older == nil {
 		return sig
 	}
-	set(repRulesReplace, newer.tells && ReplacesTold(newer.orig, older.orig))
+	set(repRulesReplace, newer.told(older))
 	set(repNamesValue, namesValueOf(newer.lower, older.lower, older.orig))
 	set(repRelationDiffers, newer.relation != older.relation)
 	set(repRelationOld, older.relation != "")
-	if newer.slotOK && older.slotOK && newer.slot.lang == older.slot.lang && newer.slot.Subject == older.slot.Subject &&
-		newer.slot.Key == older.slot.Key {
+	n, nok := newer.slotFact()
+	o, ook := older.slotFact()
+	if nok && ook && n.lang == o.lang && n.Subject == o.Subject && n.Key == o.Key {
 		sig |= repSameSlot
-		set(repSlotSupersede, Supersedes(newer.orig, older.orig))
+		set(repSlotSupersede, slotSupersedes(n, o))
 	}
 	set(repOldAsks, older.asks)
 	shared := 0
@@ -324,22 +373,24 @@ const (
 // ReplacesBy is Replaces, saying who read the change (ByRules, ByModel),
 // "" for none.
 func (newer *Statement) ReplacesBy(older *Statement) string {
-	if !newer.ok || !older.ok || newer.orig == older.orig || !older.single || newer.asks || older.asks ||
-		newer.speaker != older.speaker || newer.breaks > 1 {
+	if !newer.fits || !older.fits || newer.orig == older.orig || !older.single || newer.breaks > 1 || newer.asks || older.asks ||
+		newer.speaker != older.speaker {
 		return ""
 	}
-	if newer.tells && ReplacesTold(newer.orig, older.orig) {
+	rules := newer.told(older)
+	// A relative, a friend or a colleague named in one text and not the
+	// other makes them two people's facts, whatever the words.
+	if !rules && (newer.relation != older.relation || newer.changeScore() < replaceModel.heads[headChange].threshold) {
+		return ""
+	}
+	if !newer.isMemory() || !older.isMemory() {
+		return ""
+	}
+	if rules {
 		return ByRules
 	}
-	// A relative, a friend or a colleague named in one text and not the
-	// other makes them two people's facts, whatever the words; and the
-	// model learnt from facts said in a sentence or two, not from turns
-	// of a conversation that tell several things at once.
-	if newer.relation != older.relation {
-		return ""
-	}
-	change, same := replaceScores(newer, older)
-	if change >= replaceModel.heads[headChange].threshold && same >= replaceModel.heads[headSameFact].threshold {
+	var stack [2 * featsOnStack]uint32
+	if replaceModel.score(headSameFact, sameFactFeatures(stack[:0], newer, older)) >= replaceModel.heads[headSameFact].threshold {
 		return ByModel
 	}
 	return ""

@@ -125,7 +125,7 @@ func replaceTrainingSet(t *testing.T) []replacePair {
 		n, o := statement(p.newer), statement(p.older)
 		p.rawChange, p.rawSame = changeFeatures(nil, n), sameFactFeatures(nil, n, o)
 		p.xChange, p.xSame = toSparse(p.rawChange, 1<<replaceBits-1), toSparse(p.rawSame, 1<<replaceBits-1)
-		p.rules = n.tells && ReplacesTold(p.newer, p.older)
+		p.rules = n.told(o)
 	}
 	return out
 }

@@ -59,7 +59,12 @@ func Supersedes(newText, oldText string) bool {
 		return false
 	}
 	o, ok := parseSlotFact(oldText)
-	if !ok || n.lang != o.lang || n.Subject != o.Subject || n.Key != o.Key {
+	return ok && slotSupersedes(n, o)
+}
+
+// slotSupersedes is Supersedes on two parsed facts.
+func slotSupersedes(n, o slotFact) bool {
+	if n.lang != o.lang || n.Subject != o.Subject || n.Key != o.Key {
 		return false
 	}
 	if !compatibleKinds(n.kind, o.kind) || sameSlotValue(n, o) {
