@@ -23,7 +23,7 @@ const (
 	// 0.84 to 0.76).
 	captureTargetPrecision = 0.97
 	// Floors under the validation figures, a margin below what the model
-	// last trained reached (recall 0.851, category accuracy 0.873 on the
+	// last trained reached (recall 0.868, category accuracy 0.873 on the
 	// validation fifth of twelve writers' tables; 0.841 and 0.850 on the
 	// fifth of the first two, an easier split), so that a corpus or
 	// feature change that costs either is noticed.
@@ -41,9 +41,15 @@ const maxVetoLoss = 0.02
 // window seats on long flights", -0.41 against -0.26).
 var maxFloor = float32(math.Log(0.2 / 0.8))
 
-// captureParams were chosen on the validation texts, as the injection
-// model's were.
-var captureParams = fitParams{bits: captureBits, epochs: 40, rate: 0.4, l2: 5e-4, seed: 30}
+// captureParams (the keep head's) and categoryParams were chosen on the
+// validation texts, as the injection model's were: with twelve writers'
+// tables the keep head gained recall at a higher rate and stronger L2
+// (0.851 to 0.868 at precision 0.97, over seeds 30 and 31), the category
+// heads nothing (0.878 and 0.877), so they kept theirs.
+var (
+	captureParams  = fitParams{bits: captureBits, epochs: 40, rate: 0.8, l2: 1e-3, seed: 30}
+	categoryParams = fitParams{bits: captureBits, epochs: 40, rate: 0.4, l2: 5e-4, seed: 30}
+)
 
 // captureExample is a line of a capture table: label, category (for a
 // kept message), language and message.
@@ -150,7 +156,7 @@ func trainCapture(examples []captureTraining) *linearModel {
 		for i, x := range examples {
 			ys[i] = x.category == c
 		}
-		h := fitHead(xs, ys, kept, captureParams)
+		h := fitHead(xs, ys, kept, categoryParams)
 		h.threshold = 0
 		m.heads = append(m.heads, h)
 	}
@@ -297,8 +303,9 @@ func TestCaptureModelReproducible(t *testing.T) {
 }
 
 // minHeldOutCapture* are the floors of the capture tables nobody trained
-// or tuned on (heldout.tsv): precision 0.973, recall 0.887 and category
-// accuracy 0.877 reached with twelve writers' training tables (0.967,
+// or tuned on (heldout.tsv): precision 0.973, recall 0.894 and category
+// accuracy 0.877 reached with twelve writers' training tables and the keep
+// head's rate and L2 chosen on validation (0.887 before that; 0.967,
 // 0.788 and 0.768 with two, 0.977, 0.820 and 0.845 with six), against the
 // issue's 0.97, 0.92 and 0.90. The floors only keep them from getting
 // worse; the gap is reported on issue 30. The rules alone scored 0.925 /
