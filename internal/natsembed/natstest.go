@@ -12,7 +12,14 @@ import (
 // and a JetStream context.
 func StartTest(tb testing.TB) (*Server, *nats.Conn, jetstream.JetStream) {
 	tb.Helper()
-	s, err := Start(Options{StoreDir: tb.TempDir(), Port: -1})
+	return StartTestIn(tb, tb.TempDir())
+}
+
+// StartTestIn is StartTest with JetStream's files in dir, for a test that
+// reads them.
+func StartTestIn(tb testing.TB, dir string) (*Server, *nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	s, err := Start(Options{StoreDir: dir, Port: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}

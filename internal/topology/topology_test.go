@@ -92,20 +92,7 @@ func TestLeaseTTL(t *testing.T) {
 // otherwise fails here, not in a soak.
 func TestEventsBlocksAre4MB(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: dir, Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, js := natsembed.StartTestIn(t, dir)
 	ctx := context.Background()
 	if err := Ensure(ctx, js, Config{}); err != nil {
 		t.Fatal(err)
