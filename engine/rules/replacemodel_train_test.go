@@ -20,9 +20,9 @@ const (
 	// below a newer one that never changed it.
 	replaceTargetPrecision = 0.95
 	// minReplaceValidationRecall is a floor under the validation recall
-	// the model last reached, so that a corpus or feature change that
-	// costs it is noticed.
-	minReplaceValidationRecall = 0.40
+	// the model last reached (0.401 at precision 0.952; the rules alone
+	// 0.168), so that a corpus or feature change that costs it is noticed.
+	minReplaceValidationRecall = 0.37
 )
 
 // maxMadeReplaces is the share of made pairs (two facts of different
