@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,5 +143,42 @@ func TestSoakRSSBound(t *testing.T) {
 				t.Fatalf("check = %q, want a failure: %v", f, tc.fail)
 			}
 		})
+	}
+}
+
+// TestPooledLoadTurns: a distinct load puts every event in a session of its
+// own; a pooled one cycles its sessions with its texts, every round a new
+// run (a new Msg-Id) and, for each session, a text other than its last one
+// (capture reads it as new), every text once a round.
+func TestPooledLoadTurns(t *testing.T) {
+	d := NewLoad(Ingest{URL: "http://unused"}, 6, 1, 1)
+	for i := range 6 {
+		text, session, run := d.turn(i)
+		if text != i || session != "chaos-"+strconv.Itoa(i) || run != "run-1" {
+			t.Fatalf("distinct event %d: text %d, session %s, run %s", i, text, session, run)
+		}
+	}
+	const pool = 4
+	p := NewPooledLoad(Ingest{URL: "http://unused"}, 20, pool, 1, 1)
+	last := map[string]int{}
+	runs := map[string]bool{}
+	for round := range 5 {
+		seen := map[int]bool{}
+		for s := range pool {
+			text, session, run := p.turn(round*pool + s)
+			if session != "chaos-"+strconv.Itoa(s) {
+				t.Fatalf("event %d in session %s, want chaos-%d", round*pool+s, session, s)
+			}
+			if prev, ok := last[session]; ok && prev == text {
+				t.Fatalf("round %d: session %s repeats its last text %d", round, session, text)
+			}
+			if runs[session+"/"+run] {
+				t.Fatalf("round %d: session %s run %s again", round, session, run)
+			}
+			last[session], runs[session+"/"+run], seen[text] = text, true, true
+		}
+		if len(seen) != pool {
+			t.Fatalf("round %d used texts %v, want each of %d once", round, seen, pool)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -55,9 +54,15 @@ func NewLoad(in Ingest, n int, rate float64, seed uint64) *Load {
 }
 
 // NewPooledLoad is a load of n events whose texts cycle through pool
-// distinct ones, each event in a session of its own: after the first
-// round every event is a duplicate of a stored memory, so the store stops
-// growing (a soak's steady state) while every stage still does its work.
+// distinct ones: after the first round every event is a duplicate of a
+// stored memory, so the store stops growing (a soak's steady state) while
+// every stage still does its work. The sessions cycle too: event i is a
+// turn of session i mod pool, run i / pool (so its Msg-Id is new), and
+// each round gives a session the text after its last one, so capture reads
+// it as new (the session's last message changed) and the store finds it
+// a duplicate. What clawmem keeps per session (a capture cursor) then
+// stays as many as the sessions, as it would for an agent's real ones. With
+// pool = n, every event is its own session with its own text.
 func NewPooledLoad(in Ingest, n, pool int, rate float64, seed uint64) *Load {
 	pool = max(1, min(pool, n))
 	rng := rand.New(rand.NewPCG(seed, 19))
@@ -117,14 +122,22 @@ func (l *Load) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// turn is event i's text (an index into texts), session and run.
+func (l *Load) turn(i int) (text int, session, run string) {
+	pool := len(l.texts)
+	s, round := i%pool, i/pool
+	return (s + round) % pool, "chaos-" + strconv.Itoa(s), "run-" + strconv.Itoa(round+1)
+}
+
 func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
-	msgs := []map[string]any{{"role": "user", "content": l.texts[i%len(l.texts)]}}
+	text, session, run := l.turn(i)
+	msgs := []map[string]any{{"role": "user", "content": l.texts[text]}}
 	if l.Pad > 0 {
 		msgs = append(msgs, map[string]any{"role": "assistant", "content": string(bytes.Repeat([]byte("z"), l.Pad))})
 	}
 	body, _ := json.Marshal(map[string]any{
 		"event": map[string]any{"success": true, "messages": msgs},
-		"ctx":   map[string]any{"agentId": l.Agent, "sessionKey": fmt.Sprintf("chaos-%d", i), "runId": "run-1"},
+		"ctx":   map[string]any{"agentId": l.Agent, "sessionKey": session, "runId": run},
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.URL+"/v1/hooks/agent_end", bytes.NewReader(body))
 	if err != nil {
@@ -144,7 +157,7 @@ func (l *Load) post(ctx context.Context, hc *http.Client, i int) bool {
 		l.refused.Add(1)
 		return false
 	}
-	l.acked[i%len(l.texts)].Store(true)
+	l.acked[text].Store(true)
 	l.nAcked.Add(1)
 	return true
 }

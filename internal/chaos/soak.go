@@ -50,10 +50,11 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 	}
 	defer up.Kill()
 	defer nc.Close()
-	// The texts cycle after the warm-up: from then on every event is a
-	// duplicate (stored memories stay as many), so what grows after it
-	// is retained by design (the events stream, the capture cursors) or
-	// leaked. With distinct texts the store grows all along, and so may
+	// The texts and the sessions cycle after the warm-up: from then on
+	// every event is a duplicate (stored memories stay as many) in a
+	// session seen before (capture cursors stay as many), so what grows
+	// after it is retained by design (the events stream, the duplicate
+	// window's Msg-Ids until it is full) or leaked. With distinct texts the store grows all along, and so may
 	// the memory it takes, by a bound per memory.
 	n := int(o.Rate * o.Duration.Seconds())
 	warmup := max(10*time.Second, o.Duration/5)
