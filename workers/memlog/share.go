@@ -294,12 +294,15 @@ func (s *Share) give(ctx context.Context, p int) {
 }
 
 func (s *Share) giveAll(ctx context.Context) {
+	// The presence goes first: the other writers then aim for every
+	// partition and take each as soon as its lease is released, instead
+	// of sharing with this one until its presence expires.
+	rctx, cancel := context.WithTimeout(ctx, s.ttl)
+	_ = s.kv.Delete(rctx, schemas.PresenceKey(s.id))
+	cancel()
 	for _, p := range s.Held() {
 		s.give(ctx, p)
 	}
-	rctx, cancel := context.WithTimeout(ctx, s.ttl/3)
-	defer cancel()
-	_ = s.kv.Delete(rctx, schemas.PresenceKey(s.id))
 }
 
 func (s *Share) snapshot() map[int]*heldPartition {
