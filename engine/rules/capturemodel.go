@@ -162,10 +162,16 @@ func edgeFeatures(feats []uint32, t *text) []uint32 {
 // would keep it (rules): the model then only vetoes what it is sure is
 // no memory ("I like how you did that summary, now do the next one").
 func modelKeeps(s string, t *text, rules bool) bool {
-	var stack [featsOnStack]uint32
 	h := &captureModel.heads[headKeep]
-	sc := captureModel.score(headKeep, captureFeatures(stack[:0], t, captureSignals(s, t, rules)))
+	sc := keepScore(s, t, rules)
 	return sc >= h.threshold || rules && sc >= h.floor
+}
+
+// keepScore is the keep head's score of t, the prepared message s, whose
+// rules verdict is rules.
+func keepScore(s string, t *text, rules bool) float32 {
+	var stack [featsOnStack]uint32
+	return captureModel.score(headKeep, captureFeatures(stack[:0], t, captureSignals(s, t, rules)))
 }
 
 // categoryOf is the category whose head, in a capture model, scores feats

@@ -17,34 +17,30 @@ import (
 // longer …). The older memory must be about the same person: a relative,
 // a friend or a colleague named in one text and not the other makes them
 // two people's facts ("My brother still goes fishing" stays when "I gave
-// up fishing"). Recall uses this to rank the newer memory first
-// (retrieve.Outdated); nothing is superseded on it, since it is a guess.
+// up fishing"). Recall uses this, through Statement, to rank the newer
+// memory first (retrieve.Outdated); nothing is superseded on it, since it
+// is a guess.
 
-// TellsChange reports whether text tells that something ended or changed,
-// the first half of Replaces, for callers that compare one text with many.
-func TellsChange(text string) bool {
+// tellsChange reports whether text tells that something ended or
+// changed, the first half of Replaces; a Statement reads it once.
+func tellsChange(text string) bool {
 	n := strings.ToLower(text)
 	return len(text) <= maxFactBytes && hasChangeCue(n) && !containsAny(n, notChangeCues)
 }
 
 // Replaces reports whether newText, a change told in free words, ends
-// oldText.
+// oldText, by the rules alone (Statement.ReplacesBy adds the model).
 func Replaces(newText, oldText string) bool {
-	return TellsChange(newText) && ReplacesTold(newText, oldText)
-}
-
-// ReplacesTold is Replaces for a newText TellsChange already holds for:
-// callers comparing one text with many ask that once.
-func ReplacesTold(newText, oldText string) bool {
-	if len(oldText) > maxFactBytes || newText == oldText {
+	if !tellsChange(newText) || len(oldText) > maxFactBytes || newText == oldText {
 		return false
 	}
 	n, o := strings.ToLower(newText), strings.ToLower(oldText)
 	return replacesTold(n, o, oldText, relationOf(n), relationOf(o), func() (slotFact, bool) { return parseSlotFact(oldText) })
 }
 
-// replacesTold is ReplacesTold on the lower-cased texts n and o (o's
-// original oldOrig), their relations, and o's slot, parsed only if asked.
+// replacesTold is Replaces for a newer text that tells a change, on the
+// lower-cased texts n and o (o's original oldOrig), their relations, and
+// o's slot, parsed only if asked.
 func replacesTold(n, o, oldOrig, nRel, oRel string, oldSlot func() (slotFact, bool)) bool {
 	if nRel != oRel {
 		return false

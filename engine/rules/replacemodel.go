@@ -85,7 +85,7 @@ type Statement struct {
 	speaker  string // the transcript's label, "Jana: "
 	t        text
 	fits     bool // short enough to be one fact
-	tells    bool // TellsChange
+	tells    bool // tellsChange
 	relation string
 	asks     bool
 	breaks   int  // sentence ends followed by more text
@@ -115,7 +115,7 @@ func ReadStatement(text string) *Statement {
 	}
 	s.t = prepare(said)
 	s.lower = strings.ToLower(said)
-	s.tells = TellsChange(said)
+	s.tells = tellsChange(said)
 	s.relation = relationOf(s.lower)
 	s.asks = s.t.has(ruleAsk) || opensWithInterrogative(&s.t) || strings.ContainsAny(s.t.lower, "?？")
 	s.breaks = sentenceBreaks(said)
@@ -142,7 +142,7 @@ func (s *Statement) slotFact() (slotFact, bool) {
 	return s.slot, s.slotOK
 }
 
-// told is ReplacesTold for a newer statement that tells a change.
+// told is Replaces, by the rules alone, on two statements.
 func (newer *Statement) told(older *Statement) bool {
 	return newer.tells && newer.orig != older.orig &&
 		replacesTold(newer.lower, older.lower, older.orig, newer.relation, older.relation, older.slotFact)
@@ -406,10 +406,8 @@ func mayBeMemory(text string) bool {
 	if !ok {
 		return false
 	}
-	var stack [featsOnStack]uint32
-	h := &captureModel.heads[headKeep]
-	sc := captureModel.score(headKeep, captureFeatures(stack[:0], &t, captureSignals(s, &t, rulesKeep(s, &t))))
-	return sc >= h.floor
+	rules := rulesKeep(s, &t)
+	return keepScore(s, &t, rules) >= captureModel.heads[headKeep].floor
 }
 
 // withoutSpeaker drops a transcript's speaker label ("Jana: …"): the
