@@ -170,6 +170,13 @@ func runFactScenario(t *testing.T, emb embed.Embedder, sc factScenario, llm bool
 		if err == nil {
 			ids[step] = res.Memory.ID
 		}
+		// The steps are said one after another: each gets a later
+		// millisecond than the last, or which of two is newer — what
+		// recall's ranking of changes reads — would be a tie broken by
+		// chance, and the figures would differ from run to run.
+		for at := time.Now().UnixMilli(); time.Now().UnixMilli() == at; {
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	isStale := func(id string) bool {
 		return slices.ContainsFunc(sc.Stale, func(s string) bool { return ids[s] != "" && ids[s] == id })
