@@ -177,6 +177,9 @@ func (s *stage) consumerConfig() jetstream.ConsumerConfig {
 	}
 }
 
+// pullExpiry is how long each of a stage's pull requests stays open.
+const pullExpiry = 5 * time.Second
+
 // run consumes until ctx ends, then finishes the batch in hand.
 func (s *stage) run(ctx context.Context) error {
 	s.cfg = s.cfg.withDefaults()
@@ -198,7 +201,14 @@ func (s *stage) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: consumer: %w", s.name, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch * 2))
+	// A pull request the server no longer holds while the client counts
+	// it open (seen under load: the consumer waiting on no request, the
+	// iterator waiting for its answer) is noticed only by missed
+	// heartbeats, twice the heartbeat after the last message: with the
+	// default 30 s expiry that stalled a stage for 30 s. A short expiry
+	// bounds the stall to pullExpiry, and costs a request every few
+	// seconds while idle.
+	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Batch*2), jetstream.PullExpiry(pullExpiry))
 	if err != nil {
 		return fmt.Errorf("%s: consume: %w", s.name, err)
 	}
@@ -287,6 +297,12 @@ func (s *stage) fetch(ctx context.Context, it jetstream.MessagesContext) ([]jets
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				return nil, false
+			}
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				// The pull was lost (see pullExpiry); the iterator
+				// asks again on the next call.
+				s.log.Debug("pull lost; asking again", "stage", s.name)
+				continue
 			}
 			s.log.Warn("fetch failed", "stage", s.name, "err", err)
 			select {

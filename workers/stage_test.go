@@ -36,7 +36,7 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 	var dup atomic.Bool
 	runCtx, stop := context.WithCancel(ctx)
 	s := &stage{name: "t", js: js, stream: "T", subjects: []string{"t.>"}, cfg: StageConfig{Batch: 16, AckWait: time.Second},
-		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler),
+		metrics: NewStageMetrics(nil), log: testLog(t),
 		handle: func(_ context.Context, msgs []jetstream.Msg) []error {
 			for _, m := range msgs {
 				if _, loaded := seen.LoadOrStore(string(m.Data()), true); loaded {
@@ -84,7 +84,9 @@ func TestStageSettlesEveryBatchBeforeItReturns(t *testing.T) {
 		}
 		return make([]error, len(msgs))
 	}
-	runWithin(t, s, rest, 20*time.Second, func() string { return fmt.Sprintf("the second run handled %d of %d", handled.Load(), n) })
+	runWithin(t, s, rest, 20*time.Second, func() string {
+		return fmt.Sprintf("the second run handled %d of %d; %s", handled.Load(), n, serverView(js, "T", "t"))
+	})
 	if dup.Load() || handled.Load() != n {
 		t.Fatalf("handled %d of %d, a duplicate: %v", handled.Load(), n, dup.Load())
 	}
@@ -369,7 +371,7 @@ func TestStageHandsBackWithoutCounting(t *testing.T) {
 		// comes again after the ack wait, counted: MaxDeliver leaves room
 		// for that one, not for the hand-backs and naks as well.
 		cfg:     StageConfig{Batch: 4, AckWait: 2 * time.Second, MaxDeliver: 2},
-		metrics: NewStageMetrics(nil), log: slog.New(slog.DiscardHandler)}
+		metrics: NewStageMetrics(nil), log: testLog(t)}
 	for run := range 3 {
 		runCtx, stop := context.WithCancel(ctx)
 		s.handle = func(_ context.Context, msgs []jetstream.Msg) []error {
@@ -393,7 +395,7 @@ func TestStageHandsBackWithoutCounting(t *testing.T) {
 		}
 		runWithin(t, s, runCtx, 20*time.Second, func() string {
 			stop()
-			return fmt.Sprintf("run %d: %d of %d handled", run, count.Load(), n)
+			return fmt.Sprintf("run %d: %d of %d handled; %s", run, count.Load(), n, serverView(js, "T", "t"))
 		})
 	}
 	if count.Load() != n {
@@ -477,6 +479,27 @@ func createStreams(t *testing.T, js jetstream.JetStream, names ...string) {
 
 // runWithin runs s until ctx ends, and fails the test when it has not
 // returned within limit, with what progress says it got done.
+// serverView is what the server says a stage's consumer holds, for a
+// test's failure: a stalled stage shows whether messages wait undelivered
+// and whether any pull request is open.
+func serverView(js jetstream.JetStream, stream, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, stream, name)
+	if err != nil {
+		return err.Error()
+	}
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("consumer: delivered %d (stream %d), ack floor %d, ack pending %d, redelivered %d, undelivered %d, pull requests open %d",
+		ci.Delivered.Consumer, ci.Delivered.Stream, ci.AckFloor.Stream, ci.NumAckPending, ci.NumRedelivered, ci.NumPending, ci.NumWaiting)
+}
+
+// testLog writes a stage's log to the test's output, shown when it fails.
+func testLog(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
+
 func runWithin(t *testing.T, s *stage, ctx context.Context, limit time.Duration, progress func() string) {
 	t.Helper()
 	done := make(chan error, 1)
