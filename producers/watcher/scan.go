@@ -47,9 +47,18 @@ func (w *Watcher) scanAll(ctx context.Context) error {
 	if err := w.open(ctx); err != nil {
 		return err
 	}
+	// The agents directory is watched before it is listed: an agent
+	// created in between is then either listed or seen as an event. (Listed
+	// first, an agent created before the watch began went unseen until the
+	// next rescan, an hour later by default.) Each agent's directories are
+	// likewise watched before they are scanned.
+	w.watchTop()
 	agents, err := w.agentDirs()
 	if err != nil {
 		return err
+	}
+	if w.listed != nil {
+		w.listed()
 	}
 	w.watchTree(agents)
 	seen := make(map[string]bool)
@@ -168,10 +177,28 @@ func (w *Watcher) processFile(ctx context.Context, agent string, sf sessionFile)
 	return nil
 }
 
-// watchTree adds the fsnotify watches that are missing: agents/ (or the
-// state dir while agents/ does not exist), each agent's directory, and
-// each agent's sessions directory. Watches are added before the files are
-// listed, so a file created in between is not missed.
+// watchTop watches agents/, or the state dir while agents/ does not exist
+// (agents/ appearing is then an event). Like every watch, it is added
+// before what it covers is listed, so nothing created in between is missed.
+func (w *Watcher) watchTop() {
+	if w.fsw == nil {
+		return
+	}
+	watch := w.agentsDir()
+	if _, err := os.Stat(watch); err != nil {
+		// agents/ appearing is an event here.
+		watch = w.cfg.StateDir
+	}
+	if slices.Contains(w.fsw.WatchList(), watch) {
+		return
+	}
+	if err := w.fsw.Add(watch); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.log.Warn("cannot watch directory; relying on the rescan", "dir", watch, "err", err)
+	}
+}
+
+// watchTree adds the watches missing on each agent's directories: its
+// own, sessions/ and the database's.
 func (w *Watcher) watchTree(agents []string) {
 	if w.fsw == nil {
 		return
@@ -188,11 +215,6 @@ func (w *Watcher) watchTree(agents []string) {
 			w.log.Warn("cannot watch directory; relying on the rescan", "dir", p, "err", err)
 		}
 	}
-	if _, err := os.Stat(w.agentsDir()); err != nil {
-		add(w.cfg.StateDir)
-		return
-	}
-	add(w.agentsDir())
 	for _, agent := range agents {
 		add(filepath.Join(w.agentsDir(), agent))
 		add(w.sessionsDir(agent))

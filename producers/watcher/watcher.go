@@ -41,6 +41,8 @@ type Watcher struct {
 	// visible a moment after the -wal write that woke the watcher, so they
 	// are passed over again shortly after.
 	dbRecheck map[string]bool
+	// listed, when set (tests), runs each time a scan has listed the agents.
+	listed func()
 }
 
 // New makes a Watcher publishing through js. It does no I/O: the offsets

@@ -886,3 +886,27 @@ func TestNewNeedsJetStream(t *testing.T) {
 
 // fakeJS stands in where New only stores the context.
 type fakeJS struct{ jetstream.JetStream }
+
+// An agent directory created after a scan listed the agents, before the
+// scan's watches were in place, is still followed at once (it was left to
+// the hourly rescan when the agents were listed before agents/ was watched).
+func TestAgentCreatedWhileScanningIsFollowed(t *testing.T) {
+	e := setup(t)
+	if err := os.MkdirAll(filepath.Join(e.state, "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := e.watcher(time.Hour)
+	var once sync.Once
+	created := make(chan *transcript, 1)
+	watcher.OnListed(w, func() {
+		once.Do(func() {
+			tr := e.newTranscript("late", "s.jsonl")
+			tr.write(header("s"))
+			created <- tr
+		})
+	})
+	e.run(w)
+	tr := <-created
+	want := []schemas.TranscriptEntry{tr.message("s", "user", "00000001", "from an agent made mid-scan")}
+	e.settle(w, want)
+}
