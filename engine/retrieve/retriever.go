@@ -192,6 +192,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 		cs = Outdated(cs)
 	}
 	cs = r.neighbors(ctx, cs, q)
+	cs = r.entities(ctx, cs, q, text)
 	hardMin := r.cfg.HardMinScore
 	if q.MinScore != nil {
 		hardMin = *q.MinScore

@@ -35,6 +35,9 @@ type Sources struct {
 	// Neighbor is the id of the recalled memory this one was brought in
 	// next to (session-neighbour expansion); its score derives from that one.
 	Neighbor string `json:"neighbor,omitempty"`
+	// Entity is the name this memory was brought in by: a recalled
+	// memory gave it and the query did not (the entity stage).
+	Entity string `json:"entity,omitempty"`
 	// Temporal is set when the temporal stage lifted the candidate: the
 	// query asks when and the memory carries a date, or both name one time.
 	Temporal bool `json:"temporal,omitempty"`
@@ -59,6 +62,9 @@ func (s *Sources) String() string {
 	}
 	if s.Neighbor != "" {
 		line += "  neighbour of " + s.Neighbor[:min(8, len(s.Neighbor))]
+	}
+	if s.Entity != "" {
+		line += "  names " + s.Entity
 	}
 	if s.Temporal {
 		line += "  temporal"
