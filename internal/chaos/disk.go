@@ -97,7 +97,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 		r.fail("ingest refused nothing in %s with the disk full", o.Full)
 	}
 	if up.PID() != pid {
-		r.fail("clawmem up exited with the disk full:\n%s", up.Logs())
+		r.fail("clawmem up exited with the disk full:\n%s", up.LastLines(60))
 	}
 	if err := os.Remove(ballast); err != nil {
 		return r, err

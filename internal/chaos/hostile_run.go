@@ -48,7 +48,7 @@ func HostileScenario(ctx context.Context, env Env, corpusPath string) (Result, e
 		r.fail("clawmem stopped answering")
 	}
 	if !up.Running() {
-		r.fail("clawmem up exited")
+		r.fail("clawmem up exited:\n%s", up.LastLines(60))
 	} else if err := up.Stop(); err != nil {
 		r.fail("graceful stop: %v", err)
 	}

@@ -191,7 +191,7 @@ func NATSFaults(ctx context.Context, env Env, o NATSOptions) (Result, error) {
 	t := t1.plus(t2)
 	r.checkNoDLQ(ctx, nc, t)
 	if !up.Running() {
-		r.fail("clawmem up exited:\n%s", up.Logs())
+		r.fail("clawmem up exited:\n%s", up.LastLines(60))
 	} else if err := up.Stop(); err != nil {
 		r.fail("graceful stop: %v", err)
 	}
@@ -277,7 +277,7 @@ func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, erro
 	}
 	r.checkNoDLQ(ctx, nc, t)
 	if !up.Running() {
-		r.fail("clawmem up exited")
+		r.fail("clawmem up exited:\n%s", up.LastLines(60))
 	} else if err := up.Stop(); err != nil {
 		r.fail("graceful stop: %v", err)
 	}

@@ -164,7 +164,7 @@ func (u *Up) Start(ctx context.Context) error {
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("clawmem up exited at start: %s\n%s", cmd.ProcessState, u.Logs())
+			return fmt.Errorf("clawmem up exited at start: %s\n%s", cmd.ProcessState, u.LastLines(60))
 		case <-ctx.Done():
 			u.Kill()
 			return ctx.Err()
@@ -229,6 +229,20 @@ func (u *Up) signal(sig syscall.Signal, wait time.Duration) error {
 
 // Logs is the end of the instance's output, for failure reports.
 func (u *Up) Logs() string { return u.logs.String() }
+
+// LastLines is the last n lines of the instance's output: why it exited,
+// short enough for a failure report.
+func (u *Up) LastLines(n int) string {
+	s := strings.TrimRight(u.logs.String(), "\n")
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			if n--; n == 0 {
+				return s[i+1:]
+			}
+		}
+	}
+	return s
+}
 
 // SaveLogs writes the end of the instance's output (the last 8 MB, over
 // all its restarts) to clawmem-up.log in its data dir, for --keep.

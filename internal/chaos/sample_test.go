@@ -61,3 +61,22 @@ func FuzzParseGauges(f *testing.F) {
 		}
 	})
 }
+
+func TestLastLines(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc"},
+		{"a\nb\nc", 5, "a\nb\nc"},
+		{"", 3, ""},
+		{"only\n", 1, "only"},
+	} {
+		u := &Up{logs: &tail{max: 1 << 10}}
+		u.logs.Write([]byte(tc.out))
+		if got := u.LastLines(tc.n); got != tc.want {
+			t.Errorf("LastLines(%q, %d) = %q, want %q", tc.out, tc.n, got, tc.want)
+		}
+	}
+}
