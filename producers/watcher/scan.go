@@ -181,25 +181,27 @@ func (w *Watcher) processFile(ctx context.Context, agent string, sf sessionFile)
 // (agents/ appearing is then an event). Like every watch, it is added
 // before what it covers is listed, so nothing created in between is missed.
 func (w *Watcher) watchTop() {
-	if w.fsw == nil {
-		return
+	top := w.agentsDir()
+	if _, err := os.Stat(top); err != nil {
+		top = w.cfg.StateDir
 	}
-	watch := w.agentsDir()
-	if _, err := os.Stat(watch); err != nil {
-		// agents/ appearing is an event here.
-		watch = w.cfg.StateDir
-	}
-	if slices.Contains(w.fsw.WatchList(), watch) {
-		return
-	}
-	if err := w.fsw.Add(watch); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.log.Warn("cannot watch directory; relying on the rescan", "dir", watch, "err", err)
-	}
+	w.watch(top)
 }
 
-// watchTree adds the watches missing on each agent's directories: its
-// own, sessions/ and the database's.
+// watchTree watches each agent's directories: its own, sessions/ and the
+// database's.
 func (w *Watcher) watchTree(agents []string) {
+	dirs := make([]string, 0, 3*len(agents))
+	for _, agent := range agents {
+		dirs = append(dirs, filepath.Join(w.agentsDir(), agent), w.sessionsDir(agent),
+			filepath.Dir(w.dbPath(agent))) // the database and its -wal file change there
+	}
+	w.watch(dirs...)
+}
+
+// watch adds the fsnotify watches missing on dirs; a directory that does
+// not exist (yet) is skipped: its parent's watch reports it appearing.
+func (w *Watcher) watch(dirs ...string) {
 	if w.fsw == nil {
 		return
 	}
@@ -207,18 +209,13 @@ func (w *Watcher) watchTree(agents []string) {
 	for _, p := range w.fsw.WatchList() {
 		have[p] = true
 	}
-	add := func(p string) {
-		if have[p] {
-			return
+	for _, d := range dirs {
+		if have[d] {
+			continue
 		}
-		if err := w.fsw.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			w.log.Warn("cannot watch directory; relying on the rescan", "dir", p, "err", err)
+		if err := w.fsw.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			w.log.Warn("cannot watch directory; relying on the rescan", "dir", d, "err", err)
 		}
-	}
-	for _, agent := range agents {
-		add(filepath.Join(w.agentsDir(), agent))
-		add(w.sessionsDir(agent))
-		add(filepath.Dir(w.dbPath(agent))) // the database and its -wal file change there
 	}
 }
 
