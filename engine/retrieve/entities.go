@@ -87,10 +87,7 @@ func (r *Retriever) entities(ctx context.Context, cs []Candidate, q Query, text 
 	for _, t := range fts.Terms(text) {
 		asked[t] = true
 	}
-	at := make(map[string]int, len(cs))
-	for i, c := range cs {
-		at[c.Memory.ID] = i
-	}
+	at := positions(cs)
 	tried := map[string]bool{}
 	hits := slices.Clone(cs[:min(r.cfg.EntityHits, len(cs))])
 	for _, hit := range hits {

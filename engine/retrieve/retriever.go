@@ -324,10 +324,7 @@ func (r *Retriever) neighbors(ctx context.Context, cs []Candidate, q Query) []Ca
 		return cs
 	}
 	window := int64(r.cfg.NeighborWindowMinutes * float64(time.Minute/time.Millisecond))
-	at := make(map[string]int, len(cs))
-	for i, c := range cs {
-		at[c.Memory.ID] = i
-	}
+	at := positions(cs)
 	hits := slices.Clone(cs[:min(r.cfg.NeighborHits, len(cs))])
 	for _, hit := range hits {
 		ms, err := nb.Neighbors(ctx, hit.Memory.Scope, hit.Memory.Timestamp, r.cfg.NeighborsPerSide, window)
@@ -418,10 +415,7 @@ func (r *Retriever) background(cs []Candidate) float64 {
 // that matched well — successorMinLead above the background — lifts its
 // successor; a weak match is dropped and lends nothing.
 func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []Candidate {
-	at := make(map[string]int, len(cs))
-	for i, c := range cs {
-		at[c.Memory.ID] = i
-	}
+	at := positions(cs)
 	floor := r.background(cs) + successorMinLead
 	var lifted []Candidate
 	broughtIn := map[string]bool{}

@@ -75,6 +75,16 @@ func (s *Sources) String() string {
 	return line
 }
 
+// positions maps each candidate's memory id to its index in cs, for the
+// stages that bring memories in or lift those already there.
+func positions(cs []Candidate) map[string]int {
+	at := make(map[string]int, len(cs))
+	for i, c := range cs {
+		at[c.Memory.ID] = i
+	}
+	return at
+}
+
 // keep records each candidate's score as a stage left it.
 func keep(cs []Candidate, set func(*Sources, float64)) {
 	for i := range cs {
