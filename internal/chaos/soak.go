@@ -54,8 +54,9 @@ func Soak(ctx context.Context, env Env, o SoakOptions) (Result, error) {
 	// every event is a duplicate (stored memories stay as many) in a
 	// session seen before (capture cursors stay as many), so what grows
 	// after it is retained by design (the events stream, the duplicate
-	// window's Msg-Ids until it is full) or leaked. With distinct texts the store grows all along, and so may
-	// the memory it takes, by a bound per memory.
+	// window's Msg-Ids until it is full) or leaked. With distinct texts
+	// the store grows all along, and so may the memory it takes, by a
+	// bound per memory.
 	n := int(o.Rate * o.Duration.Seconds())
 	warmup := max(10*time.Second, o.Duration/5)
 	pool := int(o.Rate * warmup.Seconds())
