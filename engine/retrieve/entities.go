@@ -107,7 +107,7 @@ func (r *Retriever) entities(ctx context.Context, cs []Candidate, q Query, text 
 			best, bestCos := -1, -2.0
 			for i, res := range rs {
 				m := res.Memory
-				if m.ID == hit.Memory.ID || !m.Current() || (q.Category != "" && m.Category != q.Category) || !names(m.Text, key) {
+				if m.ID == hit.Memory.ID || !m.Current() || (q.Category != "" && m.Category != q.Category) || !mentions(m.Text, key) {
 					continue
 				}
 				if c := cosine(q.Vector, m.Vector); c > bestCos {
@@ -144,8 +144,8 @@ func namedIn(asked map[string]bool, name string) bool {
 	return true
 }
 
-// names reports whether text gives the (lower-cased) name, not merely
+// mentions reports whether text gives the (lower-cased) name, not merely
 // shares a word of it with BM25's stemming.
-func names(text, name string) bool {
+func mentions(text, name string) bool {
 	return strings.Contains(strings.ToLower(text), name)
 }
