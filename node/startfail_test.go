@@ -1,35 +1,16 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 )
-
-// syncBuffer is a log sink the node's goroutines write to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFailedStartStopsTheRolesFirst: a start that fails after the writer
 // began (here the ingest token names an unset variable) returns that one
@@ -45,7 +26,7 @@ func TestFailedStartStopsTheRolesFirst(t *testing.T) {
 	cfg.Ingest.Addr = "127.0.0.1:0"
 	cfg.Ingest.Token = "${CLAWMEM_TEST_UNSET_TOKEN_VARIABLE}"
 	t.Setenv("CLAWMEM_TEST_UNSET_TOKEN_VARIABLE", "")
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -239,27 +240,6 @@ func TestStageWaitsOutAProviderOutage(t *testing.T) {
 	}
 }
 
-// A message its publisher sent with expectations (Nats-Expected-Stream,
-// as clawmem's event publisher and watcher do) is dead-lettered all the
-// same: the copy does not carry them to the DLQ, which would refuse it.
-// syncBuffer is a log both the stage and the test use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // A stage whose handler blocks while messages wait, or that only hands
 // its batches back (never the partition's writer), is noticed as stalled
 // after StallAfter (the gauge and a log line), and the blocked one moving
@@ -291,7 +271,7 @@ func TestStageStallIsNoticed(t *testing.T) {
 				}
 			}
 			release := make(chan struct{})
-			var logs syncBuffer
+			var logs testkit.Buffer
 			m := NewStageMetrics(nil)
 			s := &stage{name: "stalls", js: js, stream: stream, subjects: []string{subject},
 				cfg:     StageConfig{Batch: 1, AckWait: 600 * time.Millisecond, StallAfter: 1200 * time.Millisecond},
@@ -410,6 +390,9 @@ func TestStageHandsBackWithoutCounting(t *testing.T) {
 	}
 }
 
+// A message its publisher sent with expectations (Nats-Expected-Stream,
+// as clawmem's event publisher and watcher do) is dead-lettered all the
+// same: the copy does not carry them to the DLQ, which would refuse it.
 func TestDeadLetterDropsPublishExpectations(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	ctx := context.Background()

@@ -40,9 +40,9 @@ func writeConfig(t *testing.T, dir, extra string) {
 // serveInProcess runs `clawmem up`'s serve with roles on dir, in this
 // process, until the test ends, and returns once it has written its run
 // file. Its log goes to the returned buffer.
-func serveInProcess(t *testing.T, dir string, roles ...string) (*lockedBuffer, context.CancelFunc) {
+func serveInProcess(t *testing.T, dir string, roles ...string) (*testkit.Buffer, context.CancelFunc) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	a := &app{dataDir: dir, stdout: io.Discard, stderr: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
@@ -439,7 +440,7 @@ func TestUICommand(t *testing.T) {
 		t.Fatalf("ui --listen :%s without a token: %d %s", port, code, errOut)
 	}
 
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	a := &app{stdout: io.Discard, stderr: logs}
 	root := a.rootCmd()
 	root.SetArgs([]string{"ui", "--data-dir", dir, "--listen", "127.0.0.1:0"})

@@ -26,34 +26,17 @@ import (
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsauth"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// lockedBuffer collects a subprocess's output while tests read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type instance struct {
 	cmd  *exec.Cmd
 	dir  string
 	info node.RunInfo
-	logs *lockedBuffer
+	logs *testkit.Buffer
 }
 
 var (
@@ -103,7 +86,7 @@ func launchUp(t *testing.T, dir string) *instance {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, node.RunFile))
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	cmd := exec.Command(clawmemBinary(t), "up", "--data-dir", dir)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
@@ -29,7 +30,7 @@ import (
 
 // startWriter runs `clawmem worker store` in a subprocess on its own data
 // dir against url.
-func startWriter(t *testing.T, url string) (*exec.Cmd, string, *lockedBuffer) {
+func startWriter(t *testing.T, url string) (*exec.Cmd, string, *testkit.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	// A short lease (the default is 15 s) keeps the failover quick; the
@@ -38,7 +39,7 @@ func startWriter(t *testing.T, url string) (*exec.Cmd, string, *lockedBuffer) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	cmd := exec.Command(clawmemBinary(t), "worker", "store", "--data-dir", dir)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawmem/clawmem/internal/testkit"
 )
 
 func TestMCPRefusesBadSetups(t *testing.T) {
@@ -55,7 +57,7 @@ func TestMCPStdioAcrossUp(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ctx := context.Background()
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	cmd := exec.Command(clawmemBinary(t), "mcp", "--agent", "main", "--management", "--data-dir", dir)
 	cmd.Stderr = logs
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "clawmem-test", Version: "0"}, nil).

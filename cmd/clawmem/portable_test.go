@@ -469,7 +469,7 @@ func TestImportSurvivesSIGKILL(t *testing.T) {
 
 	dst := t.TempDir()
 	cmd := exec.Command(clawmemBinary(t), "import", file, "--data-dir", dst, "--batch-size", fmt.Sprint(n/40))
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

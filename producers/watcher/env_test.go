@@ -1,7 +1,6 @@
 package watcher_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
@@ -30,7 +30,7 @@ type env struct {
 	js    jetstream.JetStream
 	state string
 	reg   *prometheus.Registry
-	logs  *syncBuffer
+	logs  *testkit.Buffer
 }
 
 func setup(t *testing.T) *env {
@@ -67,25 +67,7 @@ func setupOn(t *testing.T, js jetstream.JetStream) *env {
 	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, js: js, state: t.TempDir(), reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
-}
-
-// syncBuffer collects log output from the watcher's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return &env{t: t, js: js, state: t.TempDir(), reg: prometheus.NewRegistry(), logs: &testkit.Buffer{}}
 }
 
 // watcher makes a Watcher over the env's state dir. A long rescan makes
