@@ -58,11 +58,29 @@ var Attempt = 5 * time.Second
 // ends, waiting longer after each transient failure. Each failure is
 // logged with what, so an operator sees why a stage has not started.
 func Do[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, log, what, Attempt, fn)
+}
+
+// Open is Do for a call that keeps its ctx after it returns, as a watch or
+// a subscription does for its life: its attempts get ctx itself, with no
+// bound of their own (JetStream's requests time out by themselves).
+func Open[T any](ctx context.Context, log *slog.Logger, what string, fn func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, log, what, 0, fn)
+}
+
+// retry is Do with each attempt bounded by bound, or not at all for 0.
+func retry[T any](ctx context.Context, log *slog.Logger, what string, bound time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	wait := Backoff.First
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, Attempt)
-		v, err := fn(actx)
-		cancel()
+		var v T
+		var err error
+		if bound > 0 {
+			actx, cancel := context.WithTimeout(ctx, bound)
+			v, err = fn(actx)
+			cancel()
+		} else {
+			v, err = fn(ctx)
+		}
 		if err == nil || !Transient(err) || ctx.Err() != nil {
 			return v, err
 		}

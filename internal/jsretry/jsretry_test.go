@@ -121,3 +121,31 @@ func TestDoWaitsOutARestartingServer(t *testing.T) {
 		t.Errorf("consumer %q", cons.CachedInfo().Name)
 	}
 }
+
+// Do bounds each attempt; Open hands fn the caller's ctx itself, which a
+// watch keeps for its life, and retries it the same way.
+func TestOpenKeepsTheCallersContext(t *testing.T) {
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, "caller's")
+	var doBounded bool
+	if _, err := jsretry.Do(ctx, nil, "x", func(actx context.Context) (int, error) {
+		_, doBounded = actx.Deadline()
+		return 0, nil
+	}); err != nil || !doBounded {
+		t.Fatalf("Do: %v, attempt bounded %v", err, doBounded)
+	}
+	calls := 0
+	got, err := jsretry.Open(ctx, nil, "x", func(actx context.Context) (int, error) {
+		calls++
+		if actx != ctx {
+			t.Errorf("attempt %d got a ctx of its own", calls)
+		}
+		if calls < 3 {
+			return 0, nats.ErrTimeout
+		}
+		return 7, nil
+	})
+	if err != nil || got != 7 || calls != 3 {
+		t.Fatalf("Open: %d %v after %d calls, want 7 after 3", got, err, calls)
+	}
+}

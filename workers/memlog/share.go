@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -103,37 +104,98 @@ func (s *Share) Rounds() <-chan struct{} {
 	return s.round
 }
 
+// watch watches the writers' presences. While a node is down the watch's
+// consumer may not be created for a while (its request times out): that
+// is waited out rather than stopping the node.
+func (s *Share) watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return jsretry.Open(ctx, s.log, "writers' presence", func(ctx context.Context) (jetstream.KeyWatcher, error) {
+		return s.kv.Watch(ctx, schemas.PresencePrefix+".*")
+	})
+}
+
+// rewatch stops old and, after pause, watches the presences again.
+func (s *Share) rewatch(ctx context.Context, old jetstream.KeyWatcher, pause time.Duration) (jetstream.KeyWatcher, error) {
+	_ = old.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(pause):
+	}
+	return s.watch(ctx)
+}
+
 // Run shares the partitions out until ctx ends, then stops every held
 // partition's work and releases its lease, so another writer takes over
 // at once rather than after the TTL.
+//
+// The presence watch is watched itself: it ends when its consumer is lost
+// and nats.go cannot make it again, and after a server restart it may go
+// quiet for up to 20 s before nats.go notices missed heartbeats, while
+// other writers come and go unseen. Each round renews this writer's own
+// presence, which a working watch reports, so a watch that reports
+// nothing for rounds is stale. Either way the presences are watched
+// again, after a pause that grows while watches keep failing at once.
 func (s *Share) Run(ctx context.Context) error {
-	watch, err := s.kv.Watch(ctx, schemas.PresencePrefix+".*")
+	watch, err := s.watch(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("writers' presence: %w", err)
 	}
-	defer func() { _ = watch.Stop() }()
+	defer func() {
+		if watch != nil {
+			_ = watch.Stop()
+		}
+	}()
 	defer s.giveAll(context.WithoutCancel(ctx))
 	_ = s.kv.Delete(ctx, schemas.PresenceKey(s.id)) // a presence left by an earlier life
 	every := s.ttl / 6
 	t := time.NewTicker(every)
 	defer t.Stop()
+	pause := jsretry.Backoff.First
+	quiet := 0 // rounds that renewed this writer's presence since the watch last reported
+	again := func(why string) error {
+		s.log.Warn("writers' presence: watching again", "why", why, "in", pause)
+		watch, err = s.rewatch(ctx, watch, pause)
+		pause = min(pause*2, jsretry.Backoff.Max)
+		quiet = 0
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("writers' presence: %w", err)
+		}
+		return nil
+	}
 	for {
-		s.balance(ctx)
+		if s.balance(ctx) {
+			quiet++
+		}
 		s.mu.Lock()
 		close(s.round)
 		s.round = make(chan struct{})
 		s.mu.Unlock()
+		if quiet > 2 {
+			if err := again("the watch reports nothing, not even this writer's renewals"); err != nil || ctx.Err() != nil {
+				return err
+			}
+		}
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
 				return nil
 			case e, ok := <-watch.Updates():
 				if !ok {
-					return errors.New("writers' presence: the watch ended")
+					if err := again("the watch ended"); err != nil || ctx.Err() != nil {
+						return err
+					}
+					continue
 				}
+				quiet = 0
 				s.seen(e)
 			case <-t.C:
 				waiting = false
+				if quiet == 0 {
+					pause = jsretry.Backoff.First
+				}
 			}
 		}
 	}
@@ -168,8 +230,9 @@ func (s *Share) present() int {
 }
 
 // balance renews this writer's presence, reaps partitions whose work
-// ended, then takes or gives partitions up towards an even share.
-func (s *Share) balance(ctx context.Context) {
+// ended, then takes or gives partitions up towards an even share. It
+// reports whether the presence was renewed.
+func (s *Share) balance(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, s.ttl/3)
 	_, err := s.kv.PutString(rctx, schemas.PresenceKey(s.id), time.Now().UTC().Format(time.RFC3339Nano))
 	cancel()
@@ -177,7 +240,7 @@ func (s *Share) balance(ctx context.Context) {
 		if ctx.Err() == nil {
 			s.log.Warn("writers' presence not renewed", "err", err)
 		}
-		return
+		return false
 	}
 	for p, h := range s.snapshot() {
 		select {
@@ -201,7 +264,7 @@ func (s *Share) balance(ctx context.Context) {
 	}
 	for _, p := range s.order() {
 		if len(held) >= target || ctx.Err() != nil {
-			return
+			return true
 		}
 		if s.Holds(p) {
 			continue
@@ -210,6 +273,7 @@ func (s *Share) balance(ctx context.Context) {
 			held = append(held, p)
 		}
 	}
+	return true
 }
 
 // order is the partitions from this writer's own starting point, so that

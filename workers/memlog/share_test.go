@@ -3,6 +3,8 @@ package memlog_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
 )
@@ -205,5 +208,82 @@ func TestShareLeavesAnotherVersionsLeaseToExpire(t *testing.T) {
 			t.Fatalf("held %v: the expired lease was never taken", s.Held())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A writer that starts while JetStream cannot answer (its node down, as a
+// node restarted beside a lost one finds it) waits for it rather than
+// stopping; and one whose JetStream goes away mid-run keeps its share and
+// still sees a writer that arrives after it came back.
+func TestShareWaitsOutJetStreamOutages(t *testing.T) {
+	const n, ttl = 4, 3 * time.Second
+	srv, _, js := natsembed.StartTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	share := func(id string, logs *testkit.Buffer) *memlog.Share {
+		nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := jetstream.New(nc)
+		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return memlog.NewShare(kv, id, n, ttl, slog.New(slog.NewTextHandler(logs, nil)))
+	}
+	down := func() {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+	var logs testkit.Buffer
+	a := share("a", &logs)
+	down()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	testkit.WaitFor(t, 20*time.Second, func() error {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned while JetStream was down: %v", err)
+		default:
+		}
+		if !strings.Contains(logs.String(), "JetStream unavailable; retrying") {
+			return fmt.Errorf("no failed watch yet; log:\n%s", logs.String())
+		}
+		return nil
+	})
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 20*time.Second, func() error {
+		if got := a.Held(); len(got) != n {
+			return fmt.Errorf("a holds %v after JetStream came back", got)
+		}
+		return nil
+	})
+
+	// Down again for a moment mid-run, then a second writer arrives: a
+	// still watches the presences, so it gives half up.
+	down()
+	time.Sleep(ttl / 2)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	b := share("b", &testkit.Buffer{})
+	go b.Run(ctx)
+	testkit.WaitFor(t, 20*time.Second, func() error {
+		if len(a.Held()) != n/2 || len(b.Held()) != n/2 {
+			return fmt.Errorf("a holds %v, b %v; a's log:\n%s", a.Held(), b.Held(), logs.String())
+		}
+		return nil
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned: %v", err)
+	default:
 	}
 }
