@@ -454,19 +454,23 @@ const factHeldOutFile = "../testdata/facts/heldout.json"
 // it when the older led by at most 0.05 (retrieve.Outdated), and 0.457
 // with the change read by rules or the replace model and, when the rules
 // read it, ranked first wherever it was: the floor keeps that from getting
-// worse, the gap is on issue 30.
+// worse, the gap is on issue 30. Lowering another person's fact for a
+// question about the asker (retrieve.Whose; its factor chosen on the dev
+// scenarios) made it 0.520.
 const (
 	factHeldOutTargetTop1 = 0.95
-	factHeldOutMinTop1    = 0.43
+	factHeldOutMinTop1    = 0.50
 )
 
 // factDevFile holds 72 fact-change scenarios by another writer, read for
 // what the rules miss (retrieve.Outdated and rules.Replaces were written
 // from them): top-1 0.403 before, 0.486 with Outdated, 0.778 with the
-// change ranked first wherever it was; no wrongful supersede.
+// change ranked first wherever it was, 0.833 with another person's fact
+// lowered for a question about the asker (retrieve.Whose: 0.819 at
+// factors 0.9 and 0.8, 0.833 at 0.7 and 0.5); no wrongful supersede.
 const (
 	factDevFile    = "../testdata/facts/dev.json"
-	factDevMinTop1 = 0.75
+	factDevMinTop1 = 0.81
 )
 
 // TestFactChangesDev measures the dev scenarios as the held-out ones are

@@ -187,6 +187,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	cs = TimeDecay(cs, now, r.cfg.TimeDecayHalfLifeDays)
 	keep(cs, func(s *Sources, x float64) { s.AfterTimeDecay = x })
 	cs = TemporalBoost(cs, text, now, r.cfg.TemporalBoost)
+	cs = Whose(cs, text, r.cfg.RelativeFactor)
 	sortByScore(cs)
 	if !q.History {
 		cs = Outdated(cs)

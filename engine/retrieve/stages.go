@@ -41,6 +41,9 @@ type Sources struct {
 	// Temporal is set when the temporal stage lifted the candidate: the
 	// query asks when and the memory carries a date, or both name one time.
 	Temporal bool `json:"temporal,omitempty"`
+	// Relative is set when the memory names a relative, a friend or a
+	// colleague and was lowered since the query asks about the asker.
+	Relative bool `json:"relative,omitempty"`
 	// Replaced is the id of the superseded memory the query matched, when
 	// this one was brought in as the fact that replaced it.
 	Replaced string `json:"replaced,omitempty"`
@@ -68,6 +71,9 @@ func (s *Sources) String() string {
 	}
 	if s.Temporal {
 		line += "  temporal"
+	}
+	if s.Relative {
+		line += "  another person's"
 	}
 	if s.Outdated != "" {
 		line += "  outdated by " + s.Outdated[:min(8, len(s.Outdated))]
@@ -437,6 +443,26 @@ func Outdated(cs []Candidate) []Candidate {
 	}
 	if changed {
 		sortByScore(cs)
+	}
+	return cs
+}
+
+// Whose lowers, by factor, the memories that name a relative, a friend
+// or a colleague ("My brother lives in Ashby", "Die Firma meiner Frau …")
+// when the question asks about whoever asks it ("Where do I live now?",
+// rules.AsksAboutSpeaker): such a memory shares the question's words
+// ("live") and is another person's fact. It only lowers: "My wife and I
+// moved to Kelvale" is the asker's fact too, and still answers when
+// nothing else does.
+func Whose(cs []Candidate, question string, factor float64) []Candidate {
+	if factor >= 1 || len(cs) == 0 || !rules.AsksAboutSpeaker(question) {
+		return cs
+	}
+	for i := range cs {
+		if rules.Relation(cs[i].Memory.Text) != "" {
+			cs[i].Score *= factor
+			cs[i].Sources.Relative = true
+		}
 	}
 	return cs
 }

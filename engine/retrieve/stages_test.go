@@ -694,3 +694,42 @@ func BenchmarkOutdated(b *testing.B) {
 		})
 	}
 }
+
+// A question about the asker lowers another person's fact that shares
+// its words below the asker's own; a question about someone else, or a
+// factor of 1, leaves the order as it was.
+func TestWhose(t *testing.T) {
+	fresh := func() []Candidate {
+		return []Candidate{
+			{Memory: schemas.Memory{ID: "brother", Text: "My brother Callum lives in Ashby"}, Score: 0.6},
+			{Memory: schemas.Memory{ID: "mine", Text: "We bought a house out in Kelvale, moved in on Saturday"}, Score: 0.5},
+		}
+	}
+	for _, tc := range []struct {
+		name, query string
+		factor      float64
+		first       string
+	}{
+		{"about the asker", "Where do I live now?", 0.7, "mine"},
+		{"about the brother", "Where does my brother live?", 0.7, "brother"},
+		{"about someone by name", "Where does Callum live?", 0.7, "brother"},
+		{"off", "Where do I live now?", 1, "brother"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := Whose(fresh(), tc.query, tc.factor)
+			sortByScore(cs)
+			if cs[0].Memory.ID != tc.first {
+				t.Fatalf("first %q, want %q: %+v", cs[0].Memory.ID, tc.first, cs)
+			}
+			lowered := cs[0].Memory.ID != "brother" // the only memory naming a relative
+			for _, c := range cs {
+				if c.Sources.Relative != (lowered && c.Memory.ID == "brother") {
+					t.Errorf("%s: Sources.Relative %v", c.Memory.ID, c.Sources.Relative)
+				}
+			}
+			if lowered && !strings.Contains(cs[1].Sources.String(), "another person's") {
+				t.Errorf("--explain does not say it was lowered: %s", cs[1].Sources.String())
+			}
+		})
+	}
+}

@@ -132,3 +132,18 @@ func FuzzShouldSkipRetrieval(f *testing.F) {
 		}
 	})
 }
+
+func FuzzAsksAboutSpeaker(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		asks := AsksAboutSpeaker(in)
+		if asks != AsksAboutSpeaker(in) || Relation(in) != Relation(in) {
+			t.Fatalf("AsksAboutSpeaker or Relation of %q is not deterministic", in)
+		}
+		if asks && Relation(in) != "" {
+			t.Fatalf("AsksAboutSpeaker(%q) though it names %q", in, Relation(in))
+		}
+	})
+}
