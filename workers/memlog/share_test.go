@@ -106,16 +106,7 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 	working := map[int]string{} // partition → the writer working it
 	var overlaps []string
 	start := func(ctx context.Context, id string) (*memlog.Share, *nats.Conn) {
-		nc, err := nats.Connect(srv.ClientURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, _ := jetstream.New(nc)
-		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
-		if err != nil {
-			t.Fatal(err)
-		}
+		kv, nc := leasesOn(ctx, t, srv)
 		s := memlog.NewShare(kv, id, n, ttl, nil)
 		s.Work = func(ctx context.Context, p int) error {
 			mu.Lock()
@@ -224,16 +215,7 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 		t.Fatal(err)
 	}
 	share := func(id string, logs *testkit.Buffer) *memlog.Share {
-		nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, _ := jetstream.New(nc)
-		kv, err := js.KeyValue(ctx, schemas.BucketLeases)
-		if err != nil {
-			t.Fatal(err)
-		}
+		kv, _ := leasesOn(ctx, t, srv, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 		return memlog.NewShare(kv, id, n, ttl, slog.New(slog.NewTextHandler(logs, nil)))
 	}
 	down := func() {
@@ -286,4 +268,24 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 		t.Fatalf("Run returned: %v", err)
 	default:
 	}
+}
+
+// leasesOn opens the leases bucket over a connection of its own, as each
+// writer has one.
+func leasesOn(ctx context.Context, t *testing.T, srv *natsembed.Server, opts ...nats.Option) (jetstream.KeyValue, *nats.Conn) {
+	t.Helper()
+	nc, err := nats.Connect(srv.ClientURL(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, schemas.BucketLeases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv, nc
 }
