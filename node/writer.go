@@ -284,7 +284,11 @@ func leaseTTL(ctx context.Context, kv jetstream.KeyValue, cfg *config.Config, lo
 	if err != nil {
 		return 0, err
 	}
-	st, err := kv.Status(ctx)
+	// Asked as the node starts, maybe while another is down: a timeout
+	// is waited out, not a reason to stop.
+	st, err := jsretry.Do(ctx, log, "writers' leases", func(ctx context.Context) (jetstream.KeyValueStatus, error) {
+		return kv.Status(ctx)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("writers' leases: %w", err)
 	}

@@ -3,16 +3,20 @@ package memlog_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -267,4 +271,65 @@ func TestBootstrapLogsAnOlderStore(t *testing.T) {
 	if a, b := state(t, writer), state(t, replica); !slices.Equal(a, b) || len(a) != 2 {
 		t.Fatalf("writer %v, rebuilt %v", a, b)
 	}
+}
+
+// A follower whose JetStream goes away for a while (a node down) keeps
+// following: it applies what is written after JetStream came back, and
+// does not stop.
+func TestFollowerFollowsAcrossAnOutage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, _, js := natsembed.StartTest(t)
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	writer := open(t, t.TempDir(), false)
+	defer writer.Close()
+	replica := open(t, t.TempDir(), true)
+	defer replica.Close()
+	pub := memlog.NewPublisher(js, writer, 16, nil)
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fjs, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs testkit.Buffer
+	f := memlog.NewFollower(fjs, replica, slog.New(slog.NewTextHandler(&logs, nil)))
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	write := func(text string) string {
+		t.Helper()
+		added, err := writer.Add(ctx, mem(text, "global", 0, 0, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, 30*time.Second, func() error {
+			_, err := pub.Flush(ctx)
+			return err
+		})
+		testkit.WaitFor(t, 30*time.Second, func() error {
+			select {
+			case err := <-done:
+				t.Fatalf("the follower stopped: %v; log:\n%s", err, logs.String())
+			default:
+			}
+			if ok, _ := replica.Has(ctx, added[0].ID); !ok {
+				return fmt.Errorf("%q not applied; log:\n%s", text, logs.String())
+			}
+			return nil
+		})
+		return added[0].ID
+	}
+	write("before the outage")
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	time.Sleep(8 * time.Second)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	write("after the outage")
 }
