@@ -23,12 +23,12 @@ const (
 	// 0.84 to 0.76).
 	captureTargetPrecision = 0.97
 	// Floors under the validation figures, a margin below what the model
-	// last trained reached (recall 0.897, category accuracy 0.890 on the
-	// validation fifth of sixteen writers' tables; 0.841 and 0.850 on the
+	// last trained reached (recall 0.898, category accuracy 0.898 on the
+	// validation fifth of eighteen writers' tables; 0.841 and 0.850 on the
 	// fifth of the first two, an easier split), so that a corpus or
 	// feature change that costs either is noticed.
 	minCaptureValidationRecall   = 0.86
-	minCaptureValidationCategory = 0.86
+	minCaptureValidationCategory = 0.88
 )
 
 // maxVetoLoss is the share of the rules' right keeps on the validation
@@ -303,18 +303,19 @@ func TestCaptureModelReproducible(t *testing.T) {
 }
 
 // minHeldOutCapture* are the floors of the capture tables nobody trained
-// or tuned on (heldout.tsv): precision 0.979, recall 0.921 and category
-// accuracy 0.894 reached with sixteen writers' training tables and the
-// keep head's rate and L2 chosen on validation (0.979, 0.911 and 0.889
+// or tuned on (heldout.tsv): precision 0.979, recall 0.919 and category
+// accuracy 0.906 reached with eighteen writers' training tables and the
+// category heads deciding all but the preferences the lists name (0.979,
+// 0.921 and 0.894 with sixteen while the lists decided; 0.979, 0.911 and 0.889
 // with fourteen; 0.973, 0.894 and 0.877 with twelve; 0.887 before the rate and L2 were chosen; 0.967,
 // 0.788 and 0.768 with two, 0.977, 0.820 and 0.845 with six), against the
 // issue's 0.97, 0.92 and 0.90. The floors only keep them from getting
-// worse; the categories' gap is reported on issue 30. The rules alone scored 0.925 /
+// worse. The rules alone scored 0.925 /
 // 0.293 and 0.374 on it.
 const (
 	minHeldOutCapturePrecision = 0.97
 	minHeldOutCaptureRecall    = 0.91
-	minHeldOutCategory         = 0.88
+	minHeldOutCategory         = 0.89
 )
 
 // TestCaptureHeldOut measures ShouldCapture and DetectCategory on every
