@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/config"
@@ -29,15 +28,7 @@ func TestLeaseTTLWaitsOutJetStream(t *testing.T) {
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl}); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	njs, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, njs := natsembed.ConnectTest(t, srv, natsembed.Redial...)
 	kv, err := njs.KeyValue(ctx, schemas.BucketLeases)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package natsembed
 
 import (
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,7 +25,15 @@ func StartTestIn(tb testing.TB, dir string) (*Server, *nats.Conn, jetstream.JetS
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.Stop)
-	nc, err := s.Connect()
+	nc, js := ConnectTest(tb, s)
+	return s, nc, js
+}
+
+// ConnectTest opens a connection to s, closed when the test ends, and its
+// JetStream context; a test that takes s down and back passes Redial.
+func ConnectTest(tb testing.TB, s *Server, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	nc, err := s.Connect(opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -33,8 +42,12 @@ func StartTestIn(tb testing.TB, dir string) (*Server, *nats.Conn, jetstream.JetS
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return s, nc, js
+	return nc, js
 }
+
+// Redial makes a test's connection come back at once, however long its
+// server is down.
+var Redial = []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}
 
 // StartTestCluster starts an n-node JetStream cluster in temp dirs, shut
 // down when the test ends.

@@ -48,15 +48,7 @@ func setupSmall(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	nc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natsembed.ConnectTest(t, s)
 	return setupOn(t, js)
 }
 

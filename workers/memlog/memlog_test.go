@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
@@ -288,15 +287,7 @@ func TestFollowerFollowsAcrossAnOutage(t *testing.T) {
 	replica := open(t, t.TempDir(), true)
 	defer replica.Close()
 	pub := memlog.NewPublisher(js, writer, 16, nil)
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	fjs, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fjs := natsembed.ConnectTest(t, srv, natsembed.Redial...)
 	var logs testkit.Buffer
 	f := memlog.NewFollower(fjs, replica, slog.New(slog.NewTextHandler(&logs, nil)))
 	done := make(chan error, 1)

@@ -215,7 +215,7 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 		t.Fatal(err)
 	}
 	share := func(id string, logs *testkit.Buffer) *memlog.Share {
-		kv, _ := leasesOn(ctx, t, srv, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		kv, _ := leasesOn(ctx, t, srv, natsembed.Redial...)
 		return memlog.NewShare(kv, id, n, ttl, slog.New(slog.NewTextHandler(logs, nil)))
 	}
 	down := func() {
@@ -274,15 +274,7 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 // writer has one.
 func leasesOn(ctx context.Context, t *testing.T, srv *natsembed.Server, opts ...nats.Option) (jetstream.KeyValue, *nats.Conn) {
 	t.Helper()
-	nc, err := nats.Connect(srv.ClientURL(), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := natsembed.ConnectTest(t, srv, opts...)
 	kv, err := js.KeyValue(ctx, schemas.BucketLeases)
 	if err != nil {
 		t.Fatal(err)
