@@ -20,9 +20,14 @@ const (
 	// below a newer one that never changed it.
 	replaceTargetPrecision = 0.95
 	// minReplaceValidationRecall is a floor under the validation recall
-	// the model last reached (0.401 at precision 0.952; the rules alone
-	// 0.168), so that a corpus or feature change that costs it is noticed.
-	minReplaceValidationRecall = 0.37
+	// the model last reached: 0.367 at precision 0.951 (the rules alone
+	// 0.161) on the validation fifth of seven writers' tables, so that a
+	// corpus or feature change that costs it is noticed. (With five tables
+	// the model reached 0.401 on their fifth; the two later tables, changes
+	// told without a change word, make the split harder: that model scores
+	// 0.386 on the seven tables' fifth, but reads 49 of 9,180 made pairs as
+	// a change, past maxMadeReplaces, where the retrained one reads 23.)
+	minReplaceValidationRecall = 0.34
 )
 
 // maxMadeReplaces is the share of made pairs (two facts of different
