@@ -124,6 +124,12 @@ func (s *Share) rewatch(ctx context.Context, old jetstream.KeyWatcher, pause tim
 	return s.watch(ctx)
 }
 
+// quietRounds is how many rounds that renewed this writer's presence a
+// watch may report nothing before it is taken for stale: a TTL's worth.
+// Sooner, a watch that only lags under load (a CI machine running a
+// race-built suite) is made again, and while it is the rounds wait.
+const quietRounds = 6
+
 // Run shares the partitions out until ctx ends, then stops every held
 // partition's work and releases its lease, so another writer takes over
 // at once rather than after the TTL.
@@ -173,7 +179,7 @@ func (s *Share) Run(ctx context.Context) error {
 		close(s.round)
 		s.round = make(chan struct{})
 		s.mu.Unlock()
-		if quiet > 2 {
+		if quiet > quietRounds {
 			if err := again("the watch reports nothing, not even this writer's renewals"); err != nil || ctx.Err() != nil {
 				return err
 			}
