@@ -251,6 +251,15 @@ func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, erro
 	defer cancel()
 	loaded := make(chan struct{})
 	go func() { load.Run(loadCtx); close(loaded) }()
+	// An instance that died answers nothing more: the load stops at once
+	// and the report says why, rather than after minutes of retries.
+	go func() {
+		select {
+		case <-up.Exited():
+			cancel()
+		case <-loaded:
+		}
+	}()
 	var ready []float64
 	for i := range o.Restarts {
 		select {
@@ -271,15 +280,17 @@ func ClusterFaults(ctx context.Context, env Env, o ClusterOptions) (Result, erro
 		ready = append(ready, time.Since(t0).Seconds())
 	}
 	<-loaded
-	t, err := load.Settle(ctx, nc, 60*time.Second)
-	if err != nil {
-		r.fail("counting the store: %v", err)
-	}
-	r.checkNoDLQ(ctx, nc, t)
 	if !up.Running() {
 		r.fail("clawmem up exited:\n%s", up.LastLines(60))
-	} else if err := up.Stop(); err != nil {
-		r.fail("graceful stop: %v", err)
+	} else {
+		t, err := load.Settle(ctx, nc, 60*time.Second)
+		if err != nil {
+			r.fail("counting the store: %v", err)
+		}
+		r.checkNoDLQ(ctx, nc, t)
+		if err := up.Stop(); err != nil {
+			r.fail("graceful stop: %v", err)
+		}
 	}
 	var worst float64
 	for _, d := range ready {

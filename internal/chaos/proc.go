@@ -195,6 +195,13 @@ func (u *Up) PID() int {
 // Running reports whether the process has not exited.
 func (u *Up) Running() bool { return u.PID() != 0 }
 
+// Exited is closed when the running process exits (nil before a start).
+func (u *Up) Exited() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.done
+}
+
 // Kill sends SIGKILL and waits for the process to go.
 func (u *Up) Kill() { u.signal(syscall.SIGKILL, 0) }
 
