@@ -113,17 +113,6 @@ func (s *Share) watch(ctx context.Context) (jetstream.KeyWatcher, error) {
 	})
 }
 
-// rewatch stops old and, after pause, watches the presences again.
-func (s *Share) rewatch(ctx context.Context, old jetstream.KeyWatcher, pause time.Duration) (jetstream.KeyWatcher, error) {
-	_ = old.Stop()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(pause):
-	}
-	return s.watch(ctx)
-}
-
 // quietRounds is how many rounds that renewed this writer's presence a
 // watch may report nothing before it is taken for stale: a TTL's worth.
 // Sooner, a watch that only lags under load (a CI machine running a
@@ -161,12 +150,18 @@ func (s *Share) Run(ctx context.Context) error {
 	defer t.Stop()
 	pause := jsretry.Backoff.First
 	quiet := 0 // rounds that renewed this writer's presence since the watch last reported
+	// again stops the watch and, after pause, watches the presences anew.
 	again := func(why string) error {
 		s.log.Warn("writers' presence: watching again", "why", why, "in", pause)
-		watch, err = s.rewatch(ctx, watch, pause)
+		_ = watch.Stop()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(pause):
+		}
 		pause = min(pause*2, jsretry.Backoff.Max)
 		quiet = 0
-		if err != nil && ctx.Err() == nil {
+		if watch, err = s.watch(ctx); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("writers' presence: %w", err)
 		}
 		return nil
