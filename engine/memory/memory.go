@@ -390,19 +390,7 @@ func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout ti
 			cfg := e.ret.Config()
 			scores := make([]float64, len(res.Candidates))
 			for i, c := range res.Candidates {
-				// The gate weighs how well a memory matches the prompt; the
-				// temporal lift orders answers to "when" questions and
-				// would let any dated memory through, and the lowering of
-				// another person's fact orders answers about the asker
-				// (it would keep out "My brother and I play chess" from
-				// "what could I do this weekend?").
-				scores[i] = c.Score
-				if c.Sources.Temporal {
-					scores[i] /= 1 + cfg.TemporalBoost
-				}
-				if c.Sources.Relative && cfg.RelativeFactor > 0 {
-					scores[i] /= cfg.RelativeFactor
-				}
+				scores[i] = retrieve.MatchScore(c, cfg) // the gate weighs the match, not the order
 			}
 			picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
 			for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {

@@ -447,6 +447,22 @@ func Outdated(cs []Candidate) []Candidate {
 	return cs
 }
 
+// MatchScore is c's score without what the stages under cfg did only to
+// order answers: the temporal lift (for "when" questions; it would let
+// any dated memory through a gate) and Whose's lowering of another
+// person's fact (it would keep out "My brother and I play chess" from
+// "what could I do this weekend?"). The auto-recall gate weighs this.
+func MatchScore(c Candidate, cfg Config) float64 {
+	score := c.Score
+	if c.Sources.Temporal {
+		score /= 1 + cfg.TemporalBoost
+	}
+	if c.Sources.Relative && cfg.RelativeFactor > 0 {
+		score /= cfg.RelativeFactor
+	}
+	return score
+}
+
 // Whose lowers, by factor, the memories that name a relative, a friend
 // or a colleague ("My brother lives in Ashby", "Die Firma meiner Frau …")
 // when the question asks about whoever asks it ("Where do I live now?",

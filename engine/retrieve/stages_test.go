@@ -733,3 +733,23 @@ func TestWhose(t *testing.T) {
 		})
 	}
 }
+
+// MatchScore takes back the temporal lift and Whose's lowering, and
+// nothing else.
+func TestMatchScore(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name string
+		c    Candidate
+		want float64
+	}{
+		{"plain", Candidate{Score: 0.5}, 0.5},
+		{"lifted", Candidate{Score: 0.5 * (1 + cfg.TemporalBoost), Sources: Sources{Temporal: true}}, 0.5},
+		{"lowered", Candidate{Score: 0.5 * cfg.RelativeFactor, Sources: Sources{Relative: true}}, 0.5},
+		{"both", Candidate{Score: 0.5 * (1 + cfg.TemporalBoost) * cfg.RelativeFactor, Sources: Sources{Temporal: true, Relative: true}}, 0.5},
+	} {
+		if got := MatchScore(tc.c, cfg); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: MatchScore = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
