@@ -25,8 +25,7 @@ func AsksAboutSpeaker(question string) bool {
 	if Relation(question) != "" {
 		return false
 	}
-	t := prepare(question)
-	if t.cjk {
+	if cjk, _ := scanScripts(Normalize(question)); cjk {
 		return true
 	}
 	mine := false
