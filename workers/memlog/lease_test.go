@@ -52,10 +52,7 @@ func TestLeaseKeepsItsOwnLateRenewal(t *testing.T) {
 	}
 	_, _, js := natsembed.StartTest(t)
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := leasesBucket(ctx, t, js, ttl)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			late := &lateKV{KeyValue: kv}

@@ -99,9 +99,7 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 	srv, _, js := natsembed.StartTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl}); err != nil {
-		t.Fatal(err)
-	}
+	leasesBucket(ctx, t, js, ttl)
 	var mu sync.Mutex
 	working := map[int]string{} // partition → the writer working it
 	var overlaps []string
@@ -175,10 +173,7 @@ func TestShareLeavesAnotherVersionsLeaseToExpire(t *testing.T) {
 	_, _, js := natsembed.StartTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kv := leasesBucket(ctx, t, js, ttl)
 	if _, err := kv.Create(ctx, schemas.LeaseKey(2), []byte(`{"v":9,"holder":"a-newer-clawmem"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +206,7 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 	srv, _, js := natsembed.StartTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl}); err != nil {
-		t.Fatal(err)
-	}
+	leasesBucket(ctx, t, js, ttl)
 	share := func(id string, logs *testkit.Buffer) *memlog.Share {
 		kv, _ := leasesOn(ctx, t, srv, natsembed.Redial...)
 		return memlog.NewShare(kv, id, n, ttl, slog.New(slog.NewTextHandler(logs, nil)))
@@ -268,6 +261,16 @@ func TestShareWaitsOutJetStreamOutages(t *testing.T) {
 		t.Fatalf("Run returned: %v", err)
 	default:
 	}
+}
+
+// leasesBucket creates the writers' leases bucket, whose entries last ttl.
+func leasesBucket(ctx context.Context, t *testing.T, js jetstream.JetStream, ttl time.Duration) jetstream.KeyValue {
+	t.Helper()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: schemas.BucketLeases, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
 
 // leasesOn opens the leases bucket over a connection of its own, as each
