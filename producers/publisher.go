@@ -288,7 +288,7 @@ func ValidateEvent(kind schemas.EventKind, event json.RawMessage) (int, error) {
 	case schemas.KindBeforePromptBuild, schemas.KindBeforeAgentStart:
 		var e schemas.PromptBuildEvent
 		target, count = &e, func() int { return len(e.Messages) }
-	case schemas.KindCommandNew, schemas.KindCommandReset, schemas.KindBeforeReset, schemas.KindSessionEnd:
+	case schemas.KindCommandNew, schemas.KindCommandReset, schemas.KindBeforeReset, schemas.KindBeforeCompaction, schemas.KindSessionEnd:
 		var e schemas.SessionEvent
 		target, count = &e, func() int { return len(e.Messages) }
 	case schemas.KindMessageReceived, schemas.KindMessageSent:

@@ -22,14 +22,17 @@ const (
 	KindCommandNew        EventKind = "command_new"
 	KindCommandReset      EventKind = "command_reset"
 	KindBeforeReset       EventKind = "before_reset"
-	KindSessionEnd        EventKind = "session_end"
-	KindMessageReceived   EventKind = "message_received"
-	KindMessageSent       EventKind = "message_sent"
+	// KindBeforeCompaction is OpenClaw's before_compaction: the messages
+	// about to be summarised away, distilled before they go.
+	KindBeforeCompaction EventKind = "before_compaction"
+	KindSessionEnd       EventKind = "session_end"
+	KindMessageReceived  EventKind = "message_received"
+	KindMessageSent      EventKind = "message_sent"
 )
 
 // EventKinds lists every kind.
 var EventKinds = []EventKind{KindAgentEnd, KindBeforePromptBuild, KindBeforeAgentStart, KindCommandNew,
-	KindCommandReset, KindBeforeReset, KindSessionEnd, KindMessageReceived, KindMessageSent}
+	KindCommandReset, KindBeforeReset, KindBeforeCompaction, KindSessionEnd, KindMessageReceived, KindMessageSent}
 
 // Valid reports a known kind.
 func (k EventKind) Valid() bool { return slices.Contains(EventKinds, k) }
@@ -107,8 +110,8 @@ type PromptBuildEvent struct {
 	Messages []Message `json:"messages,omitempty"`
 }
 
-// SessionEvent covers command_new, command_reset, before_reset and
-// session_end: the triggers of session distillation.
+// SessionEvent covers command_new, command_reset, before_reset,
+// before_compaction and session_end: the triggers of session distillation.
 type SessionEvent struct {
 	SessionID     string    `json:"sessionId,omitempty"`
 	SessionFile   string    `json:"sessionFile,omitempty"`

@@ -111,9 +111,10 @@ func (c DistillConfig) withDefaults() DistillConfig {
 	return c
 }
 
-// DistillTriggers are the event kinds that end a session and so start its
-// distillation.
-var DistillTriggers = []schemas.EventKind{schemas.KindCommandNew, schemas.KindCommandReset, schemas.KindBeforeReset, schemas.KindSessionEnd}
+// DistillTriggers are the event kinds that end a session, or (compaction)
+// the part of it the model is about to lose, and so start its distillation.
+var DistillTriggers = []schemas.EventKind{schemas.KindCommandNew, schemas.KindCommandReset, schemas.KindBeforeReset,
+	schemas.KindBeforeCompaction, schemas.KindSessionEnd}
 
 // DistillWorker distils ended sessions into lessons for the store worker.
 type DistillWorker struct {

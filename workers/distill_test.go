@@ -576,6 +576,48 @@ func TestDistillWorkerEveryNewOfOneSession(t *testing.T) {
 	}
 }
 
+// A compaction hands over the messages the model is about to lose: they are
+// distilled then, and the /new after it distils only what came later.
+func TestDistillWorkerBeforeCompaction(t *testing.T) {
+	p := startPipeline(t, nil, StageConfig{})
+	f := newFakeGemini(t)
+	startDistill(t, p, f.distiller(t), DistillConfig{})
+	const sid = "5b7c0a51-7a1e-4f55-9d43-5a7d2d1b8c10"
+	reply := `[{"type":"text","text":"Noted."}]`
+	early := []schemas.Message{rawMsg("user", `"Lesson: the backup bucket is in eu-west-2"`), rawMsg("assistant", reply),
+		rawMsg("user", `"Lesson: rotate the signing key every quarter"`), rawMsg("assistant", reply)}
+	p.publishSessionEvent(t, schemas.KindBeforeCompaction, "main", schemas.SessionEvent{SessionID: sid, Messages: early, MessageCount: len(early)})
+	var jobs []DistillJob
+	waitFor(t, 20*time.Second, func() error {
+		if jobs = p.jobs(t, "main", sid); len(jobs) < 1 || jobs[0].Status != JobDone {
+			return fmt.Errorf("%d jobs", len(jobs))
+		}
+		return nil
+	})
+	if j := jobs[0]; j.Trigger != string(schemas.KindBeforeCompaction) || j.Stats.Messages != 4 || j.Lessons != 2 {
+		t.Fatalf("compaction job: %+v", j)
+	}
+	// After the compaction the session goes on; /new's before_reset carries
+	// what the host still holds (the early messages among them).
+	later := append(append([]schemas.Message{}, early...), rawMsg("user", `"Lesson: the canary runs for one hour"`), rawMsg("assistant", reply))
+	p.publishSessionEvent(t, schemas.KindBeforeReset, "main", schemas.SessionEvent{SessionID: sid, Messages: later, Reason: "new"})
+	waitFor(t, 20*time.Second, func() error {
+		if jobs = p.jobs(t, "main", sid); len(jobs) < 2 || jobs[0].Status != JobDone {
+			return fmt.Errorf("%d jobs", len(jobs))
+		}
+		return nil
+	})
+	if j := jobs[0]; j.Trigger != string(schemas.KindBeforeReset) || j.Stats.Messages != 2 || j.Lessons != 1 {
+		t.Fatalf("/new after the compaction: %+v", j)
+	}
+	got := p.waitMemories(t, 3)
+	for _, l := range []string{"the backup bucket is in eu-west-2", "rotate the signing key every quarter", "the canary runs for one hour"} {
+		if _, ok := got[l]; !ok {
+			t.Fatalf("lesson %q missing: %v", l, got)
+		}
+	}
+}
+
 // The same with the transcript on the stream (the SQLite follower) and
 // session-end events that carry no messages.
 func TestDistillWorkerEveryNewFromStream(t *testing.T) {

@@ -50,6 +50,10 @@ func TestRecallFallsBackToBM25WhenTheEmbedderIsDown(t *testing.T) {
 			if tc.delay > 0 && time.Since(start) > 3*time.Second {
 				t.Fatalf("a hanging embedder held recall %s (half the caller's 4 s deadline at most)", time.Since(start))
 			}
+			// Stats, which OpenClaw's memory status shows, says so.
+			if st, err := e.Stats(ctx, who, ""); err != nil || st.EmbedderOK || !strings.Contains(st.EmbedderError, "BM25 alone") {
+				t.Fatalf("stats with the embedder down: ok=%v %q (%v)", st.EmbedderOK, st.EmbedderError, err)
+			}
 			// Within EmbedDownFor the embedder is not asked again.
 			res, err = e.Recall(ctx, who, "blue room lunch", memory.RecallOptions{})
 			if err != nil || res.Mode != retrieve.ModeBM25 {

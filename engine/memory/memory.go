@@ -760,6 +760,7 @@ type Stats struct {
 	ByDay map[string]int `json:"byDay,omitempty"`
 	// Index is how the store holds its vectors, when it can tell.
 	Index *engine.IndexState `json:"index,omitempty"`
+	Health
 }
 
 // Stats counts who's memories.
@@ -774,6 +775,9 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 	}
 	out := Stats{Stats: st, FullText: e.store.HasFullText(), Retrieval: e.ret.Config(), Rerank: e.ret.RerankMode(), Embedding: e.emb.Model(),
 		Dimensions: e.store.Dimensions(), ScopeConfig: e.scopes.Stats()}
+	if out.Health, err = e.health(ctx, f); err != nil {
+		return Stats{}, err
+	}
 	if !f.All() {
 		out.Scopes = f.Scopes()
 	} else if d, ok := e.store.(engine.Describer); ok {

@@ -229,7 +229,14 @@ func (s *Service) opStats(ctx context.Context, who memory.Who, data []byte) (okR
 	fmt.Fprintf(&b, "\nRetrieval: %s (vector %.2g, BM25 %.2g), rerank %s, full-text search %s",
 		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, rr, fts)
 	fmt.Fprintf(&b, "\nEmbedding: %s (%d dimensions)", st.Embedding, st.Dimensions)
-	return okReply{text: b.String(), details: st}, nil
+	if !st.EmbedderOK {
+		fmt.Fprintf(&b, ", unavailable: %s", st.EmbedderError)
+	}
+	d := statsDetails{Stats: st, DeadLetters: s.deadLetters(ctx, who)}
+	if d.DeadLetters != nil && *d.DeadLetters > 0 {
+		fmt.Fprintf(&b, "\nDead letters: %d of your events or transcript entries could not be processed (clawmem dlq list)", *d.DeadLetters)
+	}
+	return okReply{text: b.String(), details: d}, nil
 }
 
 // ShowDetails is memory_show's details: the memory, the memories it

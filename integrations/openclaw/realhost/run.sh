@@ -19,6 +19,10 @@
 #   (n) with clawmem down, a memory tool call is answered "unavailable" within 1 s
 #   (o) an event queued while clawmem is down survives a gateway restart and is stored exactly once
 #   (p) with tools.toolSearch false the memory tools are offered to the model directly
+#   (q) `doctor.memory.status` answers from clawmem's memory search runtime (provider clawmem, embeddings ok)
+#   (r) `openclaw status --json` carries clawmem's memory state (reachable, memories, embedder, dead letters)
+#   (s) memory_search and memory_get (memory-core's tool shapes) answer through the gateway
+#   (t) /compact: the messages about to be compacted are distilled first (before_compaction), then recalled
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
@@ -266,8 +270,23 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   sleep 2 # a second delivery, if any, would land now
   cm_list >"$OUT/memories-after-restart.json"
   run_turn 13 'CALL-TOOL memory_recall {"query":"night train"}'
+  # OpenClaw's own view of its memory (issue 29): the doctor RPC and `status --json` ask clawmem's search runtime.
+  "$OC" gateway call doctor.memory.status --params '{"agentId":"main","probe":true}' --json >"$OUT/doctor-memory.json" 2>"$OUT/doctor-memory.err"
+  "$OC" status --json >"$OUT/status.json" 2>"$OUT/status.err"
+  # memory_search and memory_get as memory-core's callers use them, through the gateway.
+  run_turn 14 'CALL-TOOL memory_search {"query":"night train to Vienna","maxResults":3}'
+  VIENNA_ID=$(cm_list | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);
+    const m=(j.memories??j.details?.memories??j).find(m=>m.text.includes("night train to Vienna"));console.log(m?m.id:"none")})')
+  run_turn 15 "CALL-TOOL memory_get {\"path\":\"clawmem/$VIENNA_ID.md\"}"
+  # Compaction: before OpenClaw summarises the session away, clawmem distils it.
+  run_turn 16 "Remember that the build cache lives on the NVMe volume."
+  wait_stream "build cache lives on the NVMe"
+  run_turn 17 "/compact"
+  for _ in $(seq 1 60); do "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -q '"trigger": *"before_compaction"' && break; sleep 0.5; done
+  "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status-compaction.json" 2>&1
+  run_turn 18 'CALL-TOOL memory_recall {"query":"where does the build cache live"}'
 else
-  for n in $(seq 1 13); do TURN_RC[$n]=99; done
+  for n in $(seq 1 18); do TURN_RC[$n]=99; done
 fi
 "$OC" clawmem stats --agent main >"$OUT/cli-stats.txt" 2>"$OUT/cli-stats.err"
 CLI_RC=$?
@@ -416,6 +435,38 @@ const want=["command:new","command:reset","message:received","message:sent"];
 const ok=j.eligible===true&&j.loadable===true&&want.every(e=>(j.events??[]).includes(e))&&(j.unknownEvents??[]).length===0;
 console.log((ok?1:0)+" eligible="+j.eligible+" loadable="+j.loadable+" events="+(j.events??[]).join(",")+" unknownEvents="+(j.unknownEvents??[]).length);' "$OUT/hook-info.json")
 check "(k) the HOOK.md hook installs and is eligible" "$([ "$HOOK_RC" = 0 ] && [ "${K%% *}" = 1 ] && echo 1 || echo 0)" "install rc=$HOOK_RC ${K#* }"
+
+Q=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const r=j.result??j.payload??j;
+const ok=r.provider==="clawmem"&&r.embedding?.ok===true&&r.agentId==="main";
+console.log((ok?1:0)+" agentId="+r.agentId+" provider="+r.provider+" embedding="+JSON.stringify(r.embedding)+" searchRuntimeRegistered="+r.searchRuntimeRegistered);' "$OUT/doctor-memory.json")
+check "(q) doctor.memory.status answers from clawmem's search runtime" "${Q%% *}" "${Q#* } $(head -c 200 "$OUT/doctor-memory.err")"
+
+R=$(jsval '
+const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const m=j.memory; const c=m?.custom?.clawmem;
+const ok=m?.provider==="clawmem"&&c?.reachable===true&&c.memories>=2&&c.embedder?.ok===true&&typeof c.deadLetters==="number"&&typeof c.lastMemoryAt==="string";
+console.log((ok?1:0)+" memory="+JSON.stringify(m).slice(0,700));' "$OUT/status.json")
+check "(r) openclaw status --json has clawmem's memory state" "${R%% *}" "${R#* } $(head -c 200 "$OUT/status.err")"
+
+S=$(jsval '
+const fs=require("fs"); let search="", get="";
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  for (const m of r.body?.messages ?? []) if (m.role==="tool") { const t=typeof m.content==="string"?m.content:JSON.stringify(m.content);
+    if (/clawmem\/[0-9a-f-]{36}\.md/.test(t) && /night train to Vienna/.test(t) && /"results"/.test(t)) search=t.slice(0,300);
+    if (/night train to Vienna/.test(t) && /"path"/.test(t) && !/"results"/.test(t)) get=t.slice(0,300); } }
+console.log(((search&&get)?1:0)+" memory_search="+JSON.stringify(search)+" memory_get="+JSON.stringify(get));' "$RUN_DIR/model-requests.jsonl")
+check "(s) memory_search and memory_get answer through the real gateway" "$([ "${TURN_RC[14]}" = 0 ] && [ "${TURN_RC[15]}" = 0 ] && [ "${S%% *}" = 1 ] && echo 1 || echo 0)" "${S#* }"
+
+T=$(jsval '
+const fs=require("fs");
+const j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); const jobs=Array.isArray(j)?j:(j.jobs??[]);
+const c=jobs.find(x=>x.trigger==="before_compaction"&&x.status==="done");
+let recalled="";
+for (const l of fs.readFileSync(process.argv[2],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  for (const m of r.body?.messages ?? []) if (m.role==="tool") { const t=typeof m.content==="string"?m.content:JSON.stringify(m.content);
+    if (/build cache lives on the NVMe/.test(t)) recalled=t.slice(0,200); } }
+console.log(((c&&c.lessons>=1&&recalled)?1:0)+" compaction job="+JSON.stringify(c?{messages:c.stats?.messages,lessons:c.lessons,source:c.source}:null)+" recalled after it="+JSON.stringify(recalled));' "$OUT/distill-status-compaction.json" "$RUN_DIR/model-requests.jsonl")
+check "(t) a compaction is distilled first, and its facts are recalled after it" "$([ "${TURN_RC[17]}" = 0 ] && [ "${T%% *}" = 1 ] && echo 1 || echo 0)" "${T#* } /compact rc=${TURN_RC[17]}"
 
 echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
 echo "total time: $(ts "$T_START")s"

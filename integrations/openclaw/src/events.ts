@@ -4,7 +4,7 @@
 import { deriveMsgId } from "./msgid.js";
 
 /** Kinds as clawmem spells them (subject tokens; command:new is command_new). */
-export type EventKind = "agent_end" | "before_reset" | "session_end" | "command_new" | "command_reset";
+export type EventKind = "agent_end" | "before_reset" | "before_compaction" | "session_end" | "command_new" | "command_reset";
 
 /** schemas.MaxEventBytes: the EVENTS stream refuses larger messages. */
 export const MAX_EVENT_BYTES = 4 << 20;
@@ -85,7 +85,7 @@ export function agentEndBody(e: { messages?: unknown; success?: unknown; error?:
   });
 }
 
-/** schemas.SessionEvent: command_new, command_reset, before_reset, session_end. */
+/** schemas.SessionEvent: command_new, command_reset, before_reset, before_compaction, session_end. */
 export function sessionBody(e: {
   sessionId?: unknown; sessionFile?: unknown; messages?: unknown; messageCount?: unknown; reason?: unknown; nextSessionId?: unknown;
 }) {

@@ -19,7 +19,7 @@ import { recallContext } from "./recall.js";
 import { processRuntimes, type Runtime, type Runtimes } from "./runtime.js";
 import { makeTools, TOOL_SPECS, toolNames } from "./tools.js";
 import type {
-  AgentEndEvent, AgentHookContext, BeforeResetEvent, InternalHookEvent, PluginApi, PluginServiceContext, PromptBuildEvent,
+  AgentEndEvent, AgentHookContext, BeforeCompactionEvent, BeforeResetEvent, InternalHookEvent, PluginApi, PluginServiceContext, PromptBuildEvent,
   PromptBuildResult, SessionEndEvent, SessionHookContext,
 } from "./types.js";
 
@@ -28,6 +28,46 @@ const NOT_AN_END = new Set(["shutdown", "restart"]);
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/**
+ * Whether the host runs agent_turn_prepare: OpenClaw 2026.9 does (the
+ * version the real-host check runs); an unknown version gets only the
+ * hooks every host has, since an unknown hook is a registration warning.
+ */
+export function offersTurnPrepare(version: string | undefined): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? "");
+  return m !== null && (Number(m[1]) > 2026 || (Number(m[1]) === 2026 && Number(m[2]) >= 9));
+}
+
+/**
+ * What makes two recall hook calls one recall: the run, when the host names
+ * it (agent_turn_prepare and before_prompt_build see the prompt differently
+ * prepared), else the session and the prompt.
+ */
+export function recallKey(ctx: AgentHookContext | undefined, prompt: string): string {
+  return ctx?.runId ? `run\u0000${ctx.runId}\u0000${ctx.sessionKey ?? ""}` : `prompt\u0000${ctx?.sessionKey ?? ""}\u0000${prompt}`;
+}
+
+/**
+ * OpenClaw's hook gates that would silently switch clawmem off: a plugin
+ * that is not bundled gets agent_end and the prompt hooks only with
+ * hooks.allowConversationAccess, and allowPromptInjection false blocks the
+ * prompt hooks. Returns one line per blocked feature, naming the setting.
+ */
+export function hookGateWarnings(cfg: ClawmemConfig, hooks: { allowConversationAccess?: boolean; allowPromptInjection?: boolean } | undefined): string[] {
+  const out: string[] = [];
+  const key = `plugins.entries.${MANIFEST.id}.hooks`;
+  if (hooks?.allowConversationAccess !== true) {
+    const blocked = [cfg.autoCapture ? "auto-capture (agent_end)" : "", cfg.autoRecall ? "auto-recall (before_prompt_build)" : ""].filter(Boolean);
+    if (blocked.length > 0) {
+      out.push(`clawmem: OpenClaw blocks ${blocked.join(" and ")} until ${key}.allowConversationAccess is true: run \`openclaw config set ${key}.allowConversationAccess true\``);
+    }
+  }
+  if (cfg.autoRecall && hooks?.allowPromptInjection === false) {
+    out.push(`clawmem: OpenClaw blocks auto-recall because ${key}.allowPromptInjection is false; the memory tools still work`);
+  }
+  return out;
 }
 
 /** Hosts before OpenClaw 2026.2 ran auto-recall from before_agent_start only. */
@@ -80,6 +120,7 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
   const cfg = parseConfig(api.pluginConfig);
   const log = api.logger;
   const held = api.registrationMode === "full" ? runtimes.acquire(cfg, log) : undefined;
+  if (held) for (const w of hookGateWarnings(cfg, api.config?.plugins?.entries?.[MANIFEST.id]?.hooks)) log.warn(w);
   const runtime = () => held ?? runtimes.get(cfg);
   const link = () => runtime()?.link;
 
@@ -93,13 +134,17 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
         const agent = resolveAgent(cfg, ctx);
         const prompt = typeof event?.prompt === "string" ? event.prompt : "";
         if (!rt || !agent || prompt.trim() === "") return undefined;
-        if (!rt.firstRecall(`${ctx?.runId ?? ""}\u0000${ctx?.sessionKey ?? ""}\u0000${prompt}`)) return undefined;
+        if (!rt.firstRecall(recallKey(ctx, prompt))) return undefined;
         const block = await recallContext(rt.link, agent, prompt, { timeoutMs: cfg.recallTimeoutMs, maxChars: cfg.recallMaxChars });
         return block ? { prependContext: block } : undefined;
       } catch {
         return undefined;
       }
     };
+    // agent_turn_prepare runs first where the host wires it (its embedded
+    // and CLI runners); before_prompt_build covers the runners it does not
+    // reach. A run gets the block once, from whichever runs first.
+    if (offersTurnPrepare(hostVersion(api))) api.on("agent_turn_prepare", recall);
     api.on("before_prompt_build", recall);
     if (needsLegacyRecallHook(hostVersion(api))) api.on("before_agent_start", recall);
   }
@@ -126,6 +171,18 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
         rt.publish("before_reset", agent, sessionBody({ ...event, sessionId: ctx?.sessionId }), meta(ctx));
       } catch (err) {
         log.warn(`clawmem: before_reset not sent: ${(err as Error).message}`);
+      }
+    });
+    // Compaction summarises the oldest messages away: clawmem distils them
+    // first (no model turn needed, so the capability has no flush plan).
+    api.on("before_compaction", (event: BeforeCompactionEvent, ctx: AgentHookContext) => {
+      try {
+        const rt = runtime();
+        const agent = resolveAgent(cfg, ctx);
+        if (!rt || !agent || !Array.isArray(event?.messages) || event.messages.length === 0) return;
+        rt.publish("before_compaction", agent, sessionBody({ ...event, sessionId: ctx?.sessionId, reason: "compaction" }), meta(ctx));
+      } catch (err) {
+        log.warn(`clawmem: before_compaction not sent: ${(err as Error).message}`);
       }
     });
     api.on("session_end", (event: SessionEndEvent, ctx: SessionHookContext) => {

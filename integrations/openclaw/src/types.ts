@@ -74,6 +74,14 @@ export interface BeforeResetEvent {
   reason?: string;
 }
 
+/** before_compaction: the messages about to be summarised away. */
+export interface BeforeCompactionEvent {
+  messageCount?: number;
+  compactingCount?: number;
+  messages?: unknown[];
+  sessionFile?: string;
+}
+
 export interface SessionEndEvent {
   sessionId?: string;
   sessionKey?: string;
@@ -130,6 +138,9 @@ export interface PluginApi {
   pluginConfig?: Record<string, unknown>;
   logger: PluginLogger;
   runtime?: { version?: string; state?: { resolveStateDir?: () => string } };
+  /** OpenClaw's configuration, as loaded when the plugin registered. */
+  config?: { plugins?: { entries?: Record<string, { hooks?: { allowConversationAccess?: boolean; allowPromptInjection?: boolean } }> } };
+  registerMemoryCapability?(capability: unknown): void;
   registerTool(tool: AgentTool | ToolFactory, opts?: { name?: string; names?: string[]; optional?: boolean }): void;
   registerHook?(events: string | string[], handler: (event: InternalHookEvent) => void | Promise<void>,
     opts?: { name?: string; description?: string }): void;
