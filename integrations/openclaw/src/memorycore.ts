@@ -250,7 +250,9 @@ function record(params: unknown): Record<string, unknown> {
 }
 
 function json(payload: object): ToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(payload, null, 2) }], details: payload };
+  const text = JSON.stringify(payload, null, 2);
+  // details is what the text says: fields left undefined are not in either.
+  return { content: [{ type: "text", text }], details: JSON.parse(text) };
 }
 
 /** A call the schema forbids (memory-core throws for these; the host reports the throw as an error). */
