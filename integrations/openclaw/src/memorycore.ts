@@ -132,12 +132,13 @@ interface Searched {
 
 async function search(link: Link, agent: string, query: string,
   opts: { maxResults?: number; minScore?: number; timeoutMs: number }): Promise<Searched> {
-  const limit = Math.min(Math.max(1, Math.floor(opts.maxResults ?? DEFAULT_MAX_RESULTS)), MAX_RESULTS);
+  const asked = opts.maxResults !== undefined && Number.isFinite(opts.maxResults) ? opts.maxResults : DEFAULT_MAX_RESULTS;
+  const limit = Math.min(Math.max(1, Math.floor(asked)), MAX_RESULTS);
   const res = await request(link, agent, "recall", { query, limit }, { timeoutMs: opts.timeoutMs });
   if (res.isError) throw refusal(res, "recall");
   const d = (res.details ?? {}) as { memories?: unknown; mode?: unknown; fallback?: unknown };
   if (!Array.isArray(d.memories)) throw new UnavailableError("clawmem's recall reply has no memories", "bad_reply");
-  const min = opts.minScore ?? -Infinity;
+  const min = opts.minScore !== undefined && Number.isFinite(opts.minScore) ? opts.minScore : -Infinity;
   return {
     hits: d.memories.filter(isView).map(hit).filter((h) => h.score >= min).slice(0, limit),
     mode: typeof d.mode === "string" ? d.mode : undefined,

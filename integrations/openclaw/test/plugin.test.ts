@@ -15,6 +15,7 @@ import { registerCommands } from "../src/cli.js";
 import { parseConfig } from "../src/config.js";
 import { agentEndBody, buildEvent, sessionBody } from "../src/events.js";
 import { request, unavailableResult, UnavailableError, type Op } from "../src/service.js";
+import { ClawmemRefusal, readMemory, searchMemories } from "../src/memorycore.js";
 import type { ToolResult } from "../src/types.js";
 import { clawmemBinary, FakeApi, fixture, freePort, repoRoot, startClawmem, tempDir, waitFor, type Clawmem } from "./helpers.js";
 
@@ -182,7 +183,7 @@ describe("the plugin with a real clawmem", () => {
   });
 
   it("serves memory_search and memory_get in memory-core's shapes", async () => {
-    const { api } = plugin();
+    const { api, rt } = plugin();
     const mine = api.tools({ agentId: "mc-agent", sessionKey: "agent:mc-agent:main" });
     const theirs = api.tools({ agentId: "mc-other" });
     const store = async (tools: typeof mine, memo: string) => {
@@ -229,6 +230,14 @@ describe("the plugin with a real clawmem", () => {
     assert.ok(found.includes(staging) && found.includes(production), JSON.stringify(all));
     assert.ok(!found.includes(other), "another agent's memory is not found");
     assert.equal(all.find((h) => idOf(h) === staging)!.snippet, "The staging database listens on port 6543.");
+
+    // The memory search runtime's entry points give what the tools give.
+    const hits = await searchMemories(rt.link, "mc-agent", "database port", { timeoutMs: 5000 });
+    assert.deepEqual(hits.map((h) => h.path), all.map((h) => h.path));
+    assert.deepEqual(Object.keys(hits[0]).sort(), ["citation", "endLine", "importance", "path", "score", "snippet", "source", "startLine"]);
+    await assert.rejects(searchMemories(rt.link, "mc-agent", "  ", { timeoutMs: 5000 }), (err: unknown) =>
+      err instanceof ClawmemRefusal && err.code === "invalid");
+    assert.deepEqual(await readMemory(rt.link, "mc-agent", all[0].path, 1, 1, 5000), await get({ path: all[0].path, from: 1, lines: 1 }));
 
     // maxResults and minScore. Scores fade with the memories' age, by about 1e-9 a second here.
     assert.deepEqual((await search({ query: "database port", maxResults: 1 })).map((h) => h.path), [all[0].path]);
@@ -582,6 +591,8 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
     assert.deepEqual({ ...(got.details as object), error: undefined },
       { status: "error", text: "", path: "clawmem/0f8e2c1a-93b4-4d7e-a1c2-5b6d7e8f9a0b.md", code: "CLAWMEM_UNAVAILABLE", error: undefined });
     assert.ok(getMs < FAST_MS, `memory_get took ${getMs.toFixed(0)} ms with clawmem down`);
+    await assert.rejects(searchMemories(a.rt.link, "main", "tea", { timeoutMs: 10_000 }), (err: unknown) =>
+      err instanceof UnavailableError && err.reason === "not_connected");
     // The CLI's one-shot command does not wait out its deadline either.
     const actions = new Map<string, (opts: object) => Promise<void>>();
     const cmd = (path: string): any => ({
