@@ -207,6 +207,11 @@ export function excerpt(content: string, path: string, from?: number, lines?: nu
   };
 }
 
+function notAllowed(path: string): MemoryRead {
+  return { status: "error", text: "", path, code: "MEMORY_PATH_NOT_ALLOWED",
+    error: `not a clawmem memory path: memories are read as ${MEMORY_PATH_PREFIX}<memory id>.md, the paths memory_search returns` };
+}
+
 /**
  * memory-core's read of relPath for agent: for a clawmem path, the
  * memory's virtual file (or the excerpt from/lines asks for); "not_found"
@@ -219,10 +224,7 @@ export async function readMemory(link: Link, agent: string, relPath: string, fro
   timeoutMs: number): Promise<MemoryRead> {
   const path = relPath.trim();
   const id = parseMemoryPath(path);
-  if (!id) {
-    return { status: "error", text: "", path, code: "MEMORY_PATH_NOT_ALLOWED",
-      error: `not a clawmem memory path: memories are read as ${MEMORY_PATH_PREFIX}<memory id>.md, the paths memory_search returns` };
-  }
+  if (!id) return notAllowed(path);
   let res: ToolResult;
   try {
     res = await request(link, agent, "show", { memoryId: id }, { timeoutMs });
@@ -373,6 +375,7 @@ export async function memoryGetTool(link: Link | undefined, agent: string | unde
   }
   if (path === undefined) return invalid("path required");
   if (requested === "wiki") return json({ status: "not_found", text: "", path, corpora: [NO_WIKI], warning: NO_WIKI_WARNING });
+  if (!parseMemoryPath(path)) return json(notAllowed(path));
   if (agent === undefined) return json({ status: "error", text: "", path, code: "NO_IDENTITY", error: NO_IDENTITY });
   if (!link) {
     return json({ status: "error", text: "", path, code: "CLAWMEM_UNAVAILABLE",

@@ -148,9 +148,11 @@ describe("memory_search and memory_get without a service", () => {
     // A link whose every use fails the test: a bad path must not reach clawmem.
     const link = new Proxy({}, { get: () => assert.fail("the link was used") }) as never;
     for (const path of ["../x", "clawmem/not-an-id.md", "MEMORY.md", `memory/${ID}.md`]) {
-      const d = payload(await memoryGetTool(link, "main", { path }, 1000));
-      assert.deepEqual({ ...d, error: undefined }, { status: "error", text: "", path, code: "MEMORY_PATH_NOT_ALLOWED", error: undefined });
-      assert.match(d.error as string, /clawmem\/<memory id>\.md/);
+      for (const [l, agent] of [[link, "main"], [undefined, "main"], [link, undefined]] as const) {
+        const d = payload(await memoryGetTool(l, agent, { path }, 1000));
+        assert.deepEqual({ ...d, error: undefined }, { status: "error", text: "", path, code: "MEMORY_PATH_NOT_ALLOWED", error: undefined });
+        assert.match(d.error as string, /clawmem\/<memory id>\.md/);
+      }
     }
   });
 
