@@ -4,7 +4,7 @@
 // isError) is returned unchanged. memory_search and memory_get take
 // memory-core's parameters and answer in its shapes (memorycore.ts).
 import type { Link } from "./link.js";
-import { memoryGetTool, memorySearchTool } from "./memorycore.js";
+import { GET_CORPORA, memoryGetTool, memorySearchTool, SEARCH_CORPORA } from "./memorycore.js";
 import { request, UnavailableError, unavailableResult, type Op } from "./service.js";
 import type { AgentTool, ToolResult } from "./types.js";
 
@@ -126,7 +126,7 @@ export const TOOL_SPECS: ToolSpec[] = [
         query: { type: "string", description: "What to search for" },
         maxResults: { type: "integer", minimum: 1, description: "Max results (default: 6, at most 20)" },
         minScore: { type: "number", description: "Leave out results scoring below this (0-1)" },
-        corpus: { type: "string", enum: ["memory", "wiki", "all", "sessions"], description: "memory (default) or all search the memories; there is no wiki, and session transcripts are not searched" },
+        corpus: { type: "string", enum: [...SEARCH_CORPORA], description: "memory (default) or all search the memories; there is no wiki, and session transcripts are not searched" },
       },
     },
   },
@@ -143,7 +143,7 @@ export const TOOL_SPECS: ToolSpec[] = [
         path: { type: "string", description: "The memory's path, as memory_search returned it" },
         from: { type: "integer", minimum: 1, description: "First line to read (default: 1)" },
         lines: { type: "integer", minimum: 1, description: "Number of lines to read (default: 120)" },
-        corpus: { type: "string", enum: ["memory", "wiki", "all"], description: "memory (default) or all read the memory; there is no wiki" },
+        corpus: { type: "string", enum: [...GET_CORPORA], description: "memory (default) or all read the memory; there is no wiki" },
       },
     },
   },
