@@ -5,7 +5,7 @@ import { errors } from "@nats-io/transport-node";
 import type { Link } from "./link.js";
 import type { ToolResult } from "./types.js";
 
-export type Op = "recall" | "context" | "store" | "forget" | "update" | "list" | "stats";
+export type Op = "recall" | "context" | "store" | "forget" | "update" | "list" | "stats" | "show";
 
 /**
  * Why clawmem could not be asked: not connected (never, or the connection is
@@ -44,7 +44,7 @@ export interface RequestOptions {
 }
 
 /** Reads: safe to ask twice. */
-const READS: ReadonlySet<Op> = new Set<Op>(["recall", "context", "list", "stats"]);
+const READS: ReadonlySet<Op> = new Set<Op>(["recall", "context", "list", "stats", "show"]);
 
 /**
  * The longest first attempt of a read: a query replica that dies with the

@@ -1,6 +1,10 @@
-// The agent tools: the seed plugin's parameters, forwarded to clawmem's query
-// service, whose reply (content, details, isError) is returned unchanged.
+// The agent tools. memory_recall, memory_store, memory_forget,
+// memory_update and the management tools take the seed plugin's parameters,
+// forwarded to clawmem's query service, whose reply (content, details,
+// isError) is returned unchanged. memory_search and memory_get take
+// memory-core's parameters and answer in its shapes (memorycore.ts).
 import type { Link } from "./link.js";
+import { GET_CORPORA, memoryGetTool, memorySearchTool, SEARCH_CORPORA } from "./memorycore.js";
 import { request, UnavailableError, unavailableResult, type Op } from "./service.js";
 import type { AgentTool, ToolResult } from "./types.js";
 
@@ -9,15 +13,30 @@ const CATEGORIES = ["preference", "fact", "decision", "entity", "other", "reflec
 const scope = { type: "string", description: "Memory scope (e.g. global, agent:<id>, custom:<name>); default: every scope the agent can read" };
 const category = { type: "string", enum: CATEGORIES, description: "Memory category" };
 
-interface ToolSpec {
+interface ToolBase {
   name: string;
   label: string;
   description: string;
-  op: Op;
   parameters: Record<string, unknown>;
+  management?: boolean;
+}
+
+/** A tool whose arguments go to one of the query service's operations. */
+export interface ForwardedTool extends ToolBase {
+  op: Op;
   /** The request fields taken from the tool's arguments (the service refuses unknown ones). */
   fields: string[];
-  management?: boolean;
+}
+
+/** A tool answered here, from one or more requests; link is undefined while the plugin is not running in this process. */
+interface ServedTool extends ToolBase {
+  serve(link: Link | undefined, agent: string | undefined, params: unknown, timeoutMs: number): Promise<ToolResult>;
+}
+
+type ToolSpec = ForwardedTool | ServedTool;
+
+export function isForwarded(t: ToolSpec): t is ForwardedTool {
+  return "op" in t;
 }
 
 export const TOOL_SPECS: ToolSpec[] = [
@@ -95,6 +114,40 @@ export const TOOL_SPECS: ToolSpec[] = [
     },
   },
   {
+    name: "memory_search",
+    label: "Memory search",
+    description: "Search long-term memory before answering about prior work, decisions, dates, people, preferences or todos. Returns ranked snippets, each with a path (clawmem/<id>.md) that memory_get reads in full. If the response says disabled or unavailable, tell the user memory could not be searched, with its warning and action.",
+    serve: memorySearchTool,
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["query"],
+      properties: {
+        query: { type: "string", description: "What to search for" },
+        maxResults: { type: "integer", minimum: 1, description: "Max results (default: 6, at most 20)" },
+        minScore: { type: "number", description: "Leave out results scoring below this (0-1)" },
+        corpus: { type: "string", enum: [...SEARCH_CORPORA], description: "memory (default) or all search the memories; there is no wiki, and session transcripts are not searched" },
+      },
+    },
+  },
+  {
+    name: "memory_get",
+    label: "Memory get",
+    description: "Read a memory that memory_search found, by its path (clawmem/<id>.md): its text, then its id, category, scope and dates. from and lines pick lines; a longer memory comes back truncated, with nextFrom to continue. status=ok: read; status=not_found: no such memory for this agent; status=error: the read failed (see error and code).",
+    serve: memoryGetTool,
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["path"],
+      properties: {
+        path: { type: "string", description: "The memory's path, as memory_search returned it" },
+        from: { type: "integer", minimum: 1, description: "First line to read (default: 1)" },
+        lines: { type: "integer", minimum: 1, description: "Number of lines to read (default: 120)" },
+        corpus: { type: "string", enum: [...GET_CORPORA], description: "memory (default) or all read the memory; there is no wiki" },
+      },
+    },
+  },
+  {
     name: "memory_stats",
     label: "Memory stats",
     description: "Get statistics about memory usage: counts by scope and category, retrieval settings, full-text search status.",
@@ -140,7 +193,8 @@ export function requestBody(fields: string[], params: unknown): Record<string, u
 
 /**
  * Builds the tools for one agent. agent undefined (no identity) makes every
- * call an error reply: clawmem never guesses whose memory an agent touches.
+ * call an error reply (memory_search and memory_get: their "unavailable"
+ * shapes): clawmem never guesses whose memory an agent touches.
  * While clawmem is not connected, or no service answers, a call returns the
  * "clawmem unavailable" error at once; only a connected, slow clawmem makes
  * it wait, up to timeoutMs.
@@ -152,6 +206,7 @@ export function makeTools(link: () => Link | undefined, agent: string | undefine
     description: spec.description,
     parameters: spec.parameters,
     async execute(_toolCallId: string, params: unknown): Promise<ToolResult> {
+      if (!isForwarded(spec)) return spec.serve(link(), agent, params, timeoutMs);
       if (agent === undefined) {
         const msg = "no agent identity for this run; set the plugin's defaultAgent or agents mapping";
         return { content: [{ type: "text", text: msg }], details: { error: msg, code: "no_identity" }, isError: true };

@@ -15,6 +15,7 @@ import { registerCommands } from "../src/cli.js";
 import { parseConfig } from "../src/config.js";
 import { agentEndBody, buildEvent, sessionBody } from "../src/events.js";
 import { request, unavailableResult, UnavailableError, type Op } from "../src/service.js";
+import { ClawmemRefusal, readMemory, searchMemories } from "../src/memorycore.js";
 import type { ToolResult } from "../src/types.js";
 import { clawmemBinary, FakeApi, fixture, freePort, repoRoot, startClawmem, tempDir, waitFor, type Clawmem } from "./helpers.js";
 
@@ -179,6 +180,106 @@ describe("the plugin with a real clawmem", () => {
     // Another agent's memories are out of reach.
     const other = await api.tools({ agentId: "main" }).get("memory_recall")!.execute("x", { query: "staging database port 7654" });
     assert.ok(!(other.details as { memories: Array<{ text: string }> }).memories.some((m) => /7654/.test(m.text)));
+  });
+
+  it("serves memory_search and memory_get in memory-core's shapes", async () => {
+    const { api, rt } = plugin();
+    const mine = api.tools({ agentId: "mc-agent", sessionKey: "agent:mc-agent:main" });
+    const theirs = api.tools({ agentId: "mc-other" });
+    const store = async (tools: typeof mine, memo: string) => {
+      const r = await tools.get("memory_store")!.execute("s", { text: memo, category: "fact" });
+      assert.ok(!r.isError, text(r));
+      return (r.details as { id: string }).id;
+    };
+    const staging = await store(mine, "The staging database listens on port 6543.");
+    const production = await store(mine, "The production database listens on port 5432.");
+    const steps = Array.from({ length: 12 }, (_, i) => `${i + 1}. Run billing deploy check ${i + 1} and confirm the dashboard shows the database green.`);
+    const runbookText = `Billing deploy runbook:\n${steps.join("\n")}`;
+    assert.ok(runbookText.length > 700);
+    const runbook = await store(mine, runbookText);
+    const other = await store(theirs, "The analytics database listens on port 7777.");
+
+    interface Hit { path: string; startLine: number; endLine: number; score: number; snippet: string; source: string; citation: string; corpus: string }
+    const answer = (r: ToolResult) => {
+      assert.notEqual(r.isError, true, text(r));
+      assert.deepEqual(JSON.parse(text(r)), r.details, "the content text is the details as JSON");
+      return r.details as Record<string, unknown>;
+    };
+    const search = async (params: object) => {
+      const d = answer(await mine.get("memory_search")!.execute("q", params));
+      assert.equal(d.provider, "clawmem");
+      return d.results as Hit[];
+    };
+    const get = async (params: object) => answer(await mine.get("memory_get")!.execute("g", params));
+    const idOf = (h: Hit) => /^clawmem\/([0-9a-f-]{36})\.md$/.exec(h.path)?.[1];
+
+    const all = await search({ query: "database port" });
+    assert.ok(all.length >= 2, JSON.stringify(all));
+    for (const h of all) {
+      assert.deepEqual(Object.keys(h).filter((k) => !["path", "startLine", "endLine", "score", "snippet", "source", "importance", "citation", "corpus"].includes(k)), []);
+      assert.ok(idOf(h), `path ${h.path}`);
+      assert.equal(h.startLine, 1);
+      assert.ok(Number.isInteger(h.endLine) && h.endLine >= 1);
+      assert.equal(typeof h.score, "number");
+      assert.equal(typeof h.snippet, "string");
+      assert.equal(h.source, "memory");
+      assert.equal(h.corpus, "memory");
+      assert.equal(h.citation, h.endLine === 1 ? `${h.path}#L1` : `${h.path}#L1-L${h.endLine}`);
+    }
+    const found = all.map(idOf);
+    assert.ok(found.includes(staging) && found.includes(production), JSON.stringify(all));
+    assert.ok(!found.includes(other), "another agent's memory is not found");
+    assert.equal(all.find((h) => idOf(h) === staging)!.snippet, "The staging database listens on port 6543.");
+
+    // The memory search runtime's entry points give what the tools give.
+    const hits = await searchMemories(rt.link, "mc-agent", "database port", { timeoutMs: 5000 });
+    assert.deepEqual(hits.map((h) => h.path), all.map((h) => h.path));
+    assert.deepEqual(Object.keys(hits[0]).sort(), ["citation", "endLine", "importance", "path", "score", "snippet", "source", "startLine"]);
+    await assert.rejects(searchMemories(rt.link, "mc-agent", "  ", { timeoutMs: 5000 }), (err: unknown) =>
+      err instanceof ClawmemRefusal && err.code === "invalid");
+    assert.deepEqual(await readMemory(rt.link, "mc-agent", all[0].path, 1, 1, 5000), await get({ path: all[0].path, from: 1, lines: 1 }));
+
+    // maxResults and minScore. Scores fade with the memories' age, by about 1e-9 a second here.
+    assert.deepEqual((await search({ query: "database port", maxResults: 1 })).map((h) => h.path), [all[0].path]);
+    assert.deepEqual(await search({ query: "database port", minScore: all[0].score + 0.01 }), []);
+    const lowest = Math.min(...all.map((h) => h.score));
+    assert.deepEqual((await search({ query: "database port", minScore: lowest - 1e-6 })).map((h) => h.path), all.map((h) => h.path));
+    const high = (all[0].score + lowest) / 2;
+    if (all[0].score > lowest) {
+      const kept = await search({ query: "database port", minScore: high });
+      assert.deepEqual(kept.map((h) => h.path), all.filter((h) => h.score >= high).map((h) => h.path));
+    }
+
+    // A long, many-line memory: a bounded snippet, its lines counted.
+    const rb = (await search({ query: "billing deploy runbook checks" })).find((h) => idOf(h) === runbook);
+    assert.ok(rb, "the runbook is found");
+    assert.equal(rb.endLine, 13);
+    assert.equal(rb.snippet, runbookText.slice(0, 700));
+
+    // memory_get on a returned path: the text, then the facts about it.
+    const path = all.find((h) => idOf(h) === staging)!.path;
+    const whole = await get({ path });
+    assert.equal(whole.status, "ok");
+    assert.equal(whole.path, path);
+    assert.match(whole.text as string, new RegExp(`^The staging database listens on port 6543\\.\\n\\nid: ${staging}\\ncategory: fact\\nscope: agent:mc-agent\\ncreated: \\d{4}-\\d\\d-\\d\\d$`));
+    assert.deepEqual({ from: whole.from, lines: whole.lines, truncated: whole.truncated }, { from: 1, lines: 6, truncated: undefined });
+    const part = await get({ path, from: 3, lines: 2 });
+    assert.deepEqual(part, { status: "ok", path, from: 3, lines: 2, truncated: true, nextFrom: 5,
+      text: `id: ${staging}\ncategory: fact\n\n[More content available. Use from=5 to continue.]` });
+    const head = await get({ path: rb.path, lines: 5 });
+    assert.equal(head.nextFrom, 6);
+    assert.ok((head.text as string).startsWith(`${runbookText.split("\n").slice(0, 5).join("\n")}\n\n[More content`));
+
+    // Bad paths: the error and not-found shapes; another agent's memory is not found, though it exists.
+    for (const bad of ["../x", "clawmem/not-an-id.md", "MEMORY.md"]) {
+      const d = await get({ path: bad });
+      assert.deepEqual({ status: d.status, text: d.text, code: d.code }, { status: "error", text: "", code: "MEMORY_PATH_NOT_ALLOWED" }, bad);
+    }
+    const otherPath = `clawmem/${other}.md`;
+    assert.deepEqual(await get({ path: otherPath }), { status: "not_found", text: "", path: otherPath });
+    assert.equal((answer(await theirs.get("memory_get")!.execute("g", { path: otherPath }))).status, "ok", "its own agent reads it");
+    const gone = `clawmem/${staging.slice(0, 24)}000000000000.md`;
+    assert.deepEqual(await get({ path: gone }), { status: "not_found", text: "", path: gone });
   });
 
   it("answers `openclaw clawmem stats|search|list`", async () => {
@@ -478,6 +579,20 @@ describe("clawmem unreachable: fail fast, one log line each way, a durable outbo
     for (const [name, params] of [["memory_recall", { query: "tea" }], ["memory_store", { text: "I prefer green tea." }], ["memory_list", {}]] as const) {
       await expectUnavailable(a.api, "connected gateway, connection lost:", name, params);
     }
+    // memory-core's tools answer in memory-core's shapes, as promptly.
+    const [searched, searchMs] = await timed(() => a.api.tools({ agentId: "main" }).get("memory_search")!.execute("t", { query: "tea" }));
+    timings.push(`connected gateway, connection lost: memory_search: ${searchMs.toFixed(1)} ms`);
+    const sd = searched.details as { results: unknown[]; disabled: boolean; unavailable: boolean; error: string };
+    assert.deepEqual([sd.results, sd.disabled, sd.unavailable], [[], true, true]);
+    assert.match(sd.error, /^clawmem unavailable: not connected to NATS/);
+    assert.ok(searchMs < FAST_MS, `memory_search took ${searchMs.toFixed(0)} ms with clawmem down`);
+    const [got, getMs] = await timed(() => a.api.tools({ agentId: "main" }).get("memory_get")!.execute("t", { path: "clawmem/0f8e2c1a-93b4-4d7e-a1c2-5b6d7e8f9a0b.md" }));
+    timings.push(`connected gateway, connection lost: memory_get: ${getMs.toFixed(1)} ms`);
+    assert.deepEqual({ ...(got.details as object), error: undefined },
+      { status: "error", text: "", path: "clawmem/0f8e2c1a-93b4-4d7e-a1c2-5b6d7e8f9a0b.md", code: "CLAWMEM_UNAVAILABLE", error: undefined });
+    assert.ok(getMs < FAST_MS, `memory_get took ${getMs.toFixed(0)} ms with clawmem down`);
+    await assert.rejects(searchMemories(a.rt.link, "main", "tea", { timeoutMs: 10_000 }), (err: unknown) =>
+      err instanceof UnavailableError && err.reason === "not_connected");
     // The CLI's one-shot command does not wait out its deadline either.
     const actions = new Map<string, (opts: object) => Promise<void>>();
     const cmd = (path: string): any => ({
