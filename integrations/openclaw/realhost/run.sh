@@ -318,7 +318,7 @@ check "(b) plugin installed, configured, enabled" "$([ "$INSTALL_RC" = 0 ] && [ 
 C=$(jsval '
 const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));
 const hooks=(j.typedHooks??[]).map(h=>h.name).sort(); const tools=(j.tools??[]).flatMap(t=>t.names??[]);
-const wantHooks=["agent_end","before_prompt_build","before_reset","session_end"];
+const wantHooks=["agent_end","agent_turn_prepare","before_compaction","before_prompt_build","before_reset","session_end"];
 const wantTools=["memory_recall","memory_store","memory_forget","memory_update","memory_search","memory_get","memory_stats","memory_list"];
 const ok=j.plugin?.status==="loaded"&&j.plugin?.kind==="memory"&&j.plugin?.memorySlotSelected===true
   &&wantHooks.every(h=>hooks.includes(h))&&wantTools.every(t=>tools.includes(t))&&(j.plugin?.cliCommands??[]).includes("clawmem")

@@ -9,32 +9,20 @@
 // which distils them itself.
 import { resolveAgent, type ClawmemConfig } from "./config.js";
 import { Link } from "./link.js";
+import { readMemory, searchMemories, type MemoryRead, type MemorySearchHit } from "./memorycore.js";
 import { request, UnavailableError } from "./service.js";
 import type { PluginLogger } from "./types.js";
 
 /** How long a status snapshot waits for clawmem, connect included. */
 export const STATUS_TIMEOUT_MS = 3000;
 
-/** OpenClaw's MemorySearchResult, as clawmem fills it. */
-export interface MemoryHit {
-  path: string;
-  startLine: number;
-  endLine: number;
-  score: number;
-  snippet: string;
-  source: "memory";
-  citation?: string;
-}
-
-/** OpenClaw's MemoryReadResult (the ok or not-found form). */
-export type MemoryRead = { status?: "ok"; text: string; path: string; from?: number; lines?: number; truncated?: boolean; nextFrom?: number }
-  | { status: "not_found"; path: string; error?: string };
-
-/** The search and read the runtime serves; the memory_search/memory_get tools share them. */
+/** The search and read the runtime serves: memorycore's, which the memory_search/memory_get tools serve too. */
 export interface MemoryAccess {
-  search(link: Link, agent: string, query: string, opts: { maxResults?: number; minScore?: number; timeoutMs: number }): Promise<MemoryHit[]>;
-  read(link: Link, agent: string, relPath: string, opts: { from?: number; lines?: number; timeoutMs: number }): Promise<MemoryRead>;
+  search(link: Link, agent: string, query: string, opts: { maxResults?: number; minScore?: number; timeoutMs: number }): Promise<MemorySearchHit[]>;
+  read(link: Link, agent: string, relPath: string, from: number | undefined, lines: number | undefined, timeoutMs: number): Promise<MemoryRead>;
 }
+
+export const CLAWMEM_ACCESS: MemoryAccess = { search: searchMemories, read: readMemory };
 
 /** clawmem's memory_stats details, the fields the status shows. */
 interface StatsDetails {
@@ -143,12 +131,12 @@ export class SearchManager {
     this.#snap = first;
   }
 
-  search(query: string, opts?: { maxResults?: number; minScore?: number }): Promise<MemoryHit[]> {
+  search(query: string, opts?: { maxResults?: number; minScore?: number }): Promise<MemorySearchHit[]> {
     return this.access.search(this.link, this.agent, query, { maxResults: opts?.maxResults, minScore: opts?.minScore, timeoutMs: this.cfg.requestTimeoutMs });
   }
 
   readFile(params: { relPath: string; from?: number; lines?: number }): Promise<MemoryRead> {
-    return this.access.read(this.link, this.agent, params.relPath, { from: params.from, lines: params.lines, timeoutMs: this.cfg.requestTimeoutMs });
+    return this.access.read(this.link, this.agent, params.relPath, params.from, params.lines, this.cfg.requestTimeoutMs);
   }
 
   status(): Record<string, unknown> {
@@ -199,7 +187,7 @@ export function memoryPromptSection(availableTools: Set<string>, citationsMode?:
 }
 
 /** The capability object for api.registerMemoryCapability. */
-export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: () => Link | undefined, access: MemoryAccess) {
+export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: () => Link | undefined, access: MemoryAccess = CLAWMEM_ACCESS) {
   const open = new Set<SearchManager>();
   const runtime = {
     async getMemorySearchManager(params: { agentId: string; purpose?: string }) {
@@ -229,6 +217,8 @@ export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: 
   };
   return {
     runtime,
+    // memory_search is the lookup OpenClaw's provider-owned direct recall calls, as with memory-core.
+    deterministicRecallToolName: "memory_search",
     promptBuilder: (params: { availableTools: Set<string>; citationsMode?: string }) => memoryPromptSection(params.availableTools, params.citationsMode),
     flushPlanResolver: () => null,
   };

@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { memoryCapability } from "./capability.js";
 import { CLI_DESCRIPTOR, registerCommands } from "./cli.js";
 import { parseConfig, resolveAgent, type ClawmemConfig } from "./config.js";
 import { agentEndBody, sessionBody, type EventMeta } from "./events.js";
@@ -217,6 +218,11 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
       }
     }, { name: "clawmem-session-end", description: "Sends /new and /reset to clawmem for session distillation" });
   }
+
+  // OpenClaw's memory capability: its status, doctor and Memory page ask
+  // clawmem; registered in every mode, as OpenClaw's CLI loads the plugin
+  // without starting it (the runtime then opens its own connection).
+  api.registerMemoryCapability?.(memoryCapability(cfg, log, link));
 
   api.registerCli?.(({ program }) => registerCommands(program, cfg, log), { descriptors: [CLI_DESCRIPTOR] });
 

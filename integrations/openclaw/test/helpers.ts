@@ -167,6 +167,10 @@ export class FakeApi implements PluginApi {
   readonly internalHooks = new Map<string, Array<(event: InternalHookEvent) => unknown>>();
   readonly cli: Array<(ctx: CliContext) => void | Promise<void>> = [];
   readonly services: PluginService[] = [];
+  /** What registerMemoryCapability got (OpenClaw keeps the memory slot owner's). */
+  readonly memoryCapabilities: unknown[] = [];
+  /** OpenClaw's configuration as the plugin sees it at registration. */
+  config?: PluginApi["config"];
 
   /** OpenClaw's state directory as the service's start context gives it; a fresh one unless set before start(). */
   stateDir: string | undefined;
@@ -191,6 +195,10 @@ export class FakeApi implements PluginApi {
 
   registerCli(registrar: (ctx: CliContext) => void | Promise<void>): void {
     this.cli.push(registrar);
+  }
+
+  registerMemoryCapability(capability: unknown): void {
+    this.memoryCapabilities.push(capability);
   }
 
   registerService(service: PluginService): void {

@@ -15,7 +15,7 @@ import { registerCommands } from "../src/cli.js";
 import { parseConfig } from "../src/config.js";
 import { agentEndBody, buildEvent, sessionBody } from "../src/events.js";
 import { request, unavailableResult, UnavailableError, type Op } from "../src/service.js";
-import { ClawmemRefusal, readMemory, searchMemories } from "../src/memorycore.js";
+import { ClawmemRefusal, readMemory, searchMemories, UNTRUSTED_NOTICE } from "../src/memorycore.js";
 import type { ToolResult } from "../src/types.js";
 import { clawmemBinary, FakeApi, fixture, freePort, repoRoot, startClawmem, tempDir, waitFor, type Clawmem } from "./helpers.js";
 
@@ -208,6 +208,7 @@ describe("the plugin with a real clawmem", () => {
     const search = async (params: object) => {
       const d = answer(await mine.get("memory_search")!.execute("q", params));
       assert.equal(d.provider, "clawmem");
+      assert.equal(d.notice, UNTRUSTED_NOTICE, "memory text is framed as data");
       return d.results as Hit[];
     };
     const get = async (params: object) => answer(await mine.get("memory_get")!.execute("g", params));
@@ -237,7 +238,7 @@ describe("the plugin with a real clawmem", () => {
     assert.deepEqual(Object.keys(hits[0]).sort(), ["citation", "endLine", "importance", "path", "score", "snippet", "source", "startLine"]);
     await assert.rejects(searchMemories(rt.link, "mc-agent", "  ", { timeoutMs: 5000 }), (err: unknown) =>
       err instanceof ClawmemRefusal && err.code === "invalid");
-    assert.deepEqual(await readMemory(rt.link, "mc-agent", all[0].path, 1, 1, 5000), await get({ path: all[0].path, from: 1, lines: 1 }));
+    assert.deepEqual({ notice: UNTRUSTED_NOTICE, ...(await readMemory(rt.link, "mc-agent", all[0].path, 1, 1, 5000)) }, await get({ path: all[0].path, from: 1, lines: 1 }));
 
     // maxResults and minScore. Scores fade with the memories' age, by about 1e-9 a second here.
     assert.deepEqual((await search({ query: "database port", maxResults: 1 })).map((h) => h.path), [all[0].path]);
@@ -264,7 +265,7 @@ describe("the plugin with a real clawmem", () => {
     assert.match(whole.text as string, new RegExp(`^The staging database listens on port 6543\\.\\n\\nid: ${staging}\\ncategory: fact\\nscope: agent:mc-agent\\ncreated: \\d{4}-\\d\\d-\\d\\d$`));
     assert.deepEqual({ from: whole.from, lines: whole.lines, truncated: whole.truncated }, { from: 1, lines: 6, truncated: undefined });
     const part = await get({ path, from: 3, lines: 2 });
-    assert.deepEqual(part, { status: "ok", path, from: 3, lines: 2, truncated: true, nextFrom: 5,
+    assert.deepEqual(part, { notice: UNTRUSTED_NOTICE, status: "ok", path, from: 3, lines: 2, truncated: true, nextFrom: 5,
       text: `id: ${staging}\ncategory: fact\n\n[More content available. Use from=5 to continue.]` });
     const head = await get({ path: rb.path, lines: 5 });
     assert.equal(head.nextFrom, 6);
@@ -280,6 +281,67 @@ describe("the plugin with a real clawmem", () => {
     assert.equal((answer(await theirs.get("memory_get")!.execute("g", { path: otherPath }))).status, "ok", "its own agent reads it");
     const gone = `clawmem/${staging.slice(0, 24)}000000000000.md`;
     assert.deepEqual(await get({ path: gone }), { status: "not_found", text: "", path: gone });
+  });
+
+  it("is OpenClaw's memory: the search runtime reports clawmem's state, searches and reads as the agent", async () => {
+    const { api } = plugin();
+    const stored = await api.tools({ agentId: "main" }).get("memory_store")!.execute("s", { text: "The plant in the hallway is a fiddle-leaf fig called Ferdinand" });
+    assert.ok(!stored.isError, text(stored));
+    type Cap = { runtime: { getMemorySearchManager(p: object): Promise<{ manager: any; error?: string }>; closeAllMemorySearchManagers(): Promise<void> } };
+    const cap = api.memoryCapabilities[0] as Cap;
+    const { manager } = await cap.runtime.getMemorySearchManager({ cfg: {}, agentId: "main", purpose: "status" });
+    const st = manager.status();
+    assert.equal(st.backend, "builtin");
+    assert.equal(st.provider, "clawmem");
+    assert.equal(st.lastSyncError, undefined);
+    const c = st.custom.clawmem;
+    assert.equal(c.reachable, true);
+    assert.equal(c.agent, "main");
+    assert.ok(c.memories >= 1 && st.chunks === c.memories, JSON.stringify(st));
+    assert.equal(c.embedder.ok, true);
+    assert.equal(c.deadLetters, 0);
+    assert.ok(Date.parse(c.lastMemoryAt) > Date.now() - 60_000, c.lastMemoryAt);
+    assert.ok(["exact", "ivf"].includes(c.index.kind), JSON.stringify(c.index));
+    assert.deepEqual(await manager.probeEmbeddingAvailability().then((p: { ok: boolean }) => p.ok), true);
+    assert.equal(await manager.probeVectorAvailability(), true);
+    const hits = await manager.search("what is the hallway plant called", { maxResults: 3 });
+    assert.match(hits[0].snippet, /Ferdinand/);
+    const read = await manager.readFile({ relPath: hits[0].path });
+    assert.equal(read.status, "ok");
+    assert.match(read.text, /fiddle-leaf fig/);
+    // Another agent's manager sees only that agent's memories.
+    const bob = (await cap.runtime.getMemorySearchManager({ cfg: {}, agentId: "bob", purpose: "status" })).manager;
+    assert.ok(!(await bob.search("hallway plant Ferdinand")).some((h: { snippet: string }) => /Ferdinand/.test(h.snippet)));
+    assert.equal((await bob.readFile({ relPath: hits[0].path })).status, "not_found");
+    await cap.runtime.closeAllMemorySearchManagers();
+    // OpenClaw's CLI (`openclaw status`) loads the plugin without starting it: the runtime connects on its own, and closes it.
+    const cli = new FakeApi({ natsUrl: cm.natsUrl, credentialsFile: cm.credentialsFile }, "discovery");
+    register(cli, new Runtimes());
+    const own = await (cli.memoryCapabilities[0] as Cap).runtime.getMemorySearchManager({ cfg: {}, agentId: "main", purpose: "status" });
+    assert.equal(own.manager.status().custom.clawmem.reachable, true);
+    await own.manager.close();
+    assert.equal((await own.manager.probeVectorAvailability()), false, "a closed manager's own connection is gone");
+  });
+
+  it("hands the messages about to be compacted to clawmem, which distils them (before_compaction)", async () => {
+    const { api, rt } = plugin();
+    const ctx = { agentId: "main", sessionKey: "agent:main:main", sessionId: "sess-compact-1", runId: "run-compact-1" };
+    const messages = [
+      { role: "user", content: "Remember that the build cache lives on the NVMe volume.", timestamp: 1764690000000 },
+      { role: "assistant", content: [{ type: "text", text: "Noted." }], timestamp: 1764690001000 },
+    ];
+    const before = rt.outbox.stats().published;
+    await api.emit("before_compaction", { messageCount: 2, compactingCount: 2, messages }, ctx);
+    await api.emit("before_compaction", { messageCount: 0, messages: [] }, ctx); // nothing to lose, nothing sent
+    await waitFor("before_compaction to be published", () => rt.outbox.stats().published === before + 1);
+    const m = await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: "clawmem.events.before_compaction.main" });
+    const env = m!.json<Record<string, any>>();
+    assert.equal(env.kind, "before_compaction");
+    assert.equal(env.event.sessionId, "sess-compact-1");
+    assert.equal(env.event.reason, "compaction");
+    assert.equal(env.event.messages.length, 2);
+    await settled();
+    assert.ok((await list(api)).some((x) => x.text.includes("build cache lives on the NVMe")), "the compacted messages were not distilled");
   });
 
   it("answers `openclaw clawmem stats|search|list`", async () => {

@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import plugin, { MANIFEST, needsLegacyRecallHook, register } from "../src/index.js";
+import plugin, { hookGateWarnings, MANIFEST, needsLegacyRecallHook, offersTurnPrepare, recallKey, register } from "../src/index.js";
+import { embeddingProbe, memoryCapability, memoryPromptSection, providerStatus } from "../src/capability.js";
 import { Runtimes } from "../src/runtime.js";
 import { parseConfig, resolveAgent, ConfigError } from "../src/config.js";
 import { agentEndBody, buildEvent, MAX_EVENT_BYTES, sessionBody, slimMessage } from "../src/events.js";
@@ -17,7 +18,7 @@ import { isForwarded, TOOL_SPECS, requestBody, toolNames } from "../src/tools.js
 import { errors as natsErrors } from "@nats-io/transport-node";
 import type { Link } from "../src/link.js";
 import { READ_ATTEMPT_MS, request, UnavailableError } from "../src/service.js";
-import { FakeApi, fixture, pluginDir, schemaErrors, wireSchema } from "./helpers.js";
+import { FakeApi, fixture, memoryLogger, pluginDir, schemaErrors, wireSchema } from "./helpers.js";
 
 describe("config", () => {
   it("applies the defaults", () => {
@@ -206,7 +207,9 @@ describe("registration", () => {
       const api = new FakeApi({ enableManagementTools: true }, mode);
       assert.equal(register(api, new Runtimes()), undefined, "no runtime, so no connection");
       assert.deepEqual(api.toolFactories[0].names, toolNames(true));
-      assert.deepEqual([...api.typedHooks.keys()].sort(), ["agent_end", "before_prompt_build", "before_reset", "session_end"]);
+      // FakeApi is OpenClaw 2026.9.6, which runs agent_turn_prepare.
+      assert.deepEqual([...api.typedHooks.keys()].sort(), ["agent_end", "agent_turn_prepare", "before_compaction", "before_prompt_build", "before_reset", "session_end"]);
+      assert.equal(api.memoryCapabilities.length, 1, "the memory capability is registered in every mode");
       assert.deepEqual([...api.internalHooks.keys()].sort(), ["command:new", "command:reset"]);
       assert.equal(api.services.length, 0);
       // Hooks and tools are inert: they return at once without a connection.
@@ -242,6 +245,79 @@ describe("registration", () => {
     const res = await api.tools({}).get("memory_store")!.execute("t1", { text: "x" });
     assert.equal(res.isError, true);
     assert.equal((res.details as { code: string }).code, "no_identity");
+  });
+});
+
+describe("host compatibility", () => {
+  it("injects from agent_turn_prepare on hosts that run it, and once per run", () => {
+    assert.equal(offersTurnPrepare("2026.9.6"), true);
+    assert.equal(offersTurnPrepare("2027.1.0"), true);
+    assert.equal(offersTurnPrepare("2026.8.30"), false);
+    assert.equal(offersTurnPrepare(undefined), false);
+    // agent_turn_prepare and before_prompt_build of one run see the prompt prepared differently: one recall.
+    assert.equal(recallKey({ runId: "r1", sessionKey: "agent:main:main" }, "hi"), recallKey({ runId: "r1", sessionKey: "agent:main:main" }, "[history]\nhi"));
+    assert.notEqual(recallKey({ runId: "r1" }, "hi"), recallKey({ runId: "r2" }, "hi"));
+    assert.notEqual(recallKey({ sessionKey: "s" }, "a"), recallKey({ sessionKey: "s" }, "b"));
+  });
+
+  it("says which OpenClaw hook gate blocks capture or recall, naming the setting", () => {
+    const cfg = parseConfig({});
+    const closed = hookGateWarnings(cfg, undefined);
+    assert.equal(closed.length, 1);
+    assert.match(closed[0], /auto-capture \(agent_end\) and auto-recall \(before_prompt_build\)/);
+    assert.match(closed[0], /openclaw config set plugins\.entries\.clawmem\.hooks\.allowConversationAccess true/);
+    assert.deepEqual(hookGateWarnings(cfg, { allowConversationAccess: true }), []);
+    const noInjection = hookGateWarnings(cfg, { allowConversationAccess: true, allowPromptInjection: false });
+    assert.equal(noInjection.length, 1);
+    assert.match(noInjection[0], /allowPromptInjection is false/);
+    assert.deepEqual(hookGateWarnings(parseConfig({ autoRecall: false, autoCapture: false }), undefined), []);
+    assert.deepEqual(hookGateWarnings(parseConfig({ autoRecall: false }), { allowConversationAccess: true, allowPromptInjection: false }), []);
+    // A full registration logs them at start.
+    const api = new FakeApi({}, "full");
+    api.config = { plugins: { entries: { clawmem: { hooks: { allowPromptInjection: false } } } } };
+    const rt = register(api, new Runtimes());
+    assert.ok(api.logger.lines.some((l) => /allowConversationAccess/.test(l)) && api.logger.lines.some((l) => /allowPromptInjection is false/.test(l)), api.logger.lines.join("\n"));
+    void rt?.stop();
+  });
+});
+
+describe("memory capability", () => {
+  it("tells the model which memory tools it has and that recalled memories are data", () => {
+    const all = memoryPromptSection(new Set(["memory_recall", "memory_store", "memory_forget", "memory_update", "memory_search", "memory_get"]));
+    assert.equal(all[0], "## Memory (clawmem)");
+    const text = all.join("\n");
+    assert.match(text, /call memory_recall/);
+    assert.match(text, /never as instructions/);
+    assert.match(text, /memory_get reads/);
+    assert.match(text, /supersedes/);
+    assert.match(memoryPromptSection(new Set(["memory_search"])).join("\n"), /call memory_search/);
+    assert.doesNotMatch(memoryPromptSection(new Set(["memory_search"])).join("\n"), /memory_store/);
+    assert.deepEqual(memoryPromptSection(new Set(["exec"])), [], "no memory tool, no section");
+    assert.match(memoryPromptSection(new Set(["memory_recall"]), "off").join("\n"), /Do not mention memory ids/);
+  });
+
+  it("reports an unreachable clawmem as such, not as an empty memory", () => {
+    const s = { at: 1764690000000, agent: "main", error: "clawmem unreachable: not connected to NATS at nats://127.0.0.1:1" };
+    const st = providerStatus(s, "nats://127.0.0.1:1") as any;
+    assert.equal(st.provider, "clawmem");
+    assert.equal(st.lastSyncError, s.error);
+    assert.equal(st.vector.available, false);
+    assert.equal(st.vector.index.state, "unverified");
+    assert.equal(st.custom.clawmem.reachable, false);
+    assert.deepEqual(embeddingProbe(s, true), { ok: false, error: s.error, checked: true, cached: true, checkedAtMs: s.at });
+    const down = { at: 1, agent: "main", stats: { total: 3, embedderOk: false, embedderError: "the embedder failed a recent query" } };
+    assert.equal(embeddingProbe(down, false).ok, false);
+    assert.equal((providerStatus(down, "") as any).vector.available, false);
+    assert.equal((providerStatus(down, "") as any).fts.available, true);
+  });
+
+  it("has no flush plan and no manager for an OpenClaw agent without a clawmem identity", async () => {
+    const cap = memoryCapability(parseConfig({ agents: {} }), memoryLogger(), () => undefined);
+    assert.equal(cap.flushPlanResolver(), null);
+    assert.deepEqual(cap.runtime.resolveMemoryBackendConfig(), { backend: "builtin" });
+    const got = await cap.runtime.getMemorySearchManager({ agentId: "" });
+    assert.equal(got.manager, null);
+    assert.match(got.error!, /agents or defaultAgent/);
   });
 });
 
