@@ -21,6 +21,7 @@
 #   (p) with tools.toolSearch false the memory tools are offered to the model directly
 #   (q) `doctor.memory.status` answers from clawmem's memory search runtime (provider clawmem, embeddings ok)
 #   (r) `openclaw status --json` carries clawmem's memory state (reachable, memories, embedder, dead letters)
+#   (u) the Control UI's Memory page (headless Chromium; screenshot in the artifacts) shows clawmem, not "unavailable"
 #   (s) memory_search and memory_get (memory-core's tool shapes) answer through the gateway
 #   (t) /compact: the messages about to be compacted are distilled first (before_compaction), then recalled
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
@@ -49,6 +50,9 @@ if [ -z "${OCRECIPE_IN_NETNS:-}" ]; then
     (cd "$REPO" && go build -o "$CACHE/bin/clawmem" ./cmd/clawmem) || { echo "FAIL: go build"; exit 1; }
     export CLAWMEM_BIN="$CACHE/bin/clawmem"
   fi
+  # The Control UI check's browser driver (headless Chromium, as .ci/run installs it).
+  mkdir -p "$CACHE/bin"
+  (cd "$REPO" && go build -o "$CACHE/bin/uishot" ./integrations/openclaw/realhost/uishot) || { echo "FAIL: go build uishot"; exit 1; }
   if [ -z "${NO_UNSHARE:-}" ] && unshare -n true 2>/dev/null; then
     exec unshare -n env OCRECIPE_IN_NETNS=1 bash "${BASH_SOURCE[0]}" "$@"
   fi
@@ -273,6 +277,11 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   # OpenClaw's own view of its memory (issue 29): the doctor RPC and `status --json` ask clawmem's search runtime.
   "$OC" gateway call doctor.memory.status --params '{"agentId":"main","probe":true}' --json >"$OUT/doctor-memory.json" 2>"$OUT/doctor-memory.err"
   "$OC" status --json >"$OUT/status.json" 2>"$OUT/status.err"
+  # The Control UI's Memory page as a user sees it, in headless Chromium on loopback (where the Control UI's device
+  # pairing auto-approves once the gateway token is given); the screenshot stays with the run's artifacts.
+  "$CACHE/bin/uishot" -url "http://127.0.0.1:$GW_PORT/settings/memory#token=$GW_TOKEN" -png "$OUT/control-ui-memory.png" \
+    -text "$OUT/control-ui-memory.txt" -wait "clawmem,unavailable" -timeout 60s >"$OUT/uishot.out" 2>&1
+  log "Control UI Memory page: $(head -c 300 "$OUT/control-ui-memory.txt" 2>/dev/null || tail -2 "$OUT/uishot.out")"
   # memory_search and memory_get as memory-core's callers use them, through the gateway.
   run_turn 14 'CALL-TOOL memory_search {"query":"night train to Vienna","maxResults":3}'
   VIENNA_ID=$(cm_list | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);
@@ -447,6 +456,11 @@ const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const m=
 const ok=m?.provider==="clawmem"&&c?.reachable===true&&c.memories>=2&&c.embedder?.ok===true&&typeof c.deadLetters==="number"&&typeof c.lastMemoryAt==="string";
 console.log((ok?1:0)+" memory="+JSON.stringify(m).slice(0,700));' "$OUT/status.json")
 check "(r) openclaw status --json has clawmem's memory state" "${R%% *}" "${R#* } $(head -c 200 "$OUT/status.err")"
+
+U_TEXT=$(cat "$OUT/control-ui-memory.txt" 2>/dev/null)
+check "(u) the Control UI's Memory page shows clawmem, not \"unavailable\"" \
+  "$(grep -q 'clawmem' <<<"$U_TEXT" && ! grep -qi 'memory search is unavailable' <<<"$U_TEXT" && [ -s "$OUT/control-ui-memory.png" ] && echo 1 || echo 0)" \
+  "screenshot $OUT/control-ui-memory.png; page text: $(head -c 400 <<<"$U_TEXT")$(tail -2 "$OUT/uishot.out" 2>/dev/null)"
 
 S=$(jsval '
 const fs=require("fs"); let search="", get="";
