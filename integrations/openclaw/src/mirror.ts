@@ -337,6 +337,11 @@ export class Mirror {
       const r = await request(this.link, agent, "list", { limit: this.cfg.maxMemories, ...(seq ? { afterSeq: seq } : {}) },
         { timeoutMs: this.timeoutMs });
       const d = r.details as { memories?: unknown; nextCursor?: unknown } | undefined;
+      if (r.isError && (r.details as { code?: unknown } | undefined)?.code === "stale") {
+        // A replica behind the write's logSeq: ask again once it has had time to catch up.
+        this.schedule(agent, CAPTURE_DELAY_MS);
+        return;
+      }
       if (r.isError || !Array.isArray(d?.memories)) {
         this.#warnOnce(`list:${agent}`, `clawmem: the memory mirror of agent ${agent} is not updated: ${r.content.map((c) => c.text).join(" ").slice(0, 300)}`);
         return;
