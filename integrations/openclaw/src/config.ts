@@ -157,7 +157,7 @@ export function parseMirror(raw: unknown): MirrorConfig {
   return {
     enabled: bool(r, "mdMirror.enabled", false),
     path: normalize(path),
-    maxMemories: int(r, "mdMirror.maxMemories", 200, 1, 1000),
+    maxMemories: int(r, "mdMirror.maxMemories", 100, 1, 1000),
     refreshSeconds: int(r, "mdMirror.refreshSeconds", 60, 0, 86_400),
   };
 }

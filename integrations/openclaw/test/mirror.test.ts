@@ -48,8 +48,8 @@ function assertStructure(digest: string, memories: number): void {
 }
 
 describe("mdMirror settings", () => {
-  it("is off by default, with MEMORY.md, 200 memories and a 60 s check", () => {
-    assert.deepEqual(parseConfig({}).mdMirror, { enabled: false, path: "MEMORY.md", maxMemories: 200, refreshSeconds: 60 });
+  it("is off by default, with MEMORY.md, 100 memories and a 60 s check", () => {
+    assert.deepEqual(parseConfig({}).mdMirror, { enabled: false, path: "MEMORY.md", maxMemories: 100, refreshSeconds: 60 });
     assert.deepEqual(parseConfig({ mdMirror: { enabled: true, path: "./notes/clawmem.md", maxMemories: 1000, refreshSeconds: 0 } }).mdMirror,
       { enabled: true, path: "notes/clawmem.md", maxMemories: 1000, refreshSeconds: 0 });
   });
@@ -271,7 +271,7 @@ describe("the Mirror", () => {
       assert.equal(warnings.length, 1, warnings.join("\n"));
       assert.ok(warnings[0].includes(join(b, "MEMORY.md")) && warnings[0].includes("mdMirror.path"), warnings[0]);
       assert.equal(asked[0].subject, "clawmem.v1.main.list");
-      assert.deepEqual(asked[0].body, { limit: 200 });
+      assert.deepEqual(asked[0].body, { limit: 100 });
       assert.deepEqual(listMirrorArtifacts(), [{
         kind: "memory-root", workspaceDir: a, relativePath: "MEMORY.md", absolutePath: join(a, "MEMORY.md"), agentIds: ["main"], contentType: "markdown",
       }]);
@@ -290,7 +290,7 @@ describe("the Mirror", () => {
       now = [...now, mem("aaaaaaa2", "Lives in Lisbon")];
       await tools[0].execute("s", {});
       await waitFor("the write in the mirror", () => readFileSync(join(a, "MEMORY.md"), "utf8").includes("Lives in Lisbon"), 5000);
-      assert.deepEqual(asked.at(-1)!.body, { limit: 200, afterSeq: 41 });
+      assert.deepEqual(asked.at(-1)!.body, { limit: 100, afterSeq: 41 });
       assert.equal(log.lines.filter((l) => l.startsWith("warn")).length, 1, "the hand-written file is warned about once");
     } finally {
       await m.stop();
