@@ -201,6 +201,8 @@ export class Mirror {
   #timers = new Map<string, NodeJS.Timeout>();
   #waiting = new Map<string, Promise<void>>();
   #busy = new Map<string, Promise<void>>();
+  /** Files being written now: stop waits for these, not for a list request to clawmem. */
+  #writing = new Set<Promise<void>>();
   #tick: NodeJS.Timeout | undefined;
   #stopped = false;
 
@@ -217,14 +219,18 @@ export class Mirror {
     }
   }
 
-  /** Stops the timers and waits for a regeneration under way. */
+  /**
+   * Stops the timers and waits for files being written; a list request in
+   * flight is not waited for (a slow clawmem must not hold up the gateway's
+   * shutdown) and writes nothing when it comes back.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     runningMirrors().delete(this);
     clearInterval(this.#tick);
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
-    await Promise.all([...this.#busy.values()]);
+    await Promise.all([...this.#writing]);
   }
 
   /**
@@ -353,10 +359,13 @@ export class Mirror {
       if (!(err instanceof UnavailableError)) this.log.warn(`clawmem: the memory mirror of agent ${agent} is not updated: ${(err as Error).message}`);
       return;
     }
-    for (const [file, workspaceDir] of this.#files.get(agent) ?? []) {
-      if (this.#stopped) return;
-      await this.#write(file, workspaceDir, content);
-    }
+    if (this.#stopped) return;
+    const writing = (async () => {
+      for (const [file, workspaceDir] of this.#files.get(agent) ?? []) await this.#write(file, workspaceDir, content);
+    })();
+    this.#writing.add(writing);
+    await writing;
+    this.#writing.delete(writing);
   }
 
   async #write(file: string, workspaceDir: string, content: string): Promise<void> {

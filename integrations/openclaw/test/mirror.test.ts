@@ -4,7 +4,7 @@
 // query service (the network edge).
 import assert from "node:assert/strict";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { ConfigError, parseConfig } from "../src/config.js";
 import { listMirrorArtifacts } from "../src/index.js";
@@ -76,6 +76,31 @@ describe("mdMirror settings", () => {
     for (const [raw, want] of bad) {
       assert.throws(() => parseConfig({ mdMirror: raw }), (e: Error) => e instanceof ConfigError && want.test(e.message), JSON.stringify(raw));
     }
+  });
+});
+
+describe("mdMirror.path (fuzz)", () => {
+  // The repo's rule: every parser gets a fuzz test. Whatever path is given,
+  // parseMirror refuses it or returns one that stays inside the workspace.
+  it("accepts only paths that stay inside the workspace", () => {
+    const parts = ["..", ".", "/", "\\", "a", "b.md", "C:", "\u0000", "~", " ", "...", "..a"];
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    let accepted = 0;
+    for (let i = 0; i < 3000; i++) {
+      const raw = Array.from({ length: 1 + rand(6) }, () => parts[rand(parts.length)]).join("");
+      let path: string;
+      try {
+        path = parseConfig({ mdMirror: { path: raw } }).mdMirror.path;
+      } catch (err) {
+        assert.ok(err instanceof ConfigError && /mdMirror\.path/.test(err.message), `${JSON.stringify(raw)}: ${String(err)}`);
+        continue;
+      }
+      accepted++;
+      const file = resolve("/ws", path);
+      assert.ok(file.startsWith("/ws/") && file.length > 4 && !path.includes("\u0000"), `${JSON.stringify(raw)} → ${JSON.stringify(path)} → ${file}`);
+    }
+    assert.ok(accepted > 100, `only ${accepted} of 3000 random paths accepted: the fuzz tests little`);
   });
 });
 

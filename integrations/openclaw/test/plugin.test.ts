@@ -218,6 +218,22 @@ describe("the plugin with a real clawmem", () => {
     assert.equal(api.logger.lines.filter((l) => l.includes(join(own, "MEMORY.md"))).length, 1, "warned once");
   });
 
+  it("regenerates the mirror after a turn's capture", async () => {
+    const { api } = plugin({ mdMirror: { enabled: true, refreshSeconds: 0 } });
+    const ws = tempDir("clawmem-ws-");
+    const ctx = { agentId: "mirror-capture", sessionKey: "agent:mirror-capture:main", sessionId: "mirror-s1", runId: "mc-1", workspaceDir: ws };
+    await api.emit("agent_end", { messages: [
+      { role: "user", content: "Remember that my bicycle is a green Brompton.", timestamp: Date.now() },
+      { role: "assistant", content: "Noted.", timestamp: Date.now() },
+    ], success: true }, ctx);
+    const md = await waitFor("the captured memory in MEMORY.md", () => {
+      const f = join(ws, "MEMORY.md");
+      const s = existsSync(f) ? readFileSync(f, "utf8") : "";
+      return s.includes("green Brompton") ? s : undefined;
+    }, 30_000, 250);
+    assert.match(md, /\n1 memory, newest first/);
+  });
+
   it("answers `openclaw clawmem stats|search|list`", async () => {
     const { api } = plugin();
     const actions = new Map<string, (...a: any[]) => Promise<void>>();
