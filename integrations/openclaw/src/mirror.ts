@@ -379,7 +379,7 @@ export class Mirror {
       if (got === "foreign") {
         this.#written.delete(file);
         this.#warnOnce(`foreign:${file}`, `clawmem: ${file} was not written by clawmem (its first line is not the mirror's marker), so the memory mirror leaves it alone;`
-          + " move that file away, or set the plugin's mdMirror.path to another file name (for example \"CLAWMEM.md\")");
+          + " move that file away, or set plugins.entries.clawmem.config.mdMirror.path to another file (for example \"memory/clawmem.md\")");
         return;
       }
       this.#warned.delete(`foreign:${file}`);
