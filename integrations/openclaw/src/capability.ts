@@ -3,13 +3,14 @@
 // OpenClaw's status, doctor (doctor.memory.status) and the Control UI's
 // Memory page clawmem's real state, asked over NATS as the agent; the
 // prompt builder tells the model which memory tools it has and when to use
-// them. There is no flush plan: a flush plan is a model turn that writes a
+// them; the public artifacts are the MEMORY.md mirrors. There is no flush plan: a flush plan is a model turn that writes a
 // memory file before compaction, and clawmem needs none, since the plugin
 // hands the messages about to be compacted to clawmem (before_compaction),
 // which distils them itself.
 import { resolveAgent, type ClawmemConfig } from "./config.js";
 import { Link } from "./link.js";
 import { readMemory, searchMemories, type MemoryRead, type MemorySearchHit } from "./memorycore.js";
+import { listMirrorArtifacts } from "./mirror.js";
 import { request, UnavailableError } from "./service.js";
 import type { PluginLogger } from "./types.js";
 
@@ -221,5 +222,7 @@ export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: 
     deterministicRecallToolName: "memory_search",
     promptBuilder: (params: { availableTools: Set<string>; citationsMode?: string }) => memoryPromptSection(params.availableTools, params.citationsMode),
     flushPlanResolver: () => null,
+    // The MEMORY.md mirrors this process keeps (mdMirror), for OpenClaw's exports of memory files.
+    publicArtifacts: { listArtifacts: async () => listMirrorArtifacts() },
   };
 }

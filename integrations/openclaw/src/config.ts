@@ -3,6 +3,7 @@
 // loads; parseConfig applies the defaults and re-checks what the code relies
 // on, so a host that skips validation still gets a working plugin.
 import { homedir } from "node:os";
+import { isAbsolute, normalize } from "node:path";
 
 export interface ClawmemConfig {
   /** NATS server of clawmem (`clawmem up` listens on 4244 by default). */
@@ -30,6 +31,18 @@ export interface ClawmemConfig {
   stateDir?: string;
   /** Deadline of a tool or CLI request to a connected clawmem. */
   requestTimeoutMs: number;
+  /** The MEMORY.md digest of each agent's memories in its workspace (src/mirror.ts). */
+  mdMirror: MirrorConfig;
+}
+
+export interface MirrorConfig {
+  enabled: boolean;
+  /** The file, relative to the agent's workspace. */
+  path: string;
+  /** Memories listed, newest first. */
+  maxMemories: number;
+  /** Period of the check for changes made elsewhere (CLI, other gateways); 0: none. */
+  refreshSeconds: number;
 }
 
 export const DEFAULTS = {
@@ -117,6 +130,35 @@ export function parseConfig(raw: unknown): ClawmemConfig {
     persistOutbox: bool(r, "persistOutbox", DEFAULTS.persistOutbox),
     stateDir: expand(str(r, "stateDir"), "stateDir"),
     requestTimeoutMs: int(r, "requestTimeoutMs", DEFAULTS.requestTimeoutMs, 100, 120_000),
+    mdMirror: parseMirror(r.mdMirror),
+  };
+}
+
+const MIRROR_KEYS = new Set(["enabled", "path", "maxMemories", "refreshSeconds"]);
+
+/**
+ * mdMirror: off unless enabled; its path must stay inside the workspace
+ * (relative, no ".." segment), since the mirror replaces the file there.
+ */
+export function parseMirror(raw: unknown): MirrorConfig {
+  if (raw === undefined || raw === null) raw = {};
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`clawmem: mdMirror must be an object, got ${JSON.stringify(raw)}`);
+  const given = Object.entries(raw as Record<string, unknown>);
+  for (const [k] of given) {
+    if (!MIRROR_KEYS.has(k)) throw new ConfigError(`clawmem: mdMirror.${k} is not a setting (${[...MIRROR_KEYS].join(", ")})`);
+  }
+  // Full key names, so that errors name the setting as the user writes it.
+  const r = Object.fromEntries(given.map(([k, v]) => [`mdMirror.${k}`, v]));
+  const path = str(r, "mdMirror.path") ?? "MEMORY.md";
+  const parts = path.split(/[\\/]/);
+  if (isAbsolute(path) || /^[A-Za-z]:/.test(path) || parts.includes("..") || path.includes("\0") || parts.at(-1) === "" || parts.at(-1) === ".") {
+    throw new ConfigError(`clawmem: mdMirror.path must be a file path relative to the agent's workspace, without "..", got ${JSON.stringify(path)}`);
+  }
+  return {
+    enabled: bool(r, "mdMirror.enabled", false),
+    path: normalize(path),
+    maxMemories: int(r, "mdMirror.maxMemories", 100, 1, 1000),
+    refreshSeconds: int(r, "mdMirror.refreshSeconds", 60, 0, 86_400),
   };
 }
 

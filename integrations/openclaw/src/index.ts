@@ -126,7 +126,21 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
   const link = () => runtime()?.link;
 
   const management = cfg.enableManagementTools;
-  api.registerTool((ctx) => makeTools(link, resolveAgent(cfg, ctx), management, cfg.requestTimeoutMs), { names: toolNames(management) });
+  api.registerTool((ctx) => {
+    const agent = resolveAgent(cfg, ctx);
+    const tools = makeTools(link, agent, management, cfg.requestTimeoutMs);
+    return runtime()?.mirror?.watchTools(agent, ctx?.workspaceDir, tools) ?? tools;
+  }, { names: toolNames(management) });
+
+  if (cfg.mdMirror.enabled) {
+    api.on("agent_end", (_event: AgentEndEvent, ctx: AgentHookContext) => {
+      try {
+        runtime()?.mirror?.captured(resolveAgent(cfg, ctx), ctx?.workspaceDir);
+      } catch (err) {
+        log.warn(`clawmem: memory mirror: ${(err as Error).message}`);
+      }
+    });
+  }
 
   if (cfg.autoRecall) {
     const recall = async (event: PromptBuildEvent, ctx: AgentHookContext): Promise<PromptBuildResult | undefined> => {
@@ -242,6 +256,8 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
   }
   return held;
 }
+
+export { listMirrorArtifacts } from "./mirror.js";
 
 /** openclaw.plugin.json, the one description of the plugin's identity and config. */
 export const MANIFEST = JSON.parse(readFileSync(new URL("../../openclaw.plugin.json", import.meta.url), "utf8")) as {

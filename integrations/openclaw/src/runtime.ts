@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { ClawmemConfig } from "./config.js";
 import { buildEvent, MAX_EVENT_BYTES, type EventKind, type EventMeta, type WireMessage } from "./events.js";
 import { Link } from "./link.js";
+import { Mirror } from "./mirror.js";
 import { Outbox } from "./outbox.js";
 import { lockOutbox, OUTBOX_FILE, unlockOutbox } from "./outboxfile.js";
 import type { PluginLogger } from "./types.js";
@@ -35,6 +36,8 @@ function dirClaims(): Map<string, Promise<void>> {
 export class Runtime {
   readonly link: Link;
   readonly outbox: Outbox;
+  /** The MEMORY.md mirror, with mdMirror.enabled. */
+  readonly mirror: Mirror | undefined;
   #recalled = new Map<string, number>();
   #started: Promise<void> | undefined;
   #stopped = false;
@@ -44,6 +47,7 @@ export class Runtime {
   constructor(readonly cfg: ClawmemConfig, readonly log: PluginLogger) {
     this.link = new Link({ servers: cfg.natsUrl, credentialsFile: cfg.credentialsFile, log });
     this.outbox = new Outbox(this.link, { maxEvents: cfg.bufferMaxEvents, maxBytes: cfg.outboxMaxBytes }, log);
+    this.mirror = cfg.mdMirror.enabled ? new Mirror(this.link, cfg.mdMirror, cfg.requestTimeoutMs, log) : undefined;
   }
 
   /**
@@ -55,6 +59,7 @@ export class Runtime {
   start(stateDir: string | undefined): void {
     if (this.#started || this.#stopped) return;
     this.link.start();
+    this.mirror?.start();
     this.#started = this.cfg.persistOutbox && stateDir ? this.#attach(stateDir) : Promise.resolve();
   }
 
@@ -132,6 +137,7 @@ export class Runtime {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    await this.mirror?.stop();
     if (this.link.phase === "up") await this.outbox.flush(STOP_FLUSH_MS);
     await this.outbox.close();
     this.#release();
@@ -144,7 +150,7 @@ export class Runtimes {
   #byKey = new Map<string, { rt: Runtime; refs: number }>();
 
   static key(cfg: ClawmemConfig): string {
-    return JSON.stringify([cfg.natsUrl, cfg.credentialsFile ?? "", cfg.bufferMaxEvents, cfg.outboxMaxBytes, cfg.persistOutbox, cfg.stateDir ?? ""]);
+    return JSON.stringify([cfg.natsUrl, cfg.credentialsFile ?? "", cfg.bufferMaxEvents, cfg.outboxMaxBytes, cfg.persistOutbox, cfg.stateDir ?? "", cfg.mdMirror]);
   }
 
   /** The runtime for cfg, created on first use; each acquire needs a release. */

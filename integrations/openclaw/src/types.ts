@@ -29,6 +29,8 @@ export interface AgentTool {
 /** What a tool factory is told about the run it serves. */
 export interface ToolContext {
   agentId?: string;
+  /** The agent's OpenClaw workspace (where the memory mirror goes). */
+  workspaceDir?: string;
   sessionKey?: string;
   sessionId?: string;
 }
@@ -39,6 +41,7 @@ export type ToolFactory = (ctx: ToolContext) => AgentTool | AgentTool[] | null |
 export interface AgentHookContext {
   runId?: string;
   agentId?: string;
+  workspaceDir?: string;
   sessionKey?: string;
   sessionId?: string;
   channelId?: string;

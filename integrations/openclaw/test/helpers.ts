@@ -89,7 +89,8 @@ export async function startClawmem(bin: string, port = -1, dataDir?: string): Pr
   // block reaches the prompt; the default (0.75) is
   // calibrated for precision on months-old conversations and lets few of the local embedder's matches through.
   writeFileSync(join(dir, "config.json"), JSON.stringify({
-    nats: { port }, ingest: { addr: "127.0.0.1:0" }, watch: { enabled: false }, distill: { schedule: "off" },
+    // No console: its fixed port would collide with a clawmem another test run on this machine started.
+    nats: { port }, ingest: { addr: "127.0.0.1:0" }, watch: { enabled: false }, distill: { schedule: "off" }, ui: { listen: "off" },
     retrieval: { autoRecallMinScore: 0.3, autoRecallMinMargin: 0 },
   }));
   let child: ChildProcess | undefined;

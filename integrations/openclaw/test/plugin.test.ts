@@ -344,6 +344,63 @@ describe("the plugin with a real clawmem", () => {
     assert.ok((await list(api)).some((x) => x.text.includes("build cache lives on the NVMe")), "the compacted messages were not distilled");
   });
 
+  it("mirrors an agent's memories to MEMORY.md in its workspace, and never replaces a hand-written one", async () => {
+    const { api } = plugin({ mdMirror: { enabled: true, refreshSeconds: 0 } });
+    const ws = tempDir("clawmem-ws-");
+    const file = join(ws, "MEMORY.md");
+    const tools = api.tools({ agentId: "mirror-agent", workspaceDir: ws });
+    const stored = await tools.get("memory_store")!.execute("s", { text: "The build server is called <b>hal9000</b>.\n# not a heading", category: "entity" });
+    assert.ok(!stored.isError, text(stored));
+    const id = (stored.details as { id: string }).id;
+    const shown = `- \`${id.slice(0, 8)}\` ${new Date().toISOString().slice(0, 10)}: The build server is called \\<b\\>hal9000\\</b\\>. # not a heading`;
+    const first = await waitFor("the memory in MEMORY.md", () => {
+      const md = existsSync(file) ? readFileSync(file, "utf8") : "";
+      return md.includes(shown) ? md : undefined;
+    });
+    assert.match(first, /\n## Entities\n\n- /);
+    assert.match(first, /\n1 memory, newest first/);
+    // OpenClaw lists it among the memory capability's public artifacts.
+    const cap = api.memoryCapabilities[0] as { publicArtifacts: { listArtifacts(p: object): Promise<Array<{ absolutePath: string; agentIds: string[]; contentType: string }>> } };
+    const listed = (await cap.publicArtifacts.listArtifacts({ cfg: {} })).find((a) => a.absolutePath === file);
+    assert.deepEqual(listed && { agentIds: listed.agentIds, contentType: listed.contentType }, { agentIds: ["mirror-agent"], contentType: "markdown" });
+
+    // Another agent whose workspace has the user's own MEMORY.md: left byte-identical, one warning.
+    const own = tempDir("clawmem-ws-");
+    const mine = "# What I keep by hand\n\n- call mum on Sundays\n";
+    writeFileSync(join(own, "MEMORY.md"), mine);
+    const other = api.tools({ agentId: "mirror-other", workspaceDir: own });
+    assert.ok(!(await other.get("memory_store")!.execute("o", { text: "Prefers tea to coffee." })).isError);
+    await waitFor("the warning", () => api.logger.lines.some((l) => l.startsWith("warn") && l.includes(join(own, "MEMORY.md"))));
+    assert.equal(readFileSync(join(own, "MEMORY.md"), "utf8"), mine);
+
+    const forgotten = await tools.get("memory_forget")!.execute("f", { memoryId: id });
+    assert.equal((forgotten.details as { action: string }).action, "deleted", text(forgotten));
+    const after = await waitFor("the memory gone from MEMORY.md", () => {
+      const md = readFileSync(file, "utf8");
+      return md.includes("hal9000") ? undefined : md;
+    });
+    assert.match(after, /\nNo memories yet\.\n$/);
+    assert.ok(!after.includes("tea"), "only this agent's memories");
+    assert.equal(readFileSync(join(own, "MEMORY.md"), "utf8"), mine);
+    assert.equal(api.logger.lines.filter((l) => l.includes(join(own, "MEMORY.md"))).length, 1, "warned once");
+  });
+
+  it("regenerates the mirror after a turn's capture", async () => {
+    const { api } = plugin({ mdMirror: { enabled: true, refreshSeconds: 0 } });
+    const ws = tempDir("clawmem-ws-");
+    const ctx = { agentId: "mirror-capture", sessionKey: "agent:mirror-capture:main", sessionId: "mirror-s1", runId: "mc-1", workspaceDir: ws };
+    await api.emit("agent_end", { messages: [
+      { role: "user", content: "Remember that my bicycle is a green Brompton.", timestamp: Date.now() },
+      { role: "assistant", content: "Noted.", timestamp: Date.now() },
+    ], success: true }, ctx);
+    const md = await waitFor("the captured memory in MEMORY.md", () => {
+      const f = join(ws, "MEMORY.md");
+      const s = existsSync(f) ? readFileSync(f, "utf8") : "";
+      return s.includes("green Brompton") ? s : undefined;
+    }, 30_000, 250);
+    assert.match(md, /\n1 memory, newest first/);
+  });
+
   it("answers `openclaw clawmem stats|search|list`", async () => {
     const { api } = plugin();
     const actions = new Map<string, (...a: any[]) => Promise<void>>();
