@@ -20,10 +20,10 @@
 #   (o) an event queued while clawmem is down survives a gateway restart and is stored exactly once
 #   (p) with tools.toolSearch false the memory tools are offered to the model directly
 #   (q) `doctor.memory.status` answers from clawmem's memory search runtime (provider clawmem, embeddings ok)
-#   (r) `openclaw status --json` carries clawmem's memory state (reachable, memories, embedder, dead letters)
+#   (r) `openclaw status --json --all` carries clawmem's memory state (reachable, memories, embedder, dead letters)
 #   (u) the Control UI's Memory page (headless Chromium; screenshot in the artifacts) shows clawmem, not "unavailable"
 #   (s) memory_search and memory_get (memory-core's tool shapes) answer through the gateway
-#   (t) /compact: the messages about to be compacted are distilled first (before_compaction), then recalled
+#   (t) a compaction (`sessions compact`, as /compact): the messages about to be compacted are distilled first (before_compaction), then recalled
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
@@ -276,10 +276,10 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   run_turn 13 'CALL-TOOL memory_recall {"query":"night train"}'
   # OpenClaw's own view of its memory (issue 29): the doctor RPC and `status --json` ask clawmem's search runtime.
   "$OC" gateway call doctor.memory.status --params '{"agentId":"main","probe":true}' --json >"$OUT/doctor-memory.json" 2>"$OUT/doctor-memory.err"
-  "$OC" status --json >"$OUT/status.json" 2>"$OUT/status.err"
   # The Control UI's Memory page as a user sees it, in headless Chromium on loopback (where the Control UI's device
   # pairing auto-approves once the gateway token is given); the screenshot stays with the run's artifacts.
-  "$CACHE/bin/uishot" -url "http://127.0.0.1:$GW_PORT/settings/memory#token=$GW_TOKEN" -png "$OUT/control-ui-memory.png" \
+  # (Chromium's singleton socket path must stay short: not under the run's TMPDIR.)
+  TMPDIR=/tmp "$CACHE/bin/uishot" -url "http://127.0.0.1:$GW_PORT/settings/memory#token=$GW_TOKEN" -png "$OUT/control-ui-memory.png" \
     -text "$OUT/control-ui-memory.txt" -wait "clawmem,unavailable" -timeout 60s >"$OUT/uishot.out" 2>&1
   log "Control UI Memory page: $(head -c 300 "$OUT/control-ui-memory.txt" 2>/dev/null || tail -2 "$OUT/uishot.out")"
   # memory_search and memory_get as memory-core's callers use them, through the gateway.
@@ -290,7 +290,11 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   # Compaction: before OpenClaw summarises the session away, clawmem distils it.
   run_turn 16 "Remember that the build cache lives on the NVMe volume."
   wait_stream "build cache lives on the NVMe"
-  run_turn 17 "/compact"
+  # (The CLI refuses slash commands in --message; sessions compact is the same gateway RPC /compact uses.)
+  T17=$EPOCHREALTIME
+  "$OC" sessions compact "agent:main:main" --agent main --json --timeout 120000 >"$OUT/turn17.json" 2>"$OUT/turn17.err"
+  TURN_RC[17]=$?
+  log "sessions compact rc=${TURN_RC[17]} in $(ts "$T17")s: $(head -c 200 "$OUT/turn17.json" | tr '\n' ' ')"
   for _ in $(seq 1 60); do "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -q '"trigger": *"before_compaction"' && break; sleep 0.5; done
   "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status-compaction.json" 2>&1
   run_turn 18 'CALL-TOOL memory_recall {"query":"where does the build cache live"}'
@@ -300,6 +304,11 @@ fi
 "$OC" clawmem stats --agent main >"$OUT/cli-stats.txt" 2>"$OUT/cli-stats.err"
 CLI_RC=$?
 cm_list >"$OUT/memories.json"
+# `openclaw status` collects the memory state locally, from the memory plugin's search runtime, only while the gateway
+# is not running (online status leaves memory out) and with --all: stop the gateway, keep clawmem.
+stop_pid "$GW_PID" 1; GW_PID=""
+"$OC" status --json --all >"$OUT/status.json" 2>"$OUT/status.err"
+"$OC" status --all >"$OUT/status.txt" 2>&1
 sleep 1
 cleanup
 log "gateway, fake model and clawmem stopped"
@@ -455,7 +464,7 @@ R=$(jsval '
 const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const m=j.memory; const c=m?.custom?.clawmem;
 const ok=m?.provider==="clawmem"&&c?.reachable===true&&c.memories>=2&&c.embedder?.ok===true&&typeof c.deadLetters==="number"&&typeof c.lastMemoryAt==="string";
 console.log((ok?1:0)+" memory="+JSON.stringify(m).slice(0,700));' "$OUT/status.json")
-check "(r) openclaw status --json has clawmem's memory state" "${R%% *}" "${R#* } $(head -c 200 "$OUT/status.err")"
+check "(r) openclaw status --json --all has clawmem's memory state" "${R%% *}" "${R#* } $(head -c 200 "$OUT/status.err")"
 
 U_TEXT=$(cat "$OUT/control-ui-memory.txt" 2>/dev/null)
 check "(u) the Control UI's Memory page shows clawmem, not \"unavailable\"" \
@@ -480,7 +489,7 @@ for (const l of fs.readFileSync(process.argv[2],"utf8").split("\n")) { if(!l) co
   for (const m of r.body?.messages ?? []) if (m.role==="tool") { const t=typeof m.content==="string"?m.content:JSON.stringify(m.content);
     if (/build cache lives on the NVMe/.test(t)) recalled=t.slice(0,200); } }
 console.log(((c&&c.lessons>=1&&recalled)?1:0)+" compaction job="+JSON.stringify(c?{messages:c.stats?.messages,lessons:c.lessons,source:c.source}:null)+" recalled after it="+JSON.stringify(recalled));' "$OUT/distill-status-compaction.json" "$RUN_DIR/model-requests.jsonl")
-check "(t) a compaction is distilled first, and its facts are recalled after it" "$([ "${TURN_RC[17]}" = 0 ] && [ "${T%% *}" = 1 ] && echo 1 || echo 0)" "${T#* } /compact rc=${TURN_RC[17]}"
+check "(t) a compaction is distilled first, and its facts are recalled after it" "$([ "${TURN_RC[17]}" = 0 ] && [ "${T%% *}" = 1 ] && echo 1 || echo 0)" "${T#* } sessions compact rc=${TURN_RC[17]}"
 
 echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
 echo "total time: $(ts "$T_START")s"

@@ -190,12 +190,18 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
     });
     // Compaction summarises the oldest messages away: clawmem distils them
     // first (no model turn needed, so the capability has no flush plan).
+    // Most of OpenClaw 2026.9's compaction paths give no messages, only the
+    // session: clawmem then reads the session's transcript from its stream,
+    // as for a session end without messages.
     api.on("before_compaction", (event: BeforeCompactionEvent, ctx: AgentHookContext) => {
       try {
         const rt = runtime();
         const agent = resolveAgent(cfg, ctx);
-        if (!rt || !agent || !Array.isArray(event?.messages) || event.messages.length === 0) return;
-        rt.publish("before_compaction", agent, sessionBody({ ...event, sessionId: ctx?.sessionId, reason: "compaction" }), meta(ctx));
+        const carried = Array.isArray(event?.messages) && event.messages.length > 0;
+        if (!rt || !agent || (!carried && (event?.messageCount === 0 || !str(ctx?.sessionId)))) return;
+        // messageCount -1 is OpenClaw's "unknown".
+        const count = typeof event?.messageCount === "number" && event.messageCount >= 0 ? event.messageCount : undefined;
+        rt.publish("before_compaction", agent, sessionBody({ ...event, messageCount: count, sessionId: ctx?.sessionId, reason: "compaction" }), meta(ctx));
       } catch (err) {
         log.warn(`clawmem: before_compaction not sent: ${(err as Error).message}`);
       }

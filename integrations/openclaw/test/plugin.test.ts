@@ -333,6 +333,7 @@ describe("the plugin with a real clawmem", () => {
     const before = rt.outbox.stats().published;
     await api.emit("before_compaction", { messageCount: 2, compactingCount: 2, messages }, ctx);
     await api.emit("before_compaction", { messageCount: 0, messages: [] }, ctx); // nothing to lose, nothing sent
+    await api.emit("before_compaction", { messageCount: -1 }, { agentId: "main" }); // no messages and no session: nothing to distil
     await waitFor("before_compaction to be published", () => rt.outbox.stats().published === before + 1);
     const m = await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: "clawmem.events.before_compaction.main" });
     const env = m!.json<Record<string, any>>();
@@ -342,6 +343,12 @@ describe("the plugin with a real clawmem", () => {
     assert.equal(env.event.messages.length, 2);
     await settled();
     assert.ok((await list(api)).some((x) => x.text.includes("build cache lives on the NVMe")), "the compacted messages were not distilled");
+    // OpenClaw's manual compaction names only the session: the event goes without messages, and clawmem reads the
+    // session's transcript from its stream.
+    await api.emit("before_compaction", { messageCount: 12, sessionFile: "sqlite:main:sess-compact-2" }, { ...ctx, sessionId: "sess-compact-2" });
+    await waitFor("the message-less before_compaction to be published", () => rt.outbox.stats().published === before + 2);
+    const bare = (await jsm.streams.getMessage("CLAWMEM_EVENTS", { last_by_subj: "clawmem.events.before_compaction.main" }))!.json<Record<string, any>>();
+    assert.deepEqual(bare.event, { sessionId: "sess-compact-2", sessionFile: "sqlite:main:sess-compact-2", messageCount: 12, reason: "compaction" });
   });
 
   it("mirrors an agent's memories to MEMORY.md in its workspace, and never replaces a hand-written one", async () => {
