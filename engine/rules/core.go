@@ -54,7 +54,7 @@ var coreAnywhereCJK = []string{
 // coreSpeaks and coreLanguages make "I speak German and Czech": a verb of
 // speaking and a language's name.
 var (
-	coreSpeaks = []string{"i speak ", "i'm fluent in ", "mluvím ", "ich spreche ", "我会说", "を話します", "を話せます", "할 줄 알아"}
+	coreSpeaks    = []string{"i speak ", "i'm fluent in ", "mluvím ", "ich spreche ", "我会说", "を話します", "を話せます", "할 줄 알아"}
 	coreLanguages = []string{"english", "czech", "german", "french", "spanish", "italian", "polish", "russian", "chinese",
 		"japanese", "korean", "portuguese", "dutch", "česky", "čeština", "anglicky", "německy", "deutsch", "englisch",
 		"tschechisch", "französisch", "spanisch", "中文", "汉语", "英语", "日语", "韩语", "德语", "捷克语", "日本語",
