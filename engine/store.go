@@ -148,6 +148,9 @@ type ListOptions struct {
 	// (sessionId, as distillation writes it, or sessionKey, as capture
 	// does).
 	Session string
+	// Core keeps the memories marked core (MarkedCore): auto-recall's
+	// core facts, which a store can list without reading the rest.
+	Core bool
 	// After, when set, starts the page after this memory of the order
 	// (timestamp, then id, both descending): a page's last memory gives
 	// the next page in constant time whatever its depth, where Offset
@@ -166,6 +169,20 @@ func NamesSession(metadata json.RawMessage, session string) bool {
 		return false
 	}
 	return md.ID == session || md.Key == session
+}
+
+// CoreKey is the metadata key that marks a core fact, with the value
+// true: the user's name, languages and standing instructions, which
+// auto-recall includes in every block. The memory engine sets it when it
+// writes a memory (rules.IsCore), so a store lists them by the mark
+// instead of reading every memory of a scope at each prompt.
+const CoreKey = "core"
+
+// MarkedCore reports whether metadata marks a core fact: CoreKey is true
+// (not "true", not 1).
+func MarkedCore(metadata json.RawMessage) bool {
+	var md map[string]json.RawMessage
+	return json.Unmarshal(metadata, &md) == nil && string(md[CoreKey]) == "true"
 }
 
 // DefaultListLimit is a List page's size when none is given.
