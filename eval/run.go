@@ -247,7 +247,7 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 			}
 			outs = append(outs, out)
 
-			cr, err := eng.Context(ctx, who, q.Text, o.ContextTimeout)
+			cr, err := eng.Context(ctx, who, q.Text, memory.ContextOptions{Timeout: o.ContextTimeout})
 			if err != nil {
 				return rep, fmt.Errorf("question %s: auto-recall: %w", q.ID, err)
 			}
