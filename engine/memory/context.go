@@ -24,22 +24,22 @@ type ContextOptions struct {
 	TokenBudget int
 	// Exclude lists memories the caller injected in its last turns
 	// (full ids, at most MaxContextExclude): they are left out unless the
-	// prompt asks about them again (AutoRecallRepeatScore).
+	// prompt asks about them again (AutoRecallRepeatLead).
 	Exclude []string
 }
 
 // MaxContextExclude bounds ContextOptions.Exclude: a few turns' blocks.
 const MaxContextExclude = 64
 
-// AutoRecallRepeatScore is the match score (retrieve.MatchScore) at which
-// a memory the caller has just injected goes into the block again: the
-// prompt asks about it once more, rather than merely touching its topic.
-// 0.80 is where the score alone, without the gate's margin, picks
-// evidence for 9 questions in 10 with semantic embeddings (the
-// calibration behind retrieve.DefaultAutoRecallMinScore): below it, a
-// memory the model has in front of it already is more likely noise than
-// an answer.
-const AutoRecallRepeatScore = 0.80
+// AutoRecallRepeatLead is how far a memory the caller has just injected
+// must lead every other candidate's match score (retrieve.MatchScore) to
+// go into the block again: the prompt asks about it once more, rather
+// than about its topic. It is ConfidentMatch's margin (ForgetMinMargin),
+// measured on the same kind of score: questions aimed at one memory lead
+// the next by 0.10–0.43, vague ones by less than 0.09. An absolute score
+// cannot say it: with the local embedder a question asked word for word
+// scores 0.72, below what a loose match scores with semantic embeddings.
+const AutoRecallRepeatLead = ForgetMinMargin
 
 // ContextResult is auto-recall's answer.
 type ContextResult struct {
@@ -159,18 +159,29 @@ func contextLimits(o ContextOptions, cfg retrieve.Config) (int, map[string]bool,
 }
 
 // pickRecalled is the gate (AutoRecallPick on match scores) less the
-// memories shown as core facts, and less the excluded ones that do not
-// match at AutoRecallRepeatScore.
+// memories shown as core facts, and less the excluded ones, unless the
+// prompt asks about one again: it is the best match, ahead of the next
+// by AutoRecallRepeatLead.
 func pickRecalled(cs []retrieve.Candidate, cfg retrieve.Config, exclude map[string]bool, core []schemas.Memory) []retrieve.Candidate {
 	scores := make([]float64, len(cs))
+	best, next := -1, autoRecallPad
 	for i, c := range cs {
 		scores[i] = retrieve.MatchScore(c, cfg) // the gate weighs the match, not the order
+		switch {
+		case best < 0 || scores[i] > scores[best]:
+			if best >= 0 {
+				next = max(next, scores[best])
+			}
+			best = i
+		default:
+			next = max(next, scores[i])
+		}
 	}
 	picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
 	for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {
 		id := cs[i].Memory.ID
-		if exclude[id] && scores[i] < AutoRecallRepeatScore ||
-			slices.ContainsFunc(core, func(m schemas.Memory) bool { return m.ID == id }) {
+		askedAgain := i == best && scores[i]-next >= AutoRecallRepeatLead
+		if exclude[id] && !askedAgain || slices.ContainsFunc(core, func(m schemas.Memory) bool { return m.ID == id }) {
 			continue
 		}
 		picked = append(picked, cs[i])
