@@ -15,6 +15,7 @@ import { buildEvent, MAX_EVENT_BYTES, type EventKind, type EventMeta, type WireM
 import { Link } from "./link.js";
 import { Outbox } from "./outbox.js";
 import { lockOutbox, OUTBOX_FILE, unlockOutbox } from "./outboxfile.js";
+import { RecentInjections } from "./recall.js";
 import type { PluginLogger } from "./types.js";
 
 /** How long stopping waits for queued events to reach JetStream. */
@@ -35,6 +36,8 @@ function dirClaims(): Map<string, Promise<void>> {
 export class Runtime {
   readonly link: Link;
   readonly outbox: Outbox;
+  /** What auto-recall injected in each session's last turns (not repeated). */
+  readonly injections = new RecentInjections();
   #recalled = new Map<string, number>();
   #started: Promise<void> | undefined;
   #stopped = false;
