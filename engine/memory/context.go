@@ -24,22 +24,26 @@ type ContextOptions struct {
 	TokenBudget int
 	// Exclude lists memories the caller injected in its last turns
 	// (full ids, at most MaxContextExclude): they are left out unless the
-	// prompt asks about them again (AutoRecallRepeatLead).
+	// prompt asks about them again (AutoRecallRepeatMargin).
 	Exclude []string
 }
 
 // MaxContextExclude bounds ContextOptions.Exclude: a few turns' blocks.
 const MaxContextExclude = 64
 
-// AutoRecallRepeatLead is how far a memory the caller has just injected
-// must lead every other candidate's match score (retrieve.MatchScore) to
-// go into the block again: the prompt asks about it once more, rather
-// than about its topic. It is ConfidentMatch's margin (ForgetMinMargin),
-// measured on the same kind of score: questions aimed at one memory lead
-// the next by 0.10–0.43, vague ones by less than 0.09. An absolute score
-// cannot say it: with the local embedder a question asked word for word
-// scores 0.72, below what a loose match scores with semantic embeddings.
-const AutoRecallRepeatLead = ForgetMinMargin
+// AutoRecallRepeatMargin is how much further than the gate's margin
+// (retrieval.autoRecallMinMargin) a memory the caller has just injected
+// must stand above the median of the prompt's matches (AutoRecallPick's
+// pool, on retrieve.MatchScore) to go into the block again: the prompt
+// asks about it once more, rather than touching its topic. Measured with
+// the local embedder on two small stores: prompts that ask about a
+// memory, alone or with two others ("Do you remember my dog, my coffee
+// order and …"), put it 0.15–0.27 above the median; prompts on its topic
+// ("Can you draft the billing invoice email?" for "We picked PostgreSQL
+// for the billing database") 0.11–0.12. An absolute score cannot say it:
+// a question asked word for word scores 0.72 with the local embedder,
+// below a loose match with semantic embeddings.
+const AutoRecallRepeatMargin = 0.14
 
 // ContextResult is auto-recall's answer.
 type ContextResult struct {
@@ -160,27 +164,17 @@ func contextLimits(o ContextOptions, cfg retrieve.Config) (int, map[string]bool,
 
 // pickRecalled is the gate (AutoRecallPick on match scores) less the
 // memories shown as core facts, and less the excluded ones, unless the
-// prompt asks about one again: it is the best match, ahead of the next
-// by AutoRecallRepeatLead.
+// prompt asks about one again (AutoRecallRepeatMargin).
 func pickRecalled(cs []retrieve.Candidate, cfg retrieve.Config, exclude map[string]bool, core []schemas.Memory) []retrieve.Candidate {
 	scores := make([]float64, len(cs))
-	best, next := -1, autoRecallPad
 	for i, c := range cs {
 		scores[i] = retrieve.MatchScore(c, cfg) // the gate weighs the match, not the order
-		switch {
-		case best < 0 || scores[i] > scores[best]:
-			if best >= 0 {
-				next = max(next, scores[best])
-			}
-			best = i
-		default:
-			next = max(next, scores[i])
-		}
 	}
+	median := poolMedian(scores)
 	picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
 	for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {
 		id := cs[i].Memory.ID
-		askedAgain := i == best && scores[i]-next >= AutoRecallRepeatLead
+		askedAgain := scores[i]-median >= cfg.AutoRecallMinMargin+AutoRecallRepeatMargin
 		if exclude[id] && !askedAgain || slices.ContainsFunc(core, func(m schemas.Memory) bool { return m.ID == id }) {
 			continue
 		}
@@ -239,12 +233,7 @@ const autoRecallPad = 0.45
 // match stands out from the rest of what a query brings up; for a question
 // about something never said, everything scores alike.
 func AutoRecallPick(scores []float64, minScore, minMargin float64) []int {
-	pool := append(make([]float64, 0, AutoRecallPool), scores[:min(len(scores), AutoRecallPool)]...)
-	for len(pool) < AutoRecallPool {
-		pool = append(pool, autoRecallPad)
-	}
-	slices.Sort(pool)
-	median := (pool[AutoRecallPool/2-1] + pool[AutoRecallPool/2]) / 2
+	median := poolMedian(scores)
 	var out []int
 	for i, sc := range scores {
 		if len(out) == rules.MaxContextMemories {
@@ -255,4 +244,15 @@ func AutoRecallPick(scores []float64, minScore, minMargin float64) []int {
 		}
 	}
 	return out
+}
+
+// poolMedian is the median of the first AutoRecallPool scores, padded to
+// AutoRecallPool with autoRecallPad.
+func poolMedian(scores []float64) float64 {
+	pool := append(make([]float64, 0, AutoRecallPool), scores[:min(len(scores), AutoRecallPool)]...)
+	for len(pool) < AutoRecallPool {
+		pool = append(pool, autoRecallPad)
+	}
+	slices.Sort(pool)
+	return (pool[AutoRecallPool/2-1] + pool[AutoRecallPool/2]) / 2
 }
