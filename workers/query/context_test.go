@@ -22,7 +22,7 @@ func TestQueryContextBudgetCoreExclude(t *testing.T) {
 	queryOKReply[StoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "My name is Bob"})
 	subj := querySubj("main", "context")
 	asked := "What do I prefer to drink in the afternoon, green tea or coffee?"
-	loose := "Shall we get a coffee this afternoon?"
+	loose := "Any plans for this afternoon?"
 
 	_, d := queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked})
 	if len(d.MemoryIDs) == 0 || d.MemoryIDs[0] != tea.ID || !slices.Equal(d.CoreIDs, []string{name.ID}) || d.Count != len(d.MemoryIDs) ||
