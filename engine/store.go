@@ -185,6 +185,34 @@ func MarkedCore(metadata json.RawMessage) bool {
 	return json.Unmarshal(metadata, &md) == nil && string(md[CoreKey]) == "true"
 }
 
+// MarkCore sets metadata's CoreKey to true for a core fact and removes it
+// otherwise, whatever it said: the mark decides what every later prompt
+// carries, so only the writer that judged the text (rules.IsCore) sets
+// it. Metadata already right, or not a JSON object (the store's check
+// reports that), is returned as it is; null counts as none.
+func MarkCore(metadata json.RawMessage, core bool) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if len(metadata) > 0 && json.Unmarshal(metadata, &fields) != nil {
+		return metadata
+	}
+	if _, has := fields[CoreKey]; !core && !has || core && MarkedCore(metadata) {
+		return metadata
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	if core {
+		fields[CoreKey] = json.RawMessage("true")
+	} else {
+		delete(fields, CoreKey)
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return metadata
+	}
+	return out
+}
+
 // DefaultListLimit is a List page's size when none is given.
 const DefaultListLimit = 20
 

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/clawmem/clawmem/schemas"
@@ -30,6 +32,36 @@ func TestCosineForScore(t *testing.T) {
 	for _, c := range []float64{-1, -0.3, 0, 0.5, 0.9, 0.98, 1} {
 		if got := CosineForScore(VectorScore(c)); math.Abs(got-c) > 1e-12 {
 			t.Fatalf("cosine %v: round trip %v", c, got)
+		}
+	}
+}
+
+func TestMarkCore(t *testing.T) {
+	tests := []struct {
+		in   string
+		core bool
+		want string
+	}{
+		{"", false, ""},
+		{"", true, `{"core":true}`},
+		{`{"source":"capture"}`, false, `{"source":"capture"}`},
+		{`{"source":"capture"}`, true, `{"core":true,"source":"capture"}`},
+		{`{"core":true, "a":1}`, true, `{"core":true, "a":1}`},
+		{`{"core":true,"a":1}`, false, `{"a":1}`},
+		{`{"core":"true"}`, true, `{"core":true}`},
+		{`{"core":1}`, false, `{}`},
+		{`not json`, true, `not json`},
+		{`[1,2]`, true, `[1,2]`},
+		{`null`, true, `{"core":true}`},
+		{`null`, false, `null`},
+	}
+	for _, tt := range tests {
+		got := MarkCore(json.RawMessage(tt.in), tt.core)
+		if string(got) != tt.want {
+			t.Errorf("MarkCore(%s, %v) = %s, want %s", tt.in, tt.core, got, tt.want)
+		}
+		if strings.HasPrefix(string(got), "{") && MarkedCore(got) != tt.core {
+			t.Errorf("MarkCore(%s, %v) = %s, which MarkedCore reads as %v", tt.in, tt.core, got, !tt.core)
 		}
 	}
 }

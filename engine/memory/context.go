@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,35 +185,6 @@ func pickRecalled(cs []retrieve.Candidate, cfg retrieve.Config, exclude map[stri
 func contextMemory(m schemas.Memory, score float64, core bool) rules.ContextMemory {
 	return rules.ContextMemory{Category: m.Category, Scope: m.Scope, Text: m.Text, Score: score, Core: core,
 		Dates: temporal.NoteFor(m.Metadata, m.Text, m.Timestamp)}
-}
-
-// withCoreMark sets metadata's engine.CoreKey to whether text is a core
-// fact (rules.IsCore), whatever the caller put there: the mark decides
-// what every later prompt carries, so the engine alone sets it. Metadata
-// already right, or not a JSON object (the store's check reports that),
-// is returned as it is.
-func withCoreMark(md json.RawMessage, text string) json.RawMessage {
-	core := rules.IsCore(text)
-	var fields map[string]json.RawMessage
-	if len(md) > 0 && (json.Unmarshal(md, &fields) != nil || fields == nil) {
-		return md
-	}
-	if _, has := fields[engine.CoreKey]; !core && !has || core && engine.MarkedCore(md) {
-		return md
-	}
-	if fields == nil {
-		fields = map[string]json.RawMessage{}
-	}
-	if core {
-		fields[engine.CoreKey] = json.RawMessage("true")
-	} else {
-		delete(fields, engine.CoreKey)
-	}
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return md
-	}
-	return out
 }
 
 // AutoRecallPool is how many directly matching memories auto-recall

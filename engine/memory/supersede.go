@@ -118,7 +118,7 @@ func (e *Engine) updateText(ctx context.Context, id string, p engine.Patch, f en
 		return UpdateResult{Memory: &m}, err
 	}
 	// The new text decides whether the memory is a core fact.
-	if md := withCoreMark(old.Metadata, *p.Text); string(md) != string(old.Metadata) {
+	if md := engine.MarkCore(old.Metadata, rules.IsCore(*p.Text)); string(md) != string(old.Metadata) {
 		p.Metadata = md
 	}
 	was := old
