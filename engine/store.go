@@ -188,14 +188,17 @@ func MarkedCore(metadata json.RawMessage) bool {
 // MarkCore sets metadata's CoreKey to true for a core fact and removes it
 // otherwise, whatever it said: the mark decides what every later prompt
 // carries, so only the writer that judged the text (rules.IsCore) sets
-// it. Metadata already right, or not a JSON object (the store's check
-// reports that), is returned as it is; null counts as none.
+// it. Metadata without the mark that needs none, or not a JSON object
+// (the store's check reports that), is returned as it is; null counts as
+// none.
 func MarkCore(metadata json.RawMessage, core bool) json.RawMessage {
 	var fields map[string]json.RawMessage
 	if len(metadata) > 0 && json.Unmarshal(metadata, &fields) != nil {
 		return metadata
 	}
-	if _, has := fields[CoreKey]; !core && !has || core && MarkedCore(metadata) {
+	// A marked text is written anew even when it reads as marked: with a
+	// key given twice, Go reads the last and SQLite the first.
+	if _, has := fields[CoreKey]; !core && !has {
 		return metadata
 	}
 	if fields == nil {

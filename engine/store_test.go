@@ -46,7 +46,8 @@ func TestMarkCore(t *testing.T) {
 		{"", true, `{"core":true}`},
 		{`{"source":"capture"}`, false, `{"source":"capture"}`},
 		{`{"source":"capture"}`, true, `{"core":true,"source":"capture"}`},
-		{`{"core":true, "a":1}`, true, `{"core":true, "a":1}`},
+		{`{"core":true, "a":1}`, true, `{"a":1,"core":true}`},
+		{`{"core":false,"core":true}`, true, `{"core":true}`},
 		{`{"core":true,"a":1}`, false, `{"a":1}`},
 		{`{"core":"true"}`, true, `{"core":true}`},
 		{`{"core":1}`, false, `{}`},
@@ -64,4 +65,23 @@ func TestMarkCore(t *testing.T) {
 			t.Errorf("MarkCore(%s, %v) = %s, which MarkedCore reads as %v", tt.in, tt.core, got, !tt.core)
 		}
 	}
+}
+
+// FuzzMarkCore: whatever the metadata, MarkCore never fails; what it
+// changes stays a JSON object that says the mark it was given.
+func FuzzMarkCore(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"core":true}`, `{"core":1,"a":[1,{"core":true}]}`, "null", "[1]", `{"a":"\ud800"}`, "{"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, md string, core bool) {
+		out := MarkCore(json.RawMessage(md), core)
+		if string(out) == md {
+			return
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(out, &fields) != nil || MarkedCore(out) != core {
+			t.Fatalf("MarkCore(%q, %v) = %q", md, core, out)
+		}
+	})
 }
