@@ -234,6 +234,11 @@ func TestRejects(t *testing.T) {
 		{"hardMinScore range", "c.json", `{"retrieval":{"hardMinScore":-0.1}}`, "retrieval.hardMinScore is -0.1: allowed range 0..1"},
 		{"weight range", "c.json", `{"retrieval":{"vectorWeight":2}}`, "retrieval.vectorWeight is 2: allowed range 0..1"},
 		{"pool range", "c.json", `{"retrieval":{"candidatePoolSize":0}}`, "retrieval.candidatePoolSize is 0: allowed range 1..1000"},
+		{"recall budget low", "c.json", `{"retrieval":{"recallTokenBudget":59}}`, "retrieval.recallTokenBudget is 59: allowed range 60..32000"},
+		{"recall budget high", "c.json", `{"retrieval":{"recallTokenBudget":32001}}`, "retrieval.recallTokenBudget is 32001: allowed range 60..32000"},
+		{"recall budget integer", "c.json", `{"retrieval":{"recallTokenBudget":500.5}}`, "retrieval.recallTokenBudget: expected an integer, got number 500.5"},
+		{"core facts range", "c.json", `{"retrieval":{"coreFacts":11}}`, "retrieval.coreFacts is 11: allowed range 0..10"},
+		{"core facts negative", "c.json", `{"retrieval":{"coreFacts":-1}}`, "retrieval.coreFacts is -1: allowed range 0..10"},
 		{"half-life range", "c.json", `{"retrieval":{"recencyHalfLifeDays":-1}}`, "retrieval.recencyHalfLifeDays is -1: allowed range 0..3650"},
 		{"time decay range", "c.json", `{"retrieval":{"timeDecayHalfLifeDays":-5}}`, "retrieval.timeDecayHalfLifeDays is -5: allowed range 0..36500"},
 		{"captureMaxChars low", "c.json", `{"captureMaxChars":99}`, "captureMaxChars is 99: allowed range 100..10000"},
@@ -550,4 +555,24 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The auto-recall block's keys: the defaults when unset, and 0 core
+// facts kept as given (it turns them off) rather than defaulted.
+func TestRecallBlockKeys(t *testing.T) {
+	for _, tc := range []struct {
+		in                string
+		budget, coreFacts int
+	}{
+		{`{}`, retrieve.DefaultRecallTokenBudget, retrieve.DefaultCoreFacts},
+		{`{"retrieval":{"recallTokenBudget":1200,"coreFacts":0}}`, 1200, 0},
+	} {
+		c, err := Decode([]byte(tc.in), "c.json", Options{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if r := c.Config.Retrieval; r.RecallTokenBudget != tc.budget || r.CoreFacts != tc.coreFacts {
+			t.Errorf("%s: recallTokenBudget %d, coreFacts %d; want %d, %d", tc.in, r.RecallTokenBudget, r.CoreFacts, tc.budget, tc.coreFacts)
+		}
+	}
 }

@@ -148,6 +148,9 @@ type ListOptions struct {
 	// (sessionId, as distillation writes it, or sessionKey, as capture
 	// does).
 	Session string
+	// Core keeps the memories marked core (MarkedCore): auto-recall's
+	// core facts, which a store can list without reading the rest.
+	Core bool
 	// After, when set, starts the page after this memory of the order
 	// (timestamp, then id, both descending): a page's last memory gives
 	// the next page in constant time whatever its depth, where Offset
@@ -166,6 +169,51 @@ func NamesSession(metadata json.RawMessage, session string) bool {
 		return false
 	}
 	return md.ID == session || md.Key == session
+}
+
+// CoreKey is the metadata key that marks a core fact, with the value
+// true: the user's name, languages and standing instructions, which
+// auto-recall includes in every block. The memory engine sets it when it
+// writes a memory (rules.IsCore), so a store lists them by the mark
+// instead of reading every memory of a scope at each prompt.
+const CoreKey = "core"
+
+// MarkedCore reports whether metadata marks a core fact: CoreKey is true
+// (not "true", not 1).
+func MarkedCore(metadata json.RawMessage) bool {
+	var md map[string]json.RawMessage
+	return json.Unmarshal(metadata, &md) == nil && string(md[CoreKey]) == "true"
+}
+
+// MarkCore sets metadata's CoreKey to true for a core fact and removes it
+// otherwise, whatever it said: the mark decides what every later prompt
+// carries, so only the writer that judged the text (rules.IsCore) sets
+// it. Metadata without the mark that needs none, or not a JSON object
+// (the store's check reports that), is returned as it is; null counts as
+// none.
+func MarkCore(metadata json.RawMessage, core bool) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if len(metadata) > 0 && json.Unmarshal(metadata, &fields) != nil {
+		return metadata
+	}
+	// A marked text is written anew even when it reads as marked: with a
+	// key given twice, Go reads the last and SQLite the first.
+	if _, has := fields[CoreKey]; !core && !has {
+		return metadata
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	if core {
+		fields[CoreKey] = json.RawMessage("true")
+	} else {
+		delete(fields, CoreKey)
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return metadata
+	}
+	return out
 }
 
 // DefaultListLimit is a List page's size when none is given.

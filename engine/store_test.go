@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/clawmem/clawmem/schemas"
@@ -32,4 +34,54 @@ func TestCosineForScore(t *testing.T) {
 			t.Fatalf("cosine %v: round trip %v", c, got)
 		}
 	}
+}
+
+func TestMarkCore(t *testing.T) {
+	tests := []struct {
+		in   string
+		core bool
+		want string
+	}{
+		{"", false, ""},
+		{"", true, `{"core":true}`},
+		{`{"source":"capture"}`, false, `{"source":"capture"}`},
+		{`{"source":"capture"}`, true, `{"core":true,"source":"capture"}`},
+		{`{"core":true, "a":1}`, true, `{"a":1,"core":true}`},
+		{`{"core":false,"core":true}`, true, `{"core":true}`},
+		{`{"core":true,"a":1}`, false, `{"a":1}`},
+		{`{"core":"true"}`, true, `{"core":true}`},
+		{`{"core":1}`, false, `{}`},
+		{`not json`, true, `not json`},
+		{`[1,2]`, true, `[1,2]`},
+		{`null`, true, `{"core":true}`},
+		{`null`, false, `null`},
+	}
+	for _, tt := range tests {
+		got := MarkCore(json.RawMessage(tt.in), tt.core)
+		if string(got) != tt.want {
+			t.Errorf("MarkCore(%s, %v) = %s, want %s", tt.in, tt.core, got, tt.want)
+		}
+		if strings.HasPrefix(string(got), "{") && MarkedCore(got) != tt.core {
+			t.Errorf("MarkCore(%s, %v) = %s, which MarkedCore reads as %v", tt.in, tt.core, got, !tt.core)
+		}
+	}
+}
+
+// FuzzMarkCore: whatever the metadata, MarkCore never fails; what it
+// changes stays a JSON object that says the mark it was given.
+func FuzzMarkCore(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"core":true}`, `{"core":1,"a":[1,{"core":true}]}`, "null", "[1]", `{"a":"\ud800"}`, "{"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, md string, core bool) {
+		out := MarkCore(json.RawMessage(md), core)
+		if string(out) == md {
+			return
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(out, &fields) != nil || MarkedCore(out) != core {
+			t.Fatalf("MarkCore(%q, %v) = %q", md, core, out)
+		}
+	})
 }

@@ -205,7 +205,7 @@ func runFactScenario(t *testing.T, emb embed.Embedder, sc factScenario, llm bool
 		}
 	}
 
-	cr, err := eng.Context(ctx, who, sc.Question, 5*time.Second)
+	cr, err := eng.Context(ctx, who, sc.Question, memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("%s: auto-recall: %v", sc.ID, err)
 	}

@@ -131,7 +131,8 @@ type ContextFigures struct {
 	// Questions with evidence whose block carried at least one evidence
 	// turn.
 	EvidenceShown float64 `json:"evidenceShown"`
-	// Questions of category none, and the share whose block was empty.
+	// Questions of category none, and the share whose block recalled
+	// nothing (core facts, which come whatever the question, aside).
 	NoneQuestions int     `json:"noneQuestions"`
 	NoneEmpty     float64 `json:"noneEmpty"`
 }
@@ -247,18 +248,18 @@ func Run(ctx context.Context, eng *memory.Engine, convs []*Conversation, o Optio
 			}
 			outs = append(outs, out)
 
-			cr, err := eng.Context(ctx, who, q.Text, o.ContextTimeout)
+			cr, err := eng.Context(ctx, who, q.Text, memory.ContextOptions{Timeout: o.ContextTimeout})
 			if err != nil {
 				return rep, fmt.Errorf("question %s: auto-recall: %w", q.ID, err)
 			}
 			if q.Category == None {
 				noneQ++
-				if cr.Block == "" {
+				if len(cr.Memories) == 0 { // core facts come whatever the question
 					noneEmpty++
 				}
 			} else {
 				ctxWithEvidence++
-				shown := false
+				shown := slices.ContainsFunc(cr.Core, func(m schemas.Memory) bool { return slices.Contains(q.Evidence, turnOf[m.ID]) })
 				for _, m := range cr.Memories {
 					ctxInjected++
 					t := turnOf[m.Memory.ID]

@@ -28,6 +28,13 @@ type ContextRequest struct {
 	// to have applied the memory log up to this sequence (a write's reply
 	// says it as logSeq): read-your-writes. 0: whatever it holds.
 	AfterSeq uint64 `json:"afterSeq,omitempty"`
+	// TokenBudget bounds the block, framing included, in estimated
+	// tokens; 0: the configured retrieval.recallTokenBudget.
+	TokenBudget int `json:"tokenBudget,omitempty"`
+	// Exclude lists the memory ids the caller injected in this session's
+	// last turns (at most 64): they are left out unless the prompt asks
+	// about them again. Core facts are always included.
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // StoreRequest is memory_store.

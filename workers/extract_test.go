@@ -276,7 +276,7 @@ func TestSmartExtractionScriptedConversation(t *testing.T) {
 					t.Errorf("%q: current %v, superseded by %q; want history, superseded by %q (%s)", stale, m.Current(), m.SupersededBy, wantBy, now)
 				}
 			}
-			res, err := p.eng.Context(context.Background(), memory.Agent("main"), "Where do I live?", 5*time.Second)
+			res, err := p.eng.Context(context.Background(), memory.Agent("main"), "Where do I live?", memory.ContextOptions{Timeout: 5 * time.Second})
 			if err != nil || strings.Contains(res.Block, "Paris") {
 				t.Errorf("auto-recall holds the stale home:\n%s (%v)", res.Block, err)
 			}

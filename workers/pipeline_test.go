@@ -173,7 +173,7 @@ func TestCaptureEndToEnd(t *testing.T) {
 	if err != nil || len(res.Candidates) == 0 || res.Candidates[0].Memory.Text != "I prefer dark mode in every editor" {
 		t.Fatalf("recall: %+v %v", res.Candidates, err)
 	}
-	ctxRes, err := p.eng.Context(context.Background(), memory.Agent("main"), "Which editor theme do I prefer?", time.Second)
+	ctxRes, err := p.eng.Context(context.Background(), memory.Agent("main"), "Which editor theme do I prefer?", memory.ContextOptions{Timeout: time.Second})
 	if err != nil || !strings.Contains(ctxRes.Block, "<relevant-memories>") || !strings.Contains(ctxRes.Block, "dark mode") {
 		t.Fatalf("context: %+v %v", ctxRes, err)
 	}

@@ -733,7 +733,7 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 	if o.Text != "" {
 		columns = append(columns, "text")
 	}
-	if o.Session != "" {
+	if o.Session != "" || o.Core {
 		columns = append(columns, "metadata")
 	}
 	rows, err := s.rows(ctx, cond, columns)
@@ -756,7 +756,8 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 		if t, _ := r["text"].(string); text != "" && !strings.Contains(strings.ToLower(t), text) {
 			continue
 		}
-		if md, _ := r["metadata"].(string); o.Session != "" && !engine.NamesSession(json.RawMessage(md), o.Session) {
+		if md, _ := r["metadata"].(string); o.Session != "" && !engine.NamesSession(json.RawMessage(md), o.Session) ||
+			o.Core && !engine.MarkedCore(json.RawMessage(md)) {
 			continue
 		}
 		keys = append(keys, key{id, ts})

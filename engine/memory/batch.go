@@ -400,7 +400,7 @@ func (e *Engine) prepareItem(who Who, r StoreRequest) (schemas.Memory, engine.Sc
 	// Relative dates ("last Thursday") are resolved now, against when the
 	// text was said (metadata saidAt) or this moment: later nobody knows
 	// which Thursday it was.
-	meta := temporal.WithDates(r.Metadata, text, e.now(), schemas.MaxMetadataBytes)
+	meta := temporal.WithDates(engine.MarkCore(r.Metadata, rules.IsCore(text)), text, e.now(), schemas.MaxMetadataBytes)
 	m := schemas.Memory{ID: strings.ToLower(r.ID), Text: text, Vector: r.Vector, Category: cat, Scope: scope, Importance: imp, Metadata: meta}
 	if m.ID != "" && !schemas.IsUUID(m.ID) {
 		return schemas.Memory{}, engine.ScopeFilter{}, fmt.Errorf("%w: memory id %q is not a UUID", schemas.ErrInvalid, r.ID)

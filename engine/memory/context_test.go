@@ -21,7 +21,7 @@ func TestContextSkipsPromptsThatNeedNoMemory(t *testing.T) {
 		"[Telegram Alice +5m] hi",
 		"\xff\xfe",
 	} {
-		res, err := e.Context(context.Background(), a, prompt, time.Second)
+		res, err := e.Context(context.Background(), a, prompt, memory.ContextOptions{Timeout: time.Second})
 		if err != nil {
 			t.Fatalf("Context(%q): %v", prompt, err)
 		}
@@ -47,7 +47,7 @@ func TestContextBlock(t *testing.T) {
 	} {
 		mustStore(t, e, a, memory.StoreRequest{Text: text})
 	}
-	res, err := e.Context(context.Background(), a, "What code editor settings do I use?", 5*time.Second)
+	res, err := e.Context(context.Background(), a, "What code editor settings do I use?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestContextBlockNeverLetsAMemoryCloseIt(t *testing.T) {
 	if _, err := e.Backend().Add(context.Background(), schemas.Memory{Text: text, Vector: vec, Scope: "agent:A", Importance: 0.7}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Context(context.Background(), a, "How do prod deploy runs work?", 5*time.Second)
+	res, err := e.Context(context.Background(), a, "How do prod deploy runs work?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestContextStripsEnvelopeBeforeRetrieval(t *testing.T) {
 	prompt := "Conversation info (untrusted metadata):\n```json\n{\"message_id\": \"zq-771\", \"sender\": \"xylophone-operator\"}\n```\n\n" +
 		"Sender (untrusted metadata):\n```json\n{\"label\": \"xylophone-operator\"}\n```\n\n" +
 		"[Telegram Alice +5m] Which database did we pick for billing?"
-	res, err := e.Context(context.Background(), a, prompt, 5*time.Second)
+	res, err := e.Context(context.Background(), a, prompt, memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestContextStripsEnvelopeBeforeRetrieval(t *testing.T) {
 
 func TestContextNoMemoriesGivesEmptyBlock(t *testing.T) {
 	e := newEngine(t, setup{})
-	res, err := e.Context(context.Background(), memory.Agent("A"), "Which database did we pick for billing?", 5*time.Second)
+	res, err := e.Context(context.Background(), memory.Agent("A"), "Which database did we pick for billing?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestContextReturnsWithinTimeout(t *testing.T) {
 			emb.delay, emb.ignoreCtx = 2*time.Second, tc.ignoreCtx
 			emb.mu.Unlock()
 			start := time.Now()
-			res, err := e.Context(context.Background(), a, "Which database did we pick for billing?", 100*time.Millisecond)
+			res, err := e.Context(context.Background(), a, "Which database did we pick for billing?", memory.ContextOptions{Timeout: 100 * time.Millisecond})
 			elapsed := time.Since(start)
 			if err != nil {
 				t.Fatal(err)
@@ -190,7 +190,7 @@ func TestContextParentCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := e.Context(ctx, memory.Agent("A"), "Which database did we pick for billing?", 10*time.Second)
+	res, err := e.Context(ctx, memory.Agent("A"), "Which database did we pick for billing?", memory.ContextOptions{Timeout: 10 * time.Second})
 	if time.Since(start) >= time.Second {
 		t.Fatalf("Context ignored the caller's deadline (%v)", time.Since(start))
 	}

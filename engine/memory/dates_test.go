@@ -43,7 +43,7 @@ func TestStoreResolvesRelativeDates(t *testing.T) {
 		t.Errorf("dates stored for a text without any: %s", m3.Metadata)
 	}
 
-	res, err := e.Context(context.Background(), a, "When was my video interview with the design studio in Porto?", 5*time.Second)
+	res, err := e.Context(context.Background(), a, "When was my video interview with the design studio in Porto?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

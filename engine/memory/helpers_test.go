@@ -28,6 +28,8 @@ type setup struct {
 	scopes  scopes.Config
 	rerank  string
 	secrets redact.Mode
+	// retrieval, when set, changes the retrieval config last.
+	retrieval func(*retrieve.Config)
 }
 
 // isolationScopes is the adversarial layout: A and B have default access,
@@ -59,6 +61,9 @@ func newEngine(t testing.TB, s setup) *memory.Engine {
 	cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin = 0.3, 0 // the seed's gate, for the small test embedder these fixtures were written for
 	if s.rerank != "" {
 		cfg.Rerank = s.rerank
+	}
+	if s.retrieval != nil {
+		s.retrieval(&cfg)
 	}
 	ret, err := retrieve.New(st, cfg)
 	if err != nil {

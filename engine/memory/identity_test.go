@@ -28,7 +28,7 @@ func operations(id string) map[string]func(context.Context, *memory.Engine, memo
 			return err
 		},
 		"Context": func(ctx context.Context, e *memory.Engine, w memory.Who) error {
-			_, err := e.Context(ctx, w, "Where did we put the lab printer again?", time.Second)
+			_, err := e.Context(ctx, w, "Where did we put the lab printer again?", memory.ContextOptions{Timeout: time.Second})
 			return err
 		},
 		"List": func(ctx context.Context, e *memory.Engine, w memory.Who) error {

@@ -103,7 +103,7 @@ var probes = []probe{
 		return wantErr("Recall", err, engine.ErrScopeDenied)
 	}},
 	{"Context", func(ctx context.Context, fx fixture, who memory.Who, allowed []string, target schemas.Memory) error {
-		res, err := fx.e.Context(ctx, who, fx.phrase[target.Scope]+" Please remember the details.", 5*time.Second)
+		res, err := fx.e.Context(ctx, who, fx.phrase[target.Scope]+" Please remember the details.", memory.ContextOptions{Timeout: 5 * time.Second})
 		if err != nil {
 			return err
 		}
@@ -353,7 +353,7 @@ func TestIsolationAdminSeesEverything(t *testing.T) {
 		if err != nil || st.Total != 1 || !slices.Equal(st.Scopes, []string{s}) {
 			t.Errorf("admin Stats in %s = %+v, %v", s, st, err)
 		}
-		ctxRes, err := fx.e.Context(ctx, admin, fx.phrase[s], 5*time.Second)
+		ctxRes, err := fx.e.Context(ctx, admin, fx.phrase[s], memory.ContextOptions{Timeout: 5 * time.Second})
 		if err != nil || !strings.Contains(ctxRes.Block, ":"+s+"] ") {
 			t.Errorf("admin Context(%q) block lacks %s: %v\n%s", fx.phrase[s], s, err, ctxRes.Block)
 		}

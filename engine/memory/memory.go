@@ -22,7 +22,6 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -350,107 +349,6 @@ func (e *Engine) queryVector(ctx context.Context, query string) (vec []float32, 
 		return nil, err, nil
 	}
 	return nil, nil, err
-}
-
-// ContextResult is auto-recall's answer.
-type ContextResult struct {
-	Block    string               `json:"prependContext"`
-	Memories []retrieve.Candidate `json:"memories,omitempty"`
-	Skipped  string               `json:"skipped,omitempty"` // why retrieval did not run
-	TimedOut bool                 `json:"timedOut,omitempty"`
-	Fallback string               `json:"fallback,omitempty"` // why it ran on BM25 alone
-}
-
-// Context is auto-recall: it skips prompts that need no memory, retrieves
-// the direct matches and keeps at most 3 that pass AutoRecallPick
-// (retrieval.autoRecallMinScore and autoRecallMinMargin), and formats the untrusted <relevant-memories> block.
-// It returns within timeout whatever happens, with an empty block if the
-// retrieval did not finish; the agent's turn never waits longer.
-func (e *Engine) Context(ctx context.Context, who Who, prompt string, timeout time.Duration) (ContextResult, error) {
-	if _, err := e.readFilter(who, ""); err != nil {
-		return ContextResult{}, err
-	}
-	clean := rules.StripEnvelope(strings.ToValidUTF8(prompt, ""))
-	if clean == "" || rules.ShouldSkipRetrieval(clean) {
-		return ContextResult{Skipped: "prompt needs no memory"}, nil
-	}
-	if timeout <= 0 {
-		timeout = 1500 * time.Millisecond
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	type answer struct {
-		res retrieve.Result
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := e.Recall(ctx, who, clean, RecallOptions{Limit: AutoRecallPool, Direct: true})
-		if err == nil {
-			cfg := e.ret.Config()
-			scores := make([]float64, len(res.Candidates))
-			for i, c := range res.Candidates {
-				scores[i] = retrieve.MatchScore(c, cfg) // the gate weighs the match, not the order
-			}
-			picked := make([]retrieve.Candidate, 0, rules.MaxContextMemories)
-			for _, i := range AutoRecallPick(scores, cfg.AutoRecallMinScore, cfg.AutoRecallMinMargin) {
-				picked = append(picked, res.Candidates[i])
-			}
-			res.Candidates = picked
-		}
-		done <- answer{res, err}
-	}()
-	select {
-	case a := <-done:
-		if a.err != nil {
-			if ctx.Err() != nil {
-				return ContextResult{TimedOut: true}, nil
-			}
-			return ContextResult{}, a.err
-		}
-		ms := make([]rules.ContextMemory, len(a.res.Candidates))
-		for i, c := range a.res.Candidates {
-			ms[i] = rules.ContextMemory{Category: c.Memory.Category, Scope: c.Memory.Scope, Text: c.Memory.Text, Score: c.Score,
-				Dates: temporal.NoteFor(c.Memory.Metadata, c.Memory.Text, c.Memory.Timestamp)}
-		}
-		return ContextResult{Block: rules.FormatRelevantMemories(ms), Memories: a.res.Candidates, Fallback: a.res.Fallback}, nil
-	case <-ctx.Done():
-		return ContextResult{TimedOut: true}, nil
-	}
-}
-
-// AutoRecallPool is how many directly matching memories auto-recall
-// weighs against each other.
-const AutoRecallPool = 10
-
-// autoRecallPad is the score a missing candidate counts as when fewer than
-// AutoRecallPool memories match (a small store): about what an unrelated
-// memory scores on clawmem's scale (vector score 0.5, × importance).
-const autoRecallPad = 0.45
-
-// AutoRecallPick chooses, from recalled scores in rank order, the indexes
-// of at most rules.MaxContextMemories memories for the auto-recall block:
-// those scoring at least minScore and standing at least minMargin above the
-// median of the pool (padded to AutoRecallPool with autoRecallPad). A clear
-// match stands out from the rest of what a query brings up; for a question
-// about something never said, everything scores alike.
-func AutoRecallPick(scores []float64, minScore, minMargin float64) []int {
-	pool := append(make([]float64, 0, AutoRecallPool), scores[:min(len(scores), AutoRecallPool)]...)
-	for len(pool) < AutoRecallPool {
-		pool = append(pool, autoRecallPad)
-	}
-	slices.Sort(pool)
-	median := (pool[AutoRecallPool/2-1] + pool[AutoRecallPool/2]) / 2
-	var out []int
-	for i, sc := range scores {
-		if len(out) == rules.MaxContextMemories {
-			break
-		}
-		if sc >= minScore && sc-median >= minMargin {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // StoreRequest is a memory to store.

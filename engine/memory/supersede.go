@@ -117,6 +117,10 @@ func (e *Engine) updateText(ctx context.Context, id string, p engine.Patch, f en
 		m = withoutVector(m)
 		return UpdateResult{Memory: &m}, err
 	}
+	// The new text decides whether the memory is a core fact.
+	if md := engine.MarkCore(old.Metadata, rules.IsCore(*p.Text)); string(md) != string(old.Metadata) {
+		p.Metadata = md
+	}
 	was := old
 	was.ID = uuid.NewString()
 	was.SupersededBy, was.InvalidatedAt = old.ID, e.now().UnixMilli()

@@ -49,7 +49,7 @@ func TestNewFactSupersedesTheOldOne(t *testing.T) {
 	if err != nil || !slices.Contains(ids(hist.Candidates), paris.ID) {
 		t.Errorf("recall with history lacks Paris: %v, %v", ids(hist.Candidates), err)
 	}
-	block, err := e.Context(ctx, a, "Where do I live these days?", 5*time.Second)
+	block, err := e.Context(ctx, a, "Where do I live these days?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil || strings.Contains(block.Block, "Paris") {
 		t.Errorf("auto-recall block holds the stale fact:\n%s (%v)", block.Block, err)
 	}
@@ -155,7 +155,7 @@ func TestRecallAnswersWithTheSuccessor(t *testing.T) {
 			t.Errorf("recall returned history: %q", c.Memory.Text)
 		}
 	}
-	res, err := e.Context(ctx, a, "Where do I live now?", 5*time.Second)
+	res, err := e.Context(ctx, a, "Where do I live now?", memory.ContextOptions{Timeout: 5 * time.Second})
 	if err != nil || strings.Contains(res.Block, "Paris") {
 		t.Errorf("block:\n%s (%v)", res.Block, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/redact"
+	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -175,6 +176,7 @@ func (im *Importer) prepare(m schemas.Memory) (schemas.Memory, error) {
 	if err := im.clean(&m); err != nil {
 		return m, rowError("%v", err)
 	}
+	m.Metadata = engine.MarkCore(m.Metadata, rules.IsCore(m.Text))
 	m.ID = strings.ToLower(strings.TrimSpace(m.ID))
 	if m.ID == "" {
 		m.ID = DerivedID(m.Scope, m.Text, m.Timestamp)

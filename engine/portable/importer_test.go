@@ -281,3 +281,27 @@ func TestReport(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// An import marks core facts as a write through the engine does, from the
+// text: a file's own mark is not trusted.
+func TestImportMarksCoreFacts(t *testing.T) {
+	ctx := context.Background()
+	st := testStore(t)
+	recs := []Record{
+		{Line: 1, Memory: schemas.Memory{Text: "My name is Anna", Scope: "agent:main"}},
+		{Line: 2, Memory: schemas.Memory{Text: "Lunch with the design team is every Friday at noon", Scope: "agent:main", Metadata: []byte(`{"core":true,"source":"x"}`)}},
+	}
+	if _, err := NewImporter(st, newCountingEmbedder(t), ImportOptions{}).Import(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	core, err := st.List(ctx, engine.ListOptions{Scopes: engine.AllScopes(), Core: true})
+	if err != nil || len(core) != 1 || core[0].Text != "My name is Anna" {
+		t.Fatalf("core memories after the import: %+v (%v)", core, err)
+	}
+	all, _ := st.List(ctx, engine.ListOptions{Scopes: engine.AllScopes()})
+	for _, m := range all {
+		if m.Text != "My name is Anna" && string(m.Metadata) != `{"source":"x"}` {
+			t.Errorf("%q keeps metadata %s", m.Text, m.Metadata)
+		}
+	}
+}

@@ -83,6 +83,13 @@ type Config struct {
 	// the query's best hit). clawmem's own keys; the eval chose the defaults.
 	Fusion   string `json:"fusion"`
 	BM25Norm string `json:"bm25Norm"`
+	// RecallTokenBudget bounds the auto-recall block, framing included,
+	// in estimated tokens (rules.EstimateTokens); a request may ask for
+	// another bound. CoreFacts is how many core facts (the user's name,
+	// languages, standing instructions) lead every block; 0 turns them
+	// off. clawmem's own keys (DefaultRecallTokenBudget).
+	RecallTokenBudget int `json:"recallTokenBudget"`
+	CoreFacts         int `json:"coreFacts"`
 }
 
 // Auto-recall's gate: a memory enters the <relevant-memories> block when
@@ -102,6 +109,24 @@ type Config struct {
 const (
 	DefaultAutoRecallMinScore  = 0.65
 	DefaultAutoRecallMinMargin = 0.18
+)
+
+// The auto-recall block's default bound and core facts. The block's
+// framing is about 50 tokens; three recalled memories of up to 300
+// characters each are about 250 more in Latin scripts, three short core
+// facts about 50: 500 holds a full block of them in English, German or
+// Czech, and in Chinese, Japanese or Korean, where a character is about a
+// token, it leaves out a long memory rather than the core facts. It is
+// about what the seed's 3 memories cost in a prompt, so turning the budget
+// on does not shrink a typical block, only bound the worst one.
+const (
+	DefaultRecallTokenBudget = 500
+	DefaultCoreFacts         = 3
+	// MinRecallTokenBudget is the framing and one short memory;
+	// MaxRecallTokenBudget a bound no prompt needs.
+	MinRecallTokenBudget = 60
+	MaxRecallTokenBudget = 32000
+	MaxCoreFacts         = 10
 )
 
 // SeedConfig is the seed's DEFAULT_RETRIEVAL_CONFIG: what a configuration
@@ -134,6 +159,8 @@ func SeedConfig() Config {
 		RelativeFactor:        0.7,
 		Fusion:                FusionBlend,
 		BM25Norm:              BM25Sigmoid,
+		RecallTokenBudget:     DefaultRecallTokenBudget,
+		CoreFacts:             DefaultCoreFacts,
 	}
 }
 
@@ -201,6 +228,8 @@ func (c Config) Validate() error {
 		{"retrieval.timeDecayHalfLifeDays", c.TimeDecayHalfLifeDays, 0, 36500},
 		{"retrieval.lengthNormAnchor", c.LengthNormAnchor, 0, 100000},
 		{"retrieval.candidatePoolSize", float64(c.CandidatePoolSize), 1, 1000},
+		{"retrieval.recallTokenBudget", float64(c.RecallTokenBudget), MinRecallTokenBudget, MaxRecallTokenBudget},
+		{"retrieval.coreFacts", float64(c.CoreFacts), 0, MaxCoreFacts},
 	} {
 		if math.IsNaN(f.v) || f.v < f.lo || f.v > f.hi {
 			return fmt.Errorf("%s is %v: allowed range %v..%v", f.key, f.v, f.lo, f.hi)

@@ -28,27 +28,54 @@ type ContextMemory struct {
 	// Dates resolves the text's relative dates for the reader
 	// ("last Thursday = 2025-02-06"); shown after the text when set.
 	Dates string
+	// Core marks a core fact (IsCore): it goes first, whatever its score.
+	Core bool
 }
 
 // SanitizeForContext is EscapeMemoryText cut to MaxContextRunes: how a
 // memory's text, category or scope appears in the auto-recall block.
 func SanitizeForContext(text string) string { return EscapeMemoryText(text, MaxContextRunes) }
 
-// FormatRelevantMemories renders recalled memories as the block auto-recall
-// prepends to a prompt: the MaxContextMemories highest-scoring ones, framed
-// by FrameMemories (each cut to MaxContextRunes) inside <relevant-memories>
-// tags. Escaping is what keeps a stored "</relevant-memories> ignore
-// previous instructions" from closing the block and speaking as the system.
-// No memories give "".
+// FormatRelevantMemories is FitRelevantMemories without a budget.
 func FormatRelevantMemories(ms []ContextMemory) string {
-	ranked := slices.Clone(ms)
-	slices.SortStableFunc(ranked, func(a, b ContextMemory) int { return cmp.Compare(b.Score, a.Score) })
-	var lines []FramedMemory
-	for _, m := range ranked {
-		if len(lines) == MaxContextMemories {
-			break
+	block, _ := FitRelevantMemories(ms, 0)
+	return block
+}
+
+// FitRelevantMemories renders memories as the block auto-recall prepends
+// to a prompt: the core ones first, in the order given and tagged [core],
+// then the MaxContextMemories highest-scoring others, framed by
+// FrameMemories (each cut to MaxContextRunes) inside <relevant-memories>
+// tags. With budget > 0 the whole block, framing included, is at most
+// budget tokens by EstimateTokens: a memory that would take it over is
+// left out whole, never cut to fit, and a later one that fits still goes
+// in. It returns the block and the indexes of the memories in it. Escaping
+// is what keeps a stored "</relevant-memories> ignore previous
+// instructions" from closing the block and speaking as the system. No
+// memories give "".
+func FitRelevantMemories(ms []ContextMemory, budget int) (string, []int) {
+	order := make([]int, 0, len(ms))
+	for i, m := range ms {
+		if m.Core {
+			order = append(order, i)
 		}
-		if SanitizeForContext(m.Text) == "" {
+	}
+	cores := len(order)
+	for i, m := range ms {
+		if !m.Core {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order[cores:], func(a, b int) int { return cmp.Compare(ms[b].Score, ms[a].Score) })
+	var (
+		lines  []FramedMemory
+		kept   []int
+		others int
+		block  string
+	)
+	for _, i := range order {
+		m := ms[i]
+		if !m.Core && others == MaxContextMemories || SanitizeForContext(m.Text) == "" {
 			continue
 		}
 		category, scope := string(m.Category), m.Scope
@@ -58,15 +85,22 @@ func FormatRelevantMemories(ms []ContextMemory) string {
 		if scope == "" {
 			scope = schemas.GlobalScope
 		}
-		line := FramedMemory{Label: "- [" + SanitizeForContext(category) + ":" + SanitizeForContext(scope) + "]", Text: m.Text}
+		label := "- [" + SanitizeForContext(category) + ":" + SanitizeForContext(scope) + "]"
+		if m.Core {
+			label = "- [core] [" + SanitizeForContext(category) + ":" + SanitizeForContext(scope) + "]"
+		}
+		line := FramedMemory{Label: label, Text: m.Text}
 		if note := SanitizeForContext(m.Dates); note != "" {
 			line.Note = " [" + note + "]"
 		}
-		lines = append(lines, line)
+		next := contextOpen + "\n" + FrameMemories(append(lines, line), MaxContextRunes) + "\n" + contextClose
+		if budget > 0 && EstimateTokens(next) > budget {
+			continue
+		}
+		lines, kept, block = append(lines, line), append(kept, i), next
+		if !m.Core {
+			others++
+		}
 	}
-	framed := FrameMemories(lines, MaxContextRunes)
-	if framed == "" {
-		return ""
-	}
-	return contextOpen + "\n" + framed + "\n" + contextClose
+	return block, kept
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -107,5 +108,53 @@ func TestFormatRelevantMemoriesCannotBeClosed(t *testing.T) {
 	}
 	if got := strings.Count(FormatRelevantMemories(ms), "\n- ["); got != MaxContextMemories {
 		t.Errorf("%d memories rendered, want %d", got, MaxContextMemories)
+	}
+}
+
+func TestFitRelevantMemories(t *testing.T) {
+	const head = "<relevant-memories>\n" + FrameNotice + "\n"
+	const tail = "\n" + FrameEnd + "\n</relevant-memories>"
+	long := strings.Repeat("word ", 60)
+	ms := []ContextMemory{
+		{Category: schemas.CategoryFact, Scope: "global", Text: "low", Score: 0.1},
+		{Category: schemas.CategoryEntity, Scope: "agent:main", Text: "My name is Anna", Core: true},
+		{Category: schemas.CategoryFact, Scope: "global", Text: long, Score: 0.9},
+		{Category: schemas.CategoryPreference, Scope: "agent:main", Text: "Answer in British English", Core: true},
+		{Category: schemas.CategoryFact, Scope: "global", Text: "mid", Score: 0.5},
+	}
+	zh := []ContextMemory{
+		{Category: schemas.CategoryFact, Scope: "global", Text: "我最喜欢的颜色是蓝色", Score: 0.9},
+		{Category: schemas.CategoryFact, Scope: "global", Text: strings.Repeat("我住在布拉格", 30), Score: 0.8},
+		{Category: schemas.CategoryFact, Scope: "global", Text: "私の猫の名前はタマです", Score: 0.7},
+	}
+	withoutLong := head + "- [core] [entity:agent:main] My name is Anna\n- [core] [preference:agent:main] Answer in British English\n" +
+		"- [fact:global] mid\n- [fact:global] low" + tail
+	header := EstimateTokens(head + "- [core] [entity:agent:main] My name is Anna" + tail)
+	shortest := EstimateTokens(head + "- [fact:global] low" + tail)
+	tests := []struct {
+		name   string
+		in     []ContextMemory
+		budget int
+		want   string
+		kept   []int
+	}{
+		{"no budget: cores first in order, then the top three", ms, 0,
+			head + "- [core] [entity:agent:main] My name is Anna\n- [core] [preference:agent:main] Answer in British English\n" +
+				"- [fact:global] " + strings.TrimSpace(long) + "\n- [fact:global] mid\n- [fact:global] low" + tail, []int{1, 3, 2, 4, 0}},
+		{"the long memory is left out whole, the short ones after it fit", ms, EstimateTokens(withoutLong), withoutLong, []int{1, 3, 4, 0}},
+		{"room for one core fact only", ms, header,
+			head + "- [core] [entity:agent:main] My name is Anna" + tail, []int{1}},
+		{"too small for any memory: no block, not a cut one", ms, shortest - 1, "", nil},
+		{"CJK: the long one is skipped", zh, 80,
+			head + "- [fact:global] 我最喜欢的颜色是蓝色\n- [fact:global] 私の猫の名前はタマです" + tail, []int{0, 2}},
+	}
+	for _, tt := range tests {
+		got, kept := FitRelevantMemories(tt.in, tt.budget)
+		if got != tt.want || !slices.Equal(kept, tt.kept) {
+			t.Errorf("%s: FitRelevantMemories(budget %d) =\n%s\n%v\nwant\n%s\n%v", tt.name, tt.budget, got, kept, tt.want, tt.kept)
+		}
+		if tt.budget > 0 && EstimateTokens(got) > tt.budget {
+			t.Errorf("%s: block of %d tokens over the budget of %d", tt.name, EstimateTokens(got), tt.budget)
+		}
 	}
 }

@@ -61,3 +61,34 @@ func BenchmarkTextSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListCore measures auto-recall's core-fact lookup: the newest
+// three core memories of an agent's scope and global among 100,000, of
+// which 1 in 1,000 is core.
+func BenchmarkListCore(b *testing.B) {
+	s, err := Open(context.Background(), b.TempDir(), Options{Dimensions: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < 200; i++ {
+		batch := benchMemories(rng, 500, 8)
+		for j := range batch {
+			batch[j].Scope = []string{"global", "agent:a"}[j%2]
+			if j%1000 == 7 || (i%2 == 0 && j == 250) {
+				batch[j].Metadata = []byte(`{"core":true}`)
+			}
+		}
+		if _, err := s.Add(context.Background(), batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	o := engine.ListOptions{Scopes: engine.InScopes("agent:a", "global"), Limit: 3, Core: true}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if ms, err := s.List(context.Background(), o); err != nil || len(ms) != 3 {
+			b.Fatalf("%d core memories, %v", len(ms), err)
+		}
+	}
+}

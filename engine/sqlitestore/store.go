@@ -136,6 +136,15 @@ var historyColumns = []string{
 
 const historyIndex = `CREATE INDEX IF NOT EXISTS memories_by_successor ON memories (superseded_by) WHERE superseded_by != ''`
 
+// coreCond is true for the memories marked core (engine.MarkedCore).
+// coreIndex holds only them, so auto-recall lists a scope's few core
+// facts without reading its other memories; List's condition must be the
+// index's own, word for word, for SQLite to use it.
+const (
+	coreCond  = `CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.core') END = 'true'`
+	coreIndex = `CREATE INDEX IF NOT EXISTS memories_core ON memories (scope, timestamp DESC, id DESC) WHERE ` + coreCond
+)
+
 // ftsSchema indexes fts.IndexText(text) under the memory's seq. It is
 // contentless: the text lives once, in memories.
 const ftsSchema = `CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
@@ -327,6 +336,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if _, err := s.db.ExecContext(ctx, historyIndex); err != nil {
 		return fmt.Errorf("create history index: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, coreIndex); err != nil {
+		return fmt.Errorf("create core index: %w", err)
 	}
 	return nil
 }
@@ -997,6 +1009,9 @@ func (s *Store) List(ctx context.Context, o engine.ListOptions) ([]schemas.Memor
 	if o.Session != "" {
 		cond += ` AND CASE WHEN json_valid(metadata) THEN ? IN (json_extract(metadata, '$.sessionId'), json_extract(metadata, '$.sessionKey')) END`
 		args = append(args, o.Session)
+	}
+	if o.Core {
+		cond += " AND " + coreCond
 	}
 	if o.After != nil {
 		// The bare timestamp bound lets the time index start at the

@@ -273,3 +273,32 @@ func TestPageCacheBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCoreListUsesItsIndex checks that listing a scope's core memories
+// reads the partial index of them, not every memory of the scope: the
+// condition List adds must be the index's own.
+func TestCoreListUsesItsIndex(t *testing.T) {
+	s, err := Open(context.Background(), t.TempDir(), Options{Dimensions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.QueryContext(context.Background(), `EXPLAIN QUERY PLAN SELECT `+listColumns+` FROM memories WHERE scope = ? AND 1 AND invalidated_at = 0 AND `+
+		coreCond+` ORDER BY timestamp DESC, id DESC LIMIT ?`, "agent:a", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "memories_core") {
+		t.Fatalf("plan %q does not read memories_core alone", plan)
+	}
+}

@@ -530,6 +530,12 @@ func testListFilters(t *testing.T, open Opener) {
 			m.Metadata = json.RawMessage(`{"source":"auto-capture","sessionKey":"s-1"}`)
 		case 3:
 			m.Metadata = json.RawMessage(`{"sessionId":7}`)
+		case 4:
+			m.Metadata = json.RawMessage(`{"core":true}`)
+		case 5:
+			m.Metadata = json.RawMessage(`{"core":"true","sessionKey":"s-2"}`)
+		case 7:
+			m.Metadata = json.RawMessage(`{"core":1}`)
 		}
 		ms = append(ms, m)
 	}
@@ -574,7 +580,8 @@ func testListFilters(t *testing.T, open Opener) {
 		t.Fatalf("time range: %d rows %v", len(page), page)
 	}
 	// Text: a substring, any case; LIKE's wildcards are literal. Session:
-	// named by either key; other metadata, or none, is not.
+	// named by either key; other metadata, or none, is not. Core: marked
+	// core true, not "true" or 1.
 	for _, tc := range []struct {
 		name string
 		o    engine.ListOptions
@@ -586,6 +593,8 @@ func testListFilters(t *testing.T, open Opener) {
 		{"text t_a, not a wildcard", engine.ListOptions{Text: "t_a"}, 0},
 		{"session s-1", engine.ListOptions{Session: "s-1"}, 10},
 		{"session 7, not the number", engine.ListOptions{Session: "7"}, 0},
+		{"core", engine.ListOptions{Core: true}, 5},
+		{"core and text", engine.ListOptions{Core: true, Text: "coffee"}, 1},
 	} {
 		tc.o.Scopes, tc.o.Limit = all, 100
 		if page, err := s.List(ctx, tc.o); err != nil || len(page) != tc.want {
@@ -600,6 +609,14 @@ func testListFilters(t *testing.T, open Opener) {
 	}
 	if len(page) == 0 {
 		t.Fatal("combined filters found nothing")
+	}
+	// The core memories are all in global: none of them is agent:a's.
+	if page, err := s.List(ctx, engine.ListOptions{Scopes: engine.InScopes("agent:a", "agent:b"), Limit: 100, Core: true}); err != nil || len(page) != 0 {
+		t.Fatalf("core in agent:a: %d rows (%v)", len(page), err)
+	}
+	page, _ = s.List(ctx, engine.ListOptions{Scopes: engine.InScopes("global", "agent:a"), Limit: 2, Core: true})
+	if len(page) != 2 || page[0].ID != id(45) || page[1].ID != id(35) {
+		t.Fatalf("newest two core memories: %v", page)
 	}
 }
 

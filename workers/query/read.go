@@ -83,8 +83,12 @@ func fallbackNote(why string) string {
 type ContextDetails struct {
 	PrependContext string `json:"prependContext"`
 	Count          int    `json:"count"`
-	Skipped        string `json:"skipped,omitempty"`
-	TimedOut       bool   `json:"timedOut,omitempty"`
+	// MemoryIDs are the recalled memories in the block, which the caller
+	// sends back as exclude in its next turns; CoreIDs its core facts.
+	MemoryIDs []string `json:"memoryIds,omitempty"`
+	CoreIDs   []string `json:"coreIds,omitempty"`
+	Skipped   string   `json:"skipped,omitempty"`
+	TimedOut  bool     `json:"timedOut,omitempty"`
 }
 
 func (s *Service) opContext(base context.Context, who memory.Who, data []byte, received time.Time) (okReply, error) {
@@ -105,11 +109,17 @@ func (s *Service) opContext(base context.Context, who memory.Who, data []byte, r
 	if left <= 0 {
 		return okReply{details: ContextDetails{TimedOut: true}, label: CodeTimeout}, nil
 	}
-	res, err := s.eng.Context(base, who, r.Prompt, left)
+	res, err := s.eng.Context(base, who, r.Prompt, memory.ContextOptions{Timeout: left, TokenBudget: r.TokenBudget, Exclude: r.Exclude})
 	if err != nil {
 		return okReply{}, err
 	}
 	d := ContextDetails{PrependContext: res.Block, Count: len(res.Memories), Skipped: res.Skipped, TimedOut: res.TimedOut}
+	for _, c := range res.Memories {
+		d.MemoryIDs = append(d.MemoryIDs, c.Memory.ID)
+	}
+	for _, m := range res.Core {
+		d.CoreIDs = append(d.CoreIDs, m.ID)
+	}
 	ok := okReply{text: res.Block, details: d}
 	if res.TimedOut {
 		ok.label = CodeTimeout

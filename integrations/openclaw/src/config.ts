@@ -20,6 +20,8 @@ export interface ClawmemConfig {
   recallTimeoutMs: number;
   /** Upper bound on the injected <relevant-memories> block. */
   recallMaxChars: number;
+  /** Token bound clawmem keeps the block within; 0: clawmem's retrieval.recallTokenBudget. */
+  recallTokenBudget: number;
   enableManagementTools: boolean;
   /** Events kept while NATS is unreachable; the oldest go first. */
   bufferMaxEvents: number;
@@ -51,6 +53,7 @@ export const DEFAULTS = {
   autoCapture: true,
   recallTimeoutMs: 1500,
   recallMaxChars: 2000,
+  recallTokenBudget: 0,
   enableManagementTools: false,
   bufferMaxEvents: 1000,
   outboxMaxBytes: 8 << 20,
@@ -124,6 +127,7 @@ export function parseConfig(raw: unknown): ClawmemConfig {
     autoCapture: bool(r, "autoCapture", DEFAULTS.autoCapture),
     recallTimeoutMs: int(r, "recallTimeoutMs", DEFAULTS.recallTimeoutMs, 100, 10_000),
     recallMaxChars: int(r, "recallMaxChars", DEFAULTS.recallMaxChars, 200, 20_000),
+    recallTokenBudget: int(r, "recallTokenBudget", DEFAULTS.recallTokenBudget, 0, 32_000),
     enableManagementTools: bool(r, "enableManagementTools", DEFAULTS.enableManagementTools),
     bufferMaxEvents: int(r, "bufferMaxEvents", DEFAULTS.bufferMaxEvents, 1, 100_000),
     outboxMaxBytes: int(r, "outboxMaxBytes", DEFAULTS.outboxMaxBytes, 65_536, 1 << 30),

@@ -150,7 +150,13 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
         const prompt = typeof event?.prompt === "string" ? event.prompt : "";
         if (!rt || !agent || prompt.trim() === "") return undefined;
         if (!rt.firstRecall(recallKey(ctx, prompt))) return undefined;
-        const block = await recallContext(rt.link, agent, prompt, { timeoutMs: cfg.recallTimeoutMs, maxChars: cfg.recallMaxChars });
+        const session = str(ctx?.sessionKey) ?? str(ctx?.sessionId);
+        const block = await recallContext(rt.link, agent, prompt, {
+          timeoutMs: cfg.recallTimeoutMs,
+          maxChars: cfg.recallMaxChars,
+          tokenBudget: cfg.recallTokenBudget,
+          recent: session === undefined ? undefined : { injections: rt.injections, session: `${agent}\u0000${session}` },
+        });
         return block ? { prependContext: block } : undefined;
       } catch {
         return undefined;

@@ -16,6 +16,7 @@ import { Link } from "./link.js";
 import { Mirror } from "./mirror.js";
 import { Outbox } from "./outbox.js";
 import { lockOutbox, OUTBOX_FILE, unlockOutbox } from "./outboxfile.js";
+import { RecentInjections } from "./recall.js";
 import type { PluginLogger } from "./types.js";
 
 /** How long stopping waits for queued events to reach JetStream. */
@@ -38,6 +39,8 @@ export class Runtime {
   readonly outbox: Outbox;
   /** The MEMORY.md mirror, with mdMirror.enabled. */
   readonly mirror: Mirror | undefined;
+  /** What auto-recall injected in each session's last turns (not repeated). */
+  readonly injections = new RecentInjections();
   #recalled = new Map<string, number>();
   #started: Promise<void> | undefined;
   #stopped = false;

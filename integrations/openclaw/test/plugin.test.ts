@@ -139,6 +139,29 @@ describe("the plugin with a real clawmem", () => {
     await settled();
   });
 
+  it("sends a session's injected memories as exclude in its next turns, and not in another session", async () => {
+    const { api } = plugin({ recallTokenBudget: 3000 });
+    const stored = await api.tools({ agentId: "main" }).get("memory_store")!.execute("s", { text: "The dentist appointment is on the 14th at nine in the morning" });
+    assert.ok(!stored.isError, text(stored));
+    const id = (stored.details as { id: string }).id;
+    const sent: Array<{ prompt: string; tokenBudget?: number; exclude?: string[] }> = [];
+    const sub = nc.subscribe("clawmem.v1.main.context", { callback: (_err, m) => void sent.push(m.json()) });
+    await nc.flush();
+    const ask = (sessionKey: string, runId: string, prompt: string) =>
+      api.emit("before_prompt_build", { prompt }, { agentId: "main", sessionKey, runId }) as Promise<{ prependContext?: string } | undefined>;
+    const first = await ask("agent:main:dentist-1", "dentist-1", "When is the dentist appointment?");
+    assert.match(first?.prependContext ?? "", /dentist appointment/);
+    await ask("agent:main:dentist-1", "dentist-2", "Could you write that into my calendar?");
+    await ask("agent:main:dentist-2", "dentist-3", "When is the dentist appointment?");
+    await nc.flush();
+    sub.unsubscribe();
+    assert.equal(sent.length, 3);
+    assert.equal(sent[0].exclude, undefined, "a session's first turn excludes nothing");
+    assert.equal(sent[0].tokenBudget, 3000);
+    assert.ok(sent[1].exclude?.includes(id), `the second turn's exclude ${JSON.stringify(sent[1].exclude)} lacks the injected ${id}`);
+    assert.equal(sent[2].exclude, undefined, "another session excludes nothing");
+  });
+
   it("round-trips memory_store, memory_recall, memory_update and memory_forget, passing replies on unchanged", async () => {
     const { api } = plugin();
     const tools = api.tools({ agentId: "tools-agent", sessionKey: "agent:tools-agent:main" });

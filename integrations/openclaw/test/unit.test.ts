@@ -13,7 +13,7 @@ import { Runtimes } from "../src/runtime.js";
 import { parseConfig, resolveAgent, ConfigError } from "../src/config.js";
 import { agentEndBody, buildEvent, MAX_EVENT_BYTES, sessionBody, slimMessage } from "../src/events.js";
 import { canonicalHash, deriveMsgId } from "../src/msgid.js";
-import { fitBlock } from "../src/recall.js";
+import { fitBlock, MAX_EXCLUDE, RecentInjections } from "../src/recall.js";
 import { isForwarded, TOOL_SPECS, requestBody, toolNames } from "../src/tools.js";
 import { errors as natsErrors } from "@nats-io/transport-node";
 import type { Link } from "../src/link.js";
@@ -27,6 +27,7 @@ describe("config", () => {
     assert.equal(c.autoRecall, true);
     assert.equal(c.autoCapture, true);
     assert.equal(c.recallTimeoutMs, 1500);
+    assert.equal(c.recallTokenBudget, 0);
     assert.equal(c.enableManagementTools, false);
     assert.equal(c.bufferMaxEvents, 1000);
     assert.equal(c.outboxMaxBytes, 8 << 20);
@@ -176,6 +177,38 @@ describe("recall block bound", () => {
     assert.ok(cut.endsWith("</relevant-memories>"));
   });
   it("gives nothing when no memory fits", () => assert.equal(fitBlock(block, 40), ""));
+});
+
+describe("recent injections", () => {
+  it("excludes a session's last turns' ids, newest first, once each", () => {
+    const r = new RecentInjections(4, 3);
+    assert.deepEqual(r.exclude("s1"), []);
+    r.record("s1", ["a", "b"]);
+    r.record("s1", []);
+    r.record("s1", ["c", "a"]);
+    assert.deepEqual(r.exclude("s1"), ["c", "a", "b"]);
+    assert.deepEqual(r.exclude("s2"), [], "another session excludes nothing");
+    r.record("s1", ["d"]); // the turn of a and b is now 4 turns back
+    assert.deepEqual(r.exclude("s1"), ["d", "c", "a"]);
+    r.record("s1", []);
+    r.record("s1", []);
+    assert.deepEqual(r.exclude("s1"), ["d"]);
+  });
+  it("forgets the least recently recalled session beyond its bound", () => {
+    const r = new RecentInjections(2, 5);
+    r.record("s1", ["a"]);
+    r.record("s2", ["b"]);
+    r.record("s1", ["c"]); // s1 is now the most recent
+    r.record("s3", ["d"]);
+    assert.deepEqual([r.exclude("s1"), r.exclude("s2"), r.exclude("s3")], [["c", "a"], [], ["d"]]);
+  });
+  it("sends at most clawmem's limit of ids", () => {
+    const r = new RecentInjections();
+    for (let t = 0; t < 5; t++) r.record("s", Array.from({ length: 20 }, (_, i) => `t${t}-${i}`));
+    const ex = r.exclude("s");
+    assert.equal(ex.length, MAX_EXCLUDE);
+    assert.equal(ex[0], "t4-0");
+  });
 });
 
 describe("registration", () => {
