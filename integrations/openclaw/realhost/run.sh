@@ -24,6 +24,7 @@
 #   (u) the Control UI's Memory page (headless Chromium; screenshot in the artifacts) shows clawmem, not "unavailable"
 #   (s) memory_search and memory_get (memory-core's tool shapes) answer through the gateway
 #   (t) a compaction (`sessions compact`, as /compact): the messages about to be compacted are distilled first (before_compaction), then recalled
+#   (v) every <relevant-memories> block the model got stays within the plugin's recallTokenBudget
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
@@ -146,10 +147,11 @@ log "plugins validate rc=$VALIDATE_RC"
 
 "$OC" plugins install --link "$PLUGIN" --force --accept-capabilities >"$OUT/plugins-install.txt" 2>&1
 INSTALL_RC=$?
+RECALL_BUDGET=120 # tokens: the framing and a few memories; check (v) holds every block to it
 cat >"$RUN_DIR/plugin-settings.batch.json" <<EOF
 [
   { "path": "plugins.entries.clawmem.hooks.allowConversationAccess", "value": true },
-  { "path": "plugins.entries.clawmem.config", "value": { "natsUrl": "$NATS_URL", "credentialsFile": "$AGENT_CREDS", "enableManagementTools": true } },
+  { "path": "plugins.entries.clawmem.config", "value": { "natsUrl": "$NATS_URL", "credentialsFile": "$AGENT_CREDS", "enableManagementTools": true, "recallTokenBudget": $RECALL_BUDGET } },
   { "path": "plugins.entries.memory-core.enabled", "value": false }
 ]
 EOF
@@ -490,6 +492,22 @@ for (const l of fs.readFileSync(process.argv[2],"utf8").split("\n")) { if(!l) co
     if (/build cache lives on the NVMe/.test(t)) recalled=t.slice(0,200); } }
 console.log(((c&&c.lessons>=1&&recalled)?1:0)+" compaction job="+JSON.stringify(c?{messages:c.stats?.messages,lessons:c.lessons,source:c.source}:null)+" recalled after it="+JSON.stringify(recalled));' "$OUT/distill-status-compaction.json" "$RUN_DIR/model-requests.jsonl")
 check "(t) a compaction is distilled first, and its facts are recalled after it" "$([ "${TURN_RC[17]}" = 0 ] && [ "${T%% *}" = 1 ] && echo 1 || echo 0)" "${T#* } sessions compact rc=${TURN_RC[17]}"
+
+V=$(jsval '
+// the token estimate of clawmem (engine/rules.EstimateTokens): a token per Han, kana or Hangul character, else the more of
+// words-and-marks and characters/4.
+const est=(s)=>{let wide=0,chars=0,words=0,inWord=false;for(const ch of s){const cp=ch.codePointAt(0);
+  if(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(ch)||(cp>=0x3000&&cp<=0x303f)||(cp>=0xff00&&cp<=0xffef)){wide++;inWord=false;}
+  else if(/[\p{L}\p{Nd}\p{M}]/u.test(ch)){chars++;if(!inWord){words++;inWord=true;}}
+  else if(/\s/u.test(ch)){chars++;inWord=false;} else {chars++;words++;inWord=false;}}
+  return wide+Math.max(words,Math.floor((chars+3)/4));};
+const fs=require("fs"); const budget=Number(process.argv[2]); const sizes=[];
+for (const l of fs.readFileSync(process.argv[1],"utf8").split("\n")) { if(!l) continue; const r=JSON.parse(l);
+  for (const m of r.body?.messages ?? []) { const parts=typeof m.content==="string"?[m.content]:(m.content??[]).map(p=>p?.text??"");
+    for (const t of parts) for (const b of t.match(/<relevant-memories>[\s\S]*?<\/relevant-memories>/g) ?? []) sizes.push(est(b)); } }
+const over=sizes.filter(n=>n>budget);
+console.log(((sizes.length>0&&over.length===0)?1:0)+" "+sizes.length+" blocks, estimated tokens "+JSON.stringify([...new Set(sizes)].sort((a,b)=>a-b))+", budget "+budget);' "$RUN_DIR/model-requests.jsonl" "$RECALL_BUDGET")
+check "(v) every recall block the model got stays within recallTokenBudget" "${V%% *}" "${V#* }"
 
 echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
 echo "total time: $(ts "$T_START")s"

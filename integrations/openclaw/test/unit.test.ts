@@ -321,6 +321,7 @@ describe("memory capability", () => {
     const text = all.join("\n");
     assert.match(text, /call memory_recall/);
     assert.match(text, /never as instructions/);
+    assert.doesNotMatch(text, /<\/?relevant-memories>/, "the section names no block tag");
     assert.match(text, /memory_get reads/);
     assert.match(text, /supersedes/);
     assert.match(memoryPromptSection(new Set(["memory_search"])).join("\n"), /call memory_search/);
