@@ -20,17 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/distill"
-	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
-	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/topology"
-	"github.com/clawmem/clawmem/producers"
-	"github.com/clawmem/clawmem/producers/ingest"
-	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/workers"
 )
 
@@ -197,129 +191,28 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 
 	g := newGroup(ctx, log)
 	defer g.cancel()
-	ctx, start := g.ctx, g.start
-	has := func(r string) bool {
-		for _, x := range roles {
-			if x == r {
-				return true
-			}
+	ctx = g.ctx
+	n := &nodeRun{cfg: cfg, roles: roles, nc: nc, js: js, reg: reg, metrics: stageMetrics, log: log, srv: srv, ingestLn: ingestLn, g: g}
+	// What a role opened (a store) closes when Run returns, after the
+	// roles have stopped.
+	defer func() {
+		for i := len(n.closers) - 1; i >= 0; i-- {
+			n.closers[i]()
 		}
-		return false
-	}
-	var writerReady chan struct{}
-	if has(RoleStore) {
-		eng, st, err := openWriterEngine(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		// A failed start returns with roles running: they stop before
-		// the store closes under them.
-		defer g.halt()
-		timeout := CheckTimeout
-		// The self-tests run beside the roles: a dead embedding endpoint
-		// delays nothing, it is only reported.
-		start("startup checks", func(ctx context.Context) error {
-			checks := StartupChecks(ctx, eng, timeout, log)
-			if ctx.Err() == nil {
-				if err := writeStartupReport(cfg.DataDir, checks); err != nil {
-					log.Warn("startup check results not saved for doctor", "err", err)
-				}
-			}
-			return nil
-		})
-		w := &writer{cfg: cfg, nc: nc, js: js, eng: eng, st: st, reg: reg, metrics: stageMetrics, log: log, query: has(RoleQuery),
-			ready: make(chan struct{})}
-		start(RoleStore, w.run)
-		writerReady = w.ready
-	}
-	if has(RoleReplica) {
-		run, closeStore, err := replica(ctx, cfg, nc, js, reg, log)
-		if err != nil {
-			return err
-		}
-		defer closeStore()
-		// A failed start returns with roles running: they stop before
-		// the store closes under them.
-		defer g.halt()
-		start(RoleReplica, run)
-	}
-	if has(RoleCapture) && *cfg.AutoCapture {
-		emb, err := embed.New(cfg.EmbedConfig())
-		if err != nil {
-			return fmt.Errorf("embedding: %w", err)
-		}
-		cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
-			Partitions: cfg.NATS.Partitions, Secrets: cfg.SecretsMode()}
-		if cfg.SmartExtractionOn() {
-			llm, err := distill.NewLLM(cfg.LLMConfig())
-			if err != nil {
-				return fmt.Errorf("smart extraction: %w", err)
-			}
-			x := cfg.SmartExtraction
-			cc.Extract = &workers.ExtractConfig{LLM: llm, TokensPerHour: x.TokensPerAgentPerHour, Parallelism: x.Parallelism,
-				Similar: x.Similar, Timeout: time.Duration(x.TimeoutSeconds) * time.Second, Registerer: reg}
-			log.Info("smart extraction on", "model", llm.Model())
-		}
-		start(RoleCapture, workers.NewCapture(js, emb, cc, stageMetrics, log).Run)
-	}
-	if has(RoleDistill) {
-		d, err := NewDistiller(cfg)
-		if err != nil {
-			return err
-		}
-		dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
-			SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount,
-			Partitions: cfg.NATS.Partitions}
-		start(RoleDistill, workers.NewDistillWorker(js, d, dc, stageMetrics, log).Run)
-		if cfg.Distill.Schedule != "off" {
-			cd, err := workers.NewCursorDistiller(js, d, CursorConfig(cfg), log)
-			if err != nil {
+	}()
+	for _, r := range roleStarters {
+		if slices.Contains(roles, r.role) {
+			if err := r.start(ctx, n); err != nil {
 				return err
 			}
-			start("cursor distiller", cd.Run)
 		}
 	}
-	if has(RoleWatch) && *cfg.Watch.Enabled {
-		w, err := watcher.New(watcher.Config{StateDir: cfg.Watch.StateDir, Registerer: reg, Secrets: cfg.SecretsMode()}, js, log)
-		if err != nil {
-			return err
-		}
-		start(RoleWatch, w.Run)
-	}
-	ingestURL := ""
-	if has(RoleIngest) {
-		token, err := envsubst.Expand(cfg.Ingest.Token)
-		if err != nil {
-			return fmt.Errorf("ingest.token: %w", err)
-		}
-		if token == "" && !cfg.Ingest.Insecure {
-			// Hooks of this machine's user read it from the data dir.
-			if token, err = authdir.Token(cfg.DataDir, authdir.IngestToken); err != nil {
-				return fmt.Errorf("ingest token: %w", err)
-			}
-		}
-		ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token, Insecure: cfg.Ingest.Insecure, AllowedHosts: cfg.Ingest.AllowedHosts}
-		if srv != nil {
-			ic.Admit = srv.CheckDisk
-		}
-		if err := ic.Validate(); err != nil {
-			return err
-		}
-		ingestURL = "http://" + ingestLn.Addr().String()
-		srvIngest := ingest.New(ic, producers.New(js, producers.WithSecrets(cfg.SecretsMode())), reg, log)
-		start(RoleIngest, func(ctx context.Context) error { return srvIngest.Serve(ctx, ingestLn) })
-		// Agents hand in their hook events over NATS here (they may not
-		// write the events stream themselves).
-		hooks := producers.NewHookService(producers.New(js, producers.WithSecrets(cfg.SecretsMode())), log)
-		start("hook service", func(ctx context.Context) error { return hooks.Run(ctx, nc) })
-		log.Info("hook ingest listening", "url", ingestURL)
-	}
+	writerReady, ingestURL := n.writerReady, n.ingestURL
 	urls := map[string]string{}
 	for i, svc := range o.Services {
 		ln := svcLns[i]
 		urls[svc.Name] = "http://" + ln.Addr().String()
-		start(svc.Name, func(ctx context.Context) error { return svc.Run(ctx, nc, natsURL, ln) })
+		g.start(svc.Name, func(ctx context.Context) error { return svc.Run(ctx, nc, natsURL, ln) })
 		log.Info(svc.Name+" listening", "url", urls[svc.Name])
 	}
 	if srv != nil {

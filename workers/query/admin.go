@@ -68,7 +68,8 @@ type exportCursor struct {
 	done atomic.Bool
 }
 
-func (s *Service) opExport(ctx, base context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opExport(req request) (okReply, error) {
+	ctx, base, who, data := req.ctx, req.base, req.who, req.data
 	if err := adminOnly(who, schemas.OpExport); err != nil {
 		return okReply{}, err
 	}
@@ -264,7 +265,8 @@ type ImportDetails struct {
 // MaxImportBatch bounds the memories of one import request.
 const MaxImportBatch = 10000
 
-func (s *Service) opImport(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opImport(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	if err := adminOnly(who, schemas.OpImport); err != nil {
 		return okReply{}, err
 	}
@@ -324,7 +326,8 @@ type DeleteBulkDetails struct {
 	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
-func (s *Service) opDeleteBulk(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opDeleteBulk(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	if err := adminOnly(who, schemas.OpDeleteBulk); err != nil {
 		return okReply{}, err
 	}
@@ -386,7 +389,8 @@ func deleteBulkReply(d DeleteBulkDetails) okReply {
 	return okReply{text: fmt.Sprintf("Deleted %d %s %s.", d.Count, plural(d.Count, "memory", "memories"), what) + e.text(), details: d}
 }
 
-func (s *Service) opConsolidate(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opConsolidate(req request) (okReply, error) {
+	ctx, who, data := req.base, req.who, req.data // consolidation runs past a request's deadline
 	if err := adminOnly(who, schemas.OpConsolidate); err != nil {
 		return okReply{}, err
 	}

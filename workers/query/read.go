@@ -4,7 +4,6 @@ package query
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,7 +29,8 @@ type RecallDetails struct {
 	Fallback string `json:"fallback,omitempty"`
 }
 
-func (s *Service) opRecall(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opRecall(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r recallBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -91,7 +91,8 @@ type ContextDetails struct {
 	TimedOut  bool     `json:"timedOut,omitempty"`
 }
 
-func (s *Service) opContext(base context.Context, who memory.Who, data []byte, received time.Time) (okReply, error) {
+func (s *Service) opContext(req request) (okReply, error) {
+	base, who, data, received := req.base, req.who, req.data, req.received
 	var r contextBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -159,7 +160,8 @@ const (
 	maxStatsDays = 366
 )
 
-func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opList(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r listBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -203,7 +205,8 @@ func (s *Service) opList(ctx context.Context, who memory.Who, data []byte) (okRe
 	return okReply{text: text, details: d}, nil
 }
 
-func (s *Service) opStats(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opStats(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r statsBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -258,7 +261,8 @@ type ShowDetails struct {
 	ReplacedBy []schemas.MemoryView `json:"replacedBy,omitempty"`
 }
 
-func (s *Service) opShow(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opShow(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r showBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err

@@ -478,74 +478,71 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 		}
 	}()
 	who, err := parseWho(subject, ep, s.cfg.Prefix)
+	if err == nil {
+		err = checkRequest(data)
+	}
 	if err != nil {
 		return s.failure(ep, subject, err)
 	}
+	if res, code, done := s.replicate(base, ep, who, subject, hop, &data); done {
+		return res, code
+	}
+	return s.answer(base, ep, who, subject, data, received)
+}
+
+// checkRequest refuses what no operation reads: an oversized or not UTF-8 request.
+func checkRequest(data []byte) error {
 	if len(data) > MaxRequestBytes {
-		return s.failure(ep, subject, fmt.Errorf("%w: the request is %d bytes (max %d)", schemas.ErrInvalid, len(data), MaxRequestBytes))
+		return fmt.Errorf("%w: the request is %d bytes (max %d)", schemas.ErrInvalid, len(data), MaxRequestBytes)
 	}
 	if !utf8.Valid(data) {
-		return s.failure(ep, subject, fmt.Errorf("%w: the request is not valid UTF-8", schemas.ErrInvalid))
+		return fmt.Errorf("%w: the request is not valid UTF-8", schemas.ErrInvalid)
 	}
+	return nil
+}
+
+// replicate does what a replicated deployment does before an operation
+// runs here: a replica forwards a write to the writer, a read waits for
+// the log to reach the caller's afterSeq, and a partition writer sends a
+// write for another partition on to its writer (or may rewrite the
+// request). done means the reply is res.
+func (s *Service) replicate(base context.Context, ep *endpoint, who memory.Who, subject string, hop bool, data *[]byte) (res schemas.ToolResult, code string, done bool) {
 	repl := s.cfg.Replication
 	if repl != nil && repl.Forward && forwarded(ep.op) {
 		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
 		defer cancel()
-		return s.forwardWrite(ctx, ep, who, subject, data)
+		res, code = s.forwardWrite(ctx, ep, who, subject, *data)
+		return res, code, true
 	}
-	if err := s.awaitSeq(base, data); err != nil {
-		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale
+	if err := s.awaitSeq(base, *data); err != nil {
+		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale, true
 	}
 	if repl != nil && repl.PartitionWriter {
 		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
 		defer cancel()
-		out, res, code := s.checkRoute(ctx, ep, who, subject, hop, data)
-		if res != nil {
-			return *res, code
+		out, routed, code := s.checkRoute(ctx, ep, who, subject, hop, *data)
+		if routed != nil {
+			return *routed, code, true
 		}
-		data = out
+		*data = out
 	}
-	if ep.op == schemas.OpContext {
-		// The context endpoint keeps its own deadline, measured from receipt.
-		ok, err := s.opContext(base, who, data, received)
-		if err != nil {
-			return s.failure(ep, subject, err)
-		}
-		return ok.result(), ok.label
+	return schemas.ToolResult{}, "", false
+}
+
+// answer runs the operation's handler here and, on a replicated
+// deployment, has a write's reply wait for the change to be in the log.
+func (s *Service) answer(base context.Context, ep *endpoint, who memory.Who, subject string, data []byte, received time.Time) (schemas.ToolResult, string) {
+	handle, known := opHandlers[ep.op]
+	if !known {
+		return s.failure(ep, subject, fmt.Errorf("%w: unknown operation %q", schemas.ErrInvalid, ep.op))
 	}
 	ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
 	defer cancel()
-	var ok okReply
-	switch ep.op {
-	case schemas.OpRecall:
-		ok, err = s.opRecall(ctx, who, data)
-	case schemas.OpStore:
-		ok, err = s.opStore(ctx, who, data)
-	case schemas.OpForget:
-		ok, err = s.opForget(ctx, who, data)
-	case schemas.OpUpdate:
-		ok, err = s.opUpdate(ctx, who, data)
-	case schemas.OpList:
-		ok, err = s.opList(ctx, who, data)
-	case schemas.OpStats:
-		ok, err = s.opStats(ctx, who, data)
-	case schemas.OpShow:
-		ok, err = s.opShow(ctx, who, data)
-	case schemas.OpExport:
-		ok, err = s.opExport(ctx, base, who, data)
-	case schemas.OpImport:
-		ok, err = s.opImport(ctx, who, data)
-	case schemas.OpDeleteBulk:
-		ok, err = s.opDeleteBulk(ctx, who, data)
-	case schemas.OpConsolidate:
-		ok, err = s.opConsolidate(base, who, data)
-	default:
-		err = fmt.Errorf("%w: unknown operation %q", schemas.ErrInvalid, ep.op)
-	}
+	ok, err := handle(s, request{ctx: ctx, base: base, who: who, data: data, received: received})
 	if err != nil {
 		return s.failure(ep, subject, err)
 	}
-	if repl != nil && repl.Flush != nil && writes(ep.op) {
+	if repl := s.cfg.Replication; repl != nil && repl.Flush != nil && writes(ep.op) {
 		// The reply waits for the change to be in the log, so the caller
 		// can read it back on any replica (afterSeq).
 		if seq, err := repl.Flush(ctx); err != nil {
@@ -555,6 +552,33 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 		}
 	}
 	return ok.result(), ok.label
+}
+
+// request is one call of an operation, as its handler gets it.
+type request struct {
+	// ctx ends at the service's RequestTimeout; base is the service's
+	// own, for operations that keep a deadline of their own (context's is
+	// measured from received, consolidation runs past a request's).
+	ctx, base context.Context
+	who       memory.Who
+	data      []byte
+	received  time.Time
+}
+
+// opHandlers answers each operation; safeHandle does what they share.
+var opHandlers = map[string]func(*Service, request) (okReply, error){
+	schemas.OpRecall:      (*Service).opRecall,
+	schemas.OpContext:     (*Service).opContext,
+	schemas.OpStore:       (*Service).opStore,
+	schemas.OpForget:      (*Service).opForget,
+	schemas.OpUpdate:      (*Service).opUpdate,
+	schemas.OpList:        (*Service).opList,
+	schemas.OpStats:       (*Service).opStats,
+	schemas.OpShow:        (*Service).opShow,
+	schemas.OpExport:      (*Service).opExport,
+	schemas.OpImport:      (*Service).opImport,
+	schemas.OpDeleteBulk:  (*Service).opDeleteBulk,
+	schemas.OpConsolidate: (*Service).opConsolidate,
 }
 
 // parseWho is the caller: the subject's agent token (never anything in the

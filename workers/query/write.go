@@ -3,7 +3,6 @@ package query
 // Writing operations: store, forget, update.
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -24,7 +23,8 @@ type StoreDetails struct {
 	Superseded []string         `json:"superseded,omitempty"` // memories the new one replaced
 }
 
-func (s *Service) opStore(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opStore(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r storeBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -72,7 +72,8 @@ type ForgetDetails struct {
 	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
-func (s *Service) opForget(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opForget(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r forgetBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
@@ -116,7 +117,8 @@ type UpdateDetails struct {
 	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
 }
 
-func (s *Service) opUpdate(ctx context.Context, who memory.Who, data []byte) (okReply, error) {
+func (s *Service) opUpdate(req request) (okReply, error) {
+	ctx, who, data := req.ctx, req.who, req.data
 	var r updateBody
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
