@@ -136,11 +136,8 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	if err := s.check(); err != nil {
 		return schemas.Memory{}, err
 	}
-	if p.Text != nil && p.Vector == nil {
-		return schemas.Memory{}, fmt.Errorf("%w: a new text needs its new vector", schemas.ErrInvalid)
-	}
-	if p.Scope != nil && !f.Allows(*p.Scope) {
-		return schemas.Memory{}, fmt.Errorf("%w: cannot move a memory to %q", engine.ErrScopeDenied, *p.Scope)
+	if err := engine.CheckPatch(p, f); err != nil {
+		return schemas.Memory{}, err
 	}
 	if p.Invalidate != nil || p.Restore {
 		// The LanceDB table has no columns for a fact's life yet; saying so
@@ -158,23 +155,8 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 		return m, err
 	}
 	old := m
-	if p.Text != nil {
-		m.Text = *p.Text
-	}
-	if p.Vector != nil {
-		m.Vector = p.Vector
-	}
-	if p.Category != nil {
-		m.Category = *p.Category
-	}
-	if p.Scope != nil {
-		m.Scope = *p.Scope
-	}
-	if p.Importance != nil {
-		m.Importance = *p.Importance
-	}
-	if p.Metadata != nil {
-		m.Metadata = p.Metadata
+	if err := engine.ApplyPatch(&m, p); err != nil {
+		return old, err
 	}
 	if err := s.prepare(&m); err != nil {
 		return old, err
