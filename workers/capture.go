@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine/embed"
@@ -412,13 +411,8 @@ func (c *Capture) withoutSecrets(t *turn, items []schemas.CaptureItem) []schemas
 // Msg-Id dedup and the items' source ids both absorb.
 func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) error {
 	if len(t.items) > 0 {
-		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: t.agent, Source: "capture", Items: t.items})
-		if err != nil {
-			return err
-		}
-		msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions), Data: body, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, "capture-"+strconv.FormatUint(t.seq, 10))
-		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+		subject := schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions)
+		if err := publishBatch(ctx, c.js, subject, "capture-"+strconv.FormatUint(t.seq, 10), t.agent, "capture", t.items); err != nil {
 			return fmt.Errorf("publish candidates: %w", err)
 		}
 	}

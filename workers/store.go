@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -271,14 +270,8 @@ func (w *StoreWorker) moveOthers(ctx context.Context, partition int, m jetstream
 		prefix = schemas.WorkLessons
 	}
 	for p, its := range others {
-		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: agent, Source: b.Source, Items: its})
-		if err != nil {
-			return nil, err
-		}
-		msg := nats.NewMsg(prefix + "." + strconv.Itoa(p) + "." + agent)
-		msg.Data = body
-		msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p))
-		if _, err := w.js.PublishMsg(ctx, msg); err != nil {
+		subject := prefix + "." + strconv.Itoa(p) + "." + agent
+		if err := publishBatch(ctx, w.js, subject, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p), agent, b.Source, its); err != nil {
 			return nil, fmt.Errorf("move work to partition %d: %w", p, err)
 		}
 		w.outcome.WithLabelValues("moved").Add(float64(len(its)))
