@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/internal/jsretry"
+	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -374,7 +375,7 @@ func (b *batchRun) end(s *stage, errs []error) (settle func()) {
 		// Each settle is a server round trip (DoubleAck waits for the
 		// ack to be recorded); one after another they, not the handler,
 		// would bound a stage's throughput.
-		forEach(len(b.live), func(j int) { b.results[b.liveIdx[j]] = s.settle(ctx, b.live[j], errs[j]) })
+		workpool.Run(emitParallelism, len(b.live), func(_, j int) { b.results[b.liveIdx[j]] = s.settle(ctx, b.live[j], errs[j]) })
 		for _, r := range b.results {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}
