@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/internal/jsretry"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -140,7 +141,8 @@ type StageMetrics struct {
 	Stalled *prometheus.GaugeVec
 }
 
-// NewStageMetrics registers the stage series with reg (nil: unregistered).
+// NewStageMetrics registers the stage series with reg (nil: unregistered),
+// reusing the ones registered before.
 func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 	m := &StageMetrics{
 		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "stage_messages_total",
@@ -151,9 +153,9 @@ func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 			Help: "1 while a stage's consumer has messages waiting and the stage has settled none for longer than its bound " +
 				"(twice its ack wait)."}, []string{"stage"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.Messages, m.Duration, m.Stalled)
-	}
+	m.Messages = promreg.Register(reg, m.Messages, nil, "stage")
+	m.Duration = promreg.Register(reg, m.Duration, nil, "stage")
+	m.Stalled = promreg.Register(reg, m.Stalled, nil, "stage")
 	return m
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 )
@@ -62,9 +63,7 @@ func NewStoreWorker(js jetstream.JetStream, eng *memory.Engine, cfg StageConfig,
 	w := &StoreWorker{js: js, eng: eng, cfg: cfg, metrics: m, log: log,
 		outcome: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "store_items_total",
 			Help: "Memory candidates handled by the store worker, by outcome."}, []string{"outcome"})}
-	if reg != nil {
-		reg.MustRegister(w.outcome)
-	}
+	w.outcome = promreg.Register(reg, w.outcome, log, "store")
 	return w
 }
 
