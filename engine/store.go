@@ -422,6 +422,43 @@ type Historian interface {
 	Predecessors(ctx context.Context, id string, scopes ScopeFilter) ([]schemas.Memory, error)
 }
 
+// CheckPatch refuses a patch no backend may apply under f: a new text
+// without its new vector, or a move to a scope f does not allow.
+func CheckPatch(p Patch, f ScopeFilter) error {
+	if p.Text != nil && p.Vector == nil {
+		return fmt.Errorf("%w: a new text needs its new vector", schemas.ErrInvalid)
+	}
+	if p.Scope != nil && !f.Allows(*p.Scope) {
+		return fmt.Errorf("%w: cannot move a memory to %q", ErrScopeDenied, *p.Scope)
+	}
+	return nil
+}
+
+// ApplyPatch sets p's fields on m, then its Invalidate or Restore
+// (ApplyLife); on an error m may be partly changed, so callers keep the
+// memory as it was.
+func ApplyPatch(m *schemas.Memory, p Patch) error {
+	if p.Text != nil {
+		m.Text = *p.Text
+	}
+	if p.Vector != nil {
+		m.Vector = p.Vector
+	}
+	if p.Category != nil {
+		m.Category = *p.Category
+	}
+	if p.Scope != nil {
+		m.Scope = *p.Scope
+	}
+	if p.Importance != nil {
+		m.Importance = *p.Importance
+	}
+	if p.Metadata != nil {
+		m.Metadata = p.Metadata
+	}
+	return ApplyLife(m, p)
+}
+
 // ApplyLife applies a patch's Invalidate or Restore to m, checking them:
 // a memory is superseded once (supersede the current one instead), never
 // by itself, and only a memory that ended can be restored.

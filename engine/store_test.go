@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -84,4 +85,60 @@ func FuzzMarkCore(f *testing.F) {
 			t.Fatalf("MarkCore(%q, %v) = %q", md, core, out)
 		}
 	})
+}
+
+// CheckPatch and ApplyPatch are the one reading of a Patch both store
+// backends share: nil fields stay, set fields replace, and the refusals
+// come before anything changes.
+func TestCheckAndApplyPatch(t *testing.T) {
+	text, scope, cat, imp := "new text", "agent:b", schemas.CategoryDecision, 0.9
+	const other = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	base := schemas.Memory{ID: "7c9e6679-7425-40de-944b-e07fc1f90ae7", Text: "old", Vector: []float32{1, 0},
+		Category: "fact", Scope: "agent:a", Importance: 0.5, Metadata: json.RawMessage(`{"k":1}`)}
+	tests := []struct {
+		name     string
+		p        Patch
+		f        ScopeFilter
+		checkErr error
+		applyErr error
+		want     func(m *schemas.Memory)
+	}{
+		{name: "empty patch changes nothing", f: AllScopes(), want: func(*schemas.Memory) {}},
+		{name: "text with vector", p: Patch{Text: &text, Vector: []float32{0, 1}}, f: AllScopes(),
+			want: func(m *schemas.Memory) { m.Text, m.Vector = text, []float32{0, 1} }},
+		{name: "text without vector", p: Patch{Text: &text}, f: AllScopes(), checkErr: schemas.ErrInvalid},
+		{name: "scalars", p: Patch{Category: &cat, Importance: &imp, Metadata: json.RawMessage(`{}`)}, f: AllScopes(),
+			want: func(m *schemas.Memory) { m.Category, m.Importance, m.Metadata = cat, imp, json.RawMessage(`{}`) }},
+		{name: "move to an allowed scope", p: Patch{Scope: &scope}, f: InScopes("agent:a", "agent:b"),
+			want: func(m *schemas.Memory) { m.Scope = scope }},
+		{name: "move to a denied scope", p: Patch{Scope: &scope}, f: InScopes("agent:a"), checkErr: ErrScopeDenied},
+		{name: "supersede", p: Patch{Invalidate: &Invalidation{SupersededBy: other, At: 5}}, f: AllScopes(),
+			want: func(m *schemas.Memory) { m.SupersededBy, m.InvalidatedAt = other, 5 }},
+		{name: "supersede by itself", p: Patch{Invalidate: &Invalidation{SupersededBy: base.ID, At: 5}}, f: AllScopes(),
+			applyErr: schemas.ErrInvalid},
+		{name: "restore a current memory", p: Patch{Restore: true}, f: AllScopes(), applyErr: schemas.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := CheckPatch(tt.p, tt.f); !errors.Is(err, tt.checkErr) {
+				t.Fatalf("CheckPatch: %v, want %v", err, tt.checkErr)
+			}
+			if tt.checkErr != nil {
+				return
+			}
+			m := base
+			err := ApplyPatch(&m, tt.p)
+			if !errors.Is(err, tt.applyErr) {
+				t.Fatalf("ApplyPatch: %v, want %v", err, tt.applyErr)
+			}
+			if err != nil {
+				return
+			}
+			want := base
+			tt.want(&want)
+			if !reflect.DeepEqual(m, want) {
+				t.Fatalf("patched %+v\nwant    %+v", m, want)
+			}
+		})
+	}
 }

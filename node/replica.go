@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
 	"github.com/clawmem/clawmem/workers/query"
@@ -26,12 +27,8 @@ func replica(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	if err != nil {
 		return nil, nil, err
 	}
-	lag := prometheus.NewGauge(prometheus.GaugeOpts{Name: "clawmem_replica_lag", Help: "Memory log entries the replica has not applied yet."})
-	if reg != nil {
-		if err := reg.Register(lag); err != nil {
-			log.Warn("replica lag metric not registered", "err", err)
-		}
-	}
+	lag := promreg.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "clawmem_replica_lag",
+		Help: "Memory log entries the replica has not applied yet."}), log, "replica")
 	run := func(ctx context.Context) error {
 		f := memlog.NewFollower(js, st, log)
 		start := time.Now()

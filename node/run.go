@@ -24,6 +24,7 @@ import (
 	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -186,7 +187,8 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		return fmt.Errorf("set up streams: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	promreg.Register(reg, collectors.NewGoCollector(), log, "go runtime")
+	promreg.Register(reg, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), log, "process")
 	stageMetrics := workers.NewStageMetrics(reg)
 
 	g := newGroup(ctx, log)

@@ -12,9 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine/embed"
@@ -22,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
+	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 )
@@ -136,12 +135,12 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 	// which, done one after another, would bound throughput more than
 	// embedding does: they run in parallel across sessions, in order within
 	// one (for the cursor).
-	forEach(len(msgs), func(i int) { turns[i], errs[i] = c.read(msgs[i]) })
+	workpool.Run(emitParallelism, len(msgs), func(_, i int) { turns[i], errs[i] = c.read(msgs[i]) })
 	bySession, keys := c.group(turns, errs)
 	// A session's events in one batch (a backlog after an outage) are
 	// diffed one against the other, in stream order, starting from the
 	// stored cursor: each contributes only what is new since the previous.
-	forEach(len(keys), func(k int) {
+	workpool.Run(emitParallelism, len(keys), func(_, k int) {
 		idx := bySession[keys[k]]
 		if turns[idx[0]].noCursor {
 			return
@@ -156,7 +155,7 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 		}
 	})
 	if c.ext != nil {
-		forEach(len(turns), func(i int) {
+		workpool.Run(emitParallelism, len(turns), func(_, i int) {
 			if turns[i] != nil && errs[i] == nil {
 				c.ext.run(ctx, turns[i])
 				// The model may repeat a secret it was shown.
@@ -188,7 +187,7 @@ func (c *Capture) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 			}
 		}
 	}
-	forEach(len(keys), func(k int) {
+	workpool.Run(emitParallelism, len(keys), func(_, k int) {
 		for _, i := range bySession[keys[k]] {
 			if errs[i] == nil {
 				errs[i] = c.emit(ctx, kv, turns[i])
@@ -254,20 +253,6 @@ func (c *Capture) pick(t *turn, prev cursor) cursor {
 
 // emitParallelism bounds concurrent JetStream round trips per batch.
 const emitParallelism = 16
-
-// forEach runs fn(0..n-1) on up to emitParallelism goroutines.
-func forEach(n int, fn func(i int)) {
-	sem := make(chan struct{}, emitParallelism)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(i)
-		})
-	}
-	wg.Wait()
-}
 
 func fill(errs []error, err error) []error {
 	for i := range errs {
@@ -412,13 +397,8 @@ func (c *Capture) withoutSecrets(t *turn, items []schemas.CaptureItem) []schemas
 // Msg-Id dedup and the items' source ids both absorb.
 func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) error {
 	if len(t.items) > 0 {
-		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: t.agent, Source: "capture", Items: t.items})
-		if err != nil {
-			return err
-		}
-		msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions), Data: body, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, "capture-"+strconv.FormatUint(t.seq, 10))
-		if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+		subject := schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions)
+		if err := publishBatch(ctx, c.js, subject, "capture-"+strconv.FormatUint(t.seq, 10), t.agent, "capture", t.items); err != nil {
 			return fmt.Errorf("publish candidates: %w", err)
 		}
 	}

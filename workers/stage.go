@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/internal/jsretry"
+	"github.com/clawmem/clawmem/internal/promreg"
+	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -139,7 +141,8 @@ type StageMetrics struct {
 	Stalled *prometheus.GaugeVec
 }
 
-// NewStageMetrics registers the stage series with reg (nil: unregistered).
+// NewStageMetrics registers the stage series with reg (nil: unregistered),
+// reusing the ones registered before.
 func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 	m := &StageMetrics{
 		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "stage_messages_total",
@@ -150,9 +153,9 @@ func NewStageMetrics(reg prometheus.Registerer) *StageMetrics {
 			Help: "1 while a stage's consumer has messages waiting and the stage has settled none for longer than its bound " +
 				"(twice its ack wait)."}, []string{"stage"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.Messages, m.Duration, m.Stalled)
-	}
+	m.Messages = promreg.Register(reg, m.Messages, nil, "stage")
+	m.Duration = promreg.Register(reg, m.Duration, nil, "stage")
+	m.Stalled = promreg.Register(reg, m.Stalled, nil, "stage")
 	return m
 }
 
@@ -374,7 +377,7 @@ func (b *batchRun) end(s *stage, errs []error) (settle func()) {
 		// Each settle is a server round trip (DoubleAck waits for the
 		// ack to be recorded); one after another they, not the handler,
 		// would bound a stage's throughput.
-		forEach(len(b.live), func(j int) { b.results[b.liveIdx[j]] = s.settle(ctx, b.live[j], errs[j]) })
+		workpool.Run(emitParallelism, len(b.live), func(_, j int) { b.results[b.liveIdx[j]] = s.settle(ctx, b.live[j], errs[j]) })
 		for _, r := range b.results {
 			s.metrics.Messages.WithLabelValues(s.label(), r).Inc()
 		}

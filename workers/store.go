@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 )
@@ -63,9 +63,7 @@ func NewStoreWorker(js jetstream.JetStream, eng *memory.Engine, cfg StageConfig,
 	w := &StoreWorker{js: js, eng: eng, cfg: cfg, metrics: m, log: log,
 		outcome: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "clawmem", Name: "store_items_total",
 			Help: "Memory candidates handled by the store worker, by outcome."}, []string{"outcome"})}
-	if reg != nil {
-		reg.MustRegister(w.outcome)
-	}
+	w.outcome = promreg.Register(reg, w.outcome, log, "store")
 	return w
 }
 
@@ -271,14 +269,8 @@ func (w *StoreWorker) moveOthers(ctx context.Context, partition int, m jetstream
 		prefix = schemas.WorkLessons
 	}
 	for p, its := range others {
-		body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: agent, Source: b.Source, Items: its})
-		if err != nil {
-			return nil, err
-		}
-		msg := nats.NewMsg(prefix + "." + strconv.Itoa(p) + "." + agent)
-		msg.Data = body
-		msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p))
-		if _, err := w.js.PublishMsg(ctx, msg); err != nil {
+		subject := prefix + "." + strconv.Itoa(p) + "." + agent
+		if err := publishBatch(ctx, w.js, subject, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p), agent, b.Source, its); err != nil {
 			return nil, fmt.Errorf("move work to partition %d: %w", p, err)
 		}
 		w.outcome.WithLabelValues("moved").Add(float64(len(its)))

@@ -125,21 +125,30 @@ func lessonItems(agent, session string, res distill.Result, msgs []distill.Messa
 	return items
 }
 
-// publishWork hands items to the store worker in one message; msgID makes
-// a repeated publish (a retry, a crash before the cursor moved) a no-op
-// within the stream's duplicate window, and the items' source ids beyond it.
+// publishWork hands items to the store worker in one message on the
+// lessons subjects.
 func publishWork(ctx context.Context, js jetstream.JetStream, partitions int, agent, source, msgID string, items []schemas.CaptureItem) error {
 	if len(items) == 0 {
 		return nil
 	}
+	if err := publishBatch(ctx, js, schemas.WorkItemSubject(schemas.WorkLessons, agent, partitions), msgID, agent, source, items); err != nil {
+		return fmt.Errorf("publish lessons: %w", err)
+	}
+	return nil
+}
+
+// publishBatch is the one way work reaches the store worker: items of
+// agent as one WorkBatch on subject. msgID makes a repeated publish (a
+// retry, a crash before a cursor moved, a redelivered message) a no-op
+// within the stream's duplicate window, and the items' source ids beyond
+// it.
+func publishBatch(ctx context.Context, js jetstream.JetStream, subject, msgID, agent, source string, items []schemas.CaptureItem) error {
 	body, err := json.Marshal(schemas.WorkBatch{V: schemas.Version, AgentID: agent, Source: source, Items: items})
 	if err != nil {
 		return err
 	}
-	msg := &nats.Msg{Subject: schemas.WorkItemSubject(schemas.WorkLessons, agent, partitions), Data: body, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
-	if _, err := js.PublishMsg(ctx, msg); err != nil {
-		return fmt.Errorf("publish lessons: %w", err)
-	}
-	return nil
+	_, err = js.PublishMsg(ctx, msg)
+	return err
 }

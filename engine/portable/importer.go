@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -418,24 +418,7 @@ func keep(idx []int, fn func(int) bool) []int {
 // parallel runs fn over idx on up to GOMAXPROCS goroutines and returns the
 // first error; the rest stop early once one failed.
 func parallel(ctx context.Context, idx []int, fn func(i int) error) error {
-	workers := min(len(idx), runtime.GOMAXPROCS(0))
-	var next atomic.Int64
-	var failed atomic.Bool
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for j := int(next.Add(1) - 1); j < len(idx) && !failed.Load(); j = int(next.Add(1) - 1) {
-				if err := fn(idx[j]); err != nil {
-					errs[w] = err
-					failed.Store(true)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := workpool.Try(runtime.GOMAXPROCS(0), len(idx), func(j int) error { return fn(idx[j]) }); err != nil {
 		return err
 	}
 	return ctx.Err()

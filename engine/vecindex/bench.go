@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/clawmem/clawmem/internal/workpool"
 )
 
 // BenchReport is what RunBench measured. FloorP50 is the time to stream the
@@ -101,7 +103,7 @@ func (ix *Index) floorScan() float32 {
 	per := max(1, scanChunk/ix.dim)
 	chunks := (n + per - 1) / per
 	parts := make([]float32, min(ix.workers, max(chunks, 1)))
-	parallel(len(parts), chunks, func(w, c int) {
+	workpool.Run(len(parts), chunks, func(w, c int) {
 		lo, hi := c*per*ix.dim, min((c+1)*per, n)*ix.dim
 		parts[w] += sum(ix.data[lo:hi])
 	})

@@ -3,6 +3,8 @@ package vecindex
 import (
 	"math"
 	"slices"
+
+	"github.com/clawmem/clawmem/internal/workpool"
 )
 
 // minIVFRows is the default size below which IVF searches scan exactly: a
@@ -260,7 +262,7 @@ func (ix *Index) rescoreBits(cs []cand, q []float32, k int, minSim float32) []ca
 		n := hi - lo
 		if n >= 16 && ix.workers > 1 {
 			per := (n + ix.workers - 1) / ix.workers
-			parallel(ix.workers, ix.workers, func(_, w int) {
+			workpool.Run(ix.workers, ix.workers, func(_, w int) {
 				for i := lo + w*per; i < min(lo+(w+1)*per, hi); i++ {
 					scores[i-lo] = dot(ix.rescoreRow(int32(cs[i].id), bufs[w]), q)
 				}
@@ -315,12 +317,12 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 	if iv.rot != nil {
 		bq := iv.rot.prepare(q)
 		bufs := make([][]uint64, len(tops))
-		parallel(len(tops), len(order), func(w, j int) {
+		workpool.Run(len(tops), len(order), func(w, j int) {
 			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w], &bufs[w], minSim)
 		})
 	} else {
 		qc := quantizeQuery(q)
-		parallel(len(tops), len(order), func(w, j int) {
+		workpool.Run(len(tops), len(order), func(w, j int) {
 			iv.scanCluster(&iv.clusters[order[j]], qc, allow, ix.groups, &tops[w])
 		})
 	}

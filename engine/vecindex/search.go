@@ -3,6 +3,8 @@ package vecindex
 import (
 	"math"
 	"slices"
+
+	"github.com/clawmem/clawmem/internal/workpool"
 )
 
 // scanChunk is the number of matrix elements (1 MiB) a worker claims at a
@@ -85,7 +87,7 @@ func (ix *Index) exact(q []float32, k int, allow *Groups) []Hit {
 	for w := range tops {
 		tops[w] = newTopk(k)
 	}
-	parallel(len(tops), chunks, func(w, c int) {
+	workpool.Run(len(tops), chunks, func(w, c int) {
 		lo := c * per
 		ix.scan(q, lo, min(lo+per, n), allow, &tops[w])
 	})

@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"unsafe"
+
+	"github.com/clawmem/clawmem/internal/workpool"
 )
 
 // A segment is an index written whole to a file, so that opening a store
@@ -488,7 +490,7 @@ func (ix *Index) useVectors(m vectorMap, l segLayout) {
 // the first bad chunk or -1.
 func verifyBytes(b []byte, sums []uint32, workers int) int {
 	bad := make([]bool, len(sums))
-	parallel(workers, len(sums), func(_, c int) {
+	workpool.Run(workers, len(sums), func(_, c int) {
 		end := min((c+1)*segChunk, len(b))
 		bad[c] = crc32.Checksum(b[c*segChunk:end], castagnoli) != sums[c]
 	})
@@ -500,7 +502,7 @@ func verifyBytes(b []byte, sums []uint32, workers int) int {
 func verifyFile(r io.ReaderAt, off, length int64, sums []uint32, workers int) int {
 	bad := make([]bool, len(sums))
 	bufs := make([][]byte, workers)
-	parallel(workers, len(sums), func(w, c int) {
+	workpool.Run(workers, len(sums), func(w, c int) {
 		if bufs[w] == nil {
 			bufs[w] = make([]byte, 4<<20)
 		}

@@ -3,8 +3,6 @@ package vecindex
 import (
 	"cmp"
 	"slices"
-	"sync"
-	"sync/atomic"
 )
 
 // cand is a scored candidate; id is a key in final results and a row number
@@ -78,34 +76,4 @@ func best(tops []topk, k int) []cand {
 		return cmp.Compare(a.id, b.id)
 	})
 	return all[:min(k, len(all))]
-}
-
-// parallel runs fn(worker, task) for every task in [0, tasks) on up to
-// workers goroutines, the caller's included. Tasks are handed out one at a
-// time from a shared counter so a worker that gets descheduled does not hold
-// up the others with a fixed share of the work.
-func parallel(workers, tasks int, fn func(w, t int)) {
-	workers = min(workers, tasks)
-	if workers <= 1 {
-		for t := range tasks {
-			fn(0, t)
-		}
-		return
-	}
-	var next atomic.Int64
-	work := func(w int) {
-		for {
-			t := int(next.Add(1) - 1)
-			if t >= tasks {
-				return
-			}
-			fn(w, t)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Go(func() { work(w) })
-	}
-	work(0)
-	wg.Wait()
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/clawmem/clawmem/internal/workpool"
 )
 
 const (
@@ -120,7 +122,7 @@ func kmeans(x []float32, dim, k, workers int, rng *rand.Rand) []float32 {
 	copy(cent, row(rng.IntN(m)))
 	for c := 1; c < k; c++ {
 		prev := cent[(c-1)*dim : c*dim]
-		parallel(workers, chunks, func(_, t int) {
+		workpool.Run(workers, chunks, func(_, t int) {
 			for i := t * per; i < min((t+1)*per, m); i++ {
 				near[i] = max(near[i], dot(row(i), prev))
 			}
@@ -209,7 +211,7 @@ func kmeans(x []float32, dim, k, workers int, rng *rand.Rand) []float32 {
 func nearestRows(x []float32, dim int, cent []float32, out []int32, sims []float32, workers int) {
 	m := len(x) / dim
 	k := len(cent) / dim
-	parallel(workers, (m+blockRows-1)/blockRows, func(_, b int) {
+	workpool.Run(workers, (m+blockRows-1)/blockRows, func(_, b int) {
 		lo, hi := b*blockRows, min((b+1)*blockRows, m)
 		var bs [blockRows]float32
 		var bi [blockRows]int32
@@ -296,7 +298,7 @@ func (ix *Index) quantizeAll(iv *ivf, n int) {
 	for lo := 0; lo < n; lo += batch {
 		ix.mu.RLock()
 		hi := min(lo+batch, n, len(ix.keys))
-		parallel(ix.workers, (hi-lo+per-1)/per, func(w, t int) {
+		workpool.Run(ix.workers, (hi-lo+per-1)/per, func(w, t int) {
 			for r := lo + t*per; r < min(lo+(t+1)*per, hi); r++ {
 				at := iv.where[r]
 				cl := &iv.clusters[at.cluster]
@@ -335,7 +337,7 @@ func (ix *Index) finishTraining(iv *ivf, seen []int64) {
 		redo = append(redo, int32(r))
 	}
 	to := make([]int32, len(redo))
-	parallel(ix.workers, len(redo), func(_, i int) { to[i] = iv.nearest(ix.row(redo[i])) })
+	workpool.Run(ix.workers, len(redo), func(_, i int) { to[i] = iv.nearest(ix.row(redo[i])) })
 	for i, r := range redo {
 		iv.insert(r, to[i], ix.row(r))
 	}

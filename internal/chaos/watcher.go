@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // OpenClaw's database, written as OpenClaw writes it
 
 	"github.com/clawmem/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/internal/testkit/openclawdb"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -367,22 +368,6 @@ func (w *watchRun) remove(ctx context.Context, f *jsonlFile) (*jsonlFile, error)
 	return w.newJSONL(f.kind)
 }
 
-// ocSchema is the part of OpenClaw's per-agent database the watcher reads,
-// as OpenClaw 2026.9 creates it.
-const ocSchema = `
-CREATE TABLE schema_meta (
-  meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL, schema_version INTEGER NOT NULL,
-  agent_id TEXT, app_version TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE session_windows (
-  session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE transcript_events (
-  session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL,
-  event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT,
-  PRIMARY KEY (session_id, seq),
-  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE) STRICT;
-`
-
 // ocDB is an OpenClaw SQLite transcript database being written, in WAL
 // mode, one session at a time.
 type ocDB struct {
@@ -407,10 +392,7 @@ func (w *watchRun) createDB(d *ocDB) error {
 		return err
 	}
 	d.created = max(time.Now().UnixMilli(), d.created+1)
-	if _, err := d.db.Exec(ocSchema); err != nil {
-		return err
-	}
-	if _, err := d.db.Exec(`INSERT INTO schema_meta VALUES ('primary', 'agent', 23, ?, '2026.9.6', ?, ?)`, watchAgent, d.created, d.created); err != nil {
+	if err := openclawdb.Create(d.db, watchAgent, d.created); err != nil {
 		return err
 	}
 	d.session, d.seq = w.sessionID(), 0

@@ -21,6 +21,21 @@ func TestIsLoopbackHost(t *testing.T) {
 	}
 }
 
+// IsLoopbackAddr is what ingest.insecure is allowed on (config and the
+// ingest server both ask it): a listen address whose host is loopback. No
+// port, the wildcard host and names that only start like loopback are not.
+func TestIsLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7433": true, "localhost:7433": true, "LOCALHOST:0": true, "[::1]:7433": true, "127.0.0.2:80": true,
+		"": false, ":7433": false, "0.0.0.0:7433": false, "[::]:7433": false, "127.0.0.1": false, "[::1]": false,
+		"::1:7433": false, "10.0.0.5:7433": false, "localhost.evil.example:7433": false, "127.0.0.1.nip.io:7433": false,
+	} {
+		if got := IsLoopbackAddr(addr); got != want {
+			t.Errorf("IsLoopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
 func TestHostsAllows(t *testing.T) {
 	for _, tc := range []struct {
 		listen string

@@ -14,25 +14,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 	_ "modernc.org/sqlite"
 
+	"github.com/clawmem/clawmem/internal/testkit/openclawdb"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
-
-// openclawSchema is the part of OpenClaw 2026.9.6's per-agent database the
-// watcher reads, as the real host creates it (integrations/openclaw/realhost).
-const openclawSchema = `
-CREATE TABLE schema_meta (
-  meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL, schema_version INTEGER NOT NULL,
-  agent_id TEXT, app_version TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE session_windows (
-  session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE transcript_events (
-  session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL,
-  event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT,
-  PRIMARY KEY (session_id, seq),
-  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE) STRICT;
-`
 
 // ocDB is a test's OpenClaw database, written the way OpenClaw writes it
 // (WAL journal, its own connection).
@@ -56,10 +41,7 @@ func (e *env) newOpenClawDB(agent string) *ocDB {
 	}
 	db.SetMaxOpenConns(1)
 	e.t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec(openclawSchema); err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO schema_meta VALUES ('primary','agent',23,?,'2026.9.6',1796272661025,1796272661025)`, agent); err != nil {
+	if err := openclawdb.Create(db, agent, 1796272661025); err != nil {
 		e.t.Fatal(err)
 	}
 	return &ocDB{t: e.t, path: path, db: db, seq: map[string]int{}}

@@ -29,6 +29,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 )
@@ -206,8 +207,8 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "clawmem", Name: "query_duration_seconds",
 			Help: "Time from receiving a query request to sending its reply.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"op"}),
 	}
-	m.requests = register(reg, m.requests, log)
-	m.duration = register(reg, m.duration, log)
+	m.requests = promreg.Register(reg, m.requests, log, "query")
+	m.duration = promreg.Register(reg, m.duration, log, "query")
 	s := &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
 		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
 		done: make(chan struct{}), ready: make(chan struct{})}
@@ -217,26 +218,6 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 		}
 	}
 	return s
-}
-
-// register registers c, reusing the collector already registered under
-// the same name so that several services (replicas in one process, tests)
-// can share a registry.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, log *slog.Logger) C {
-	if reg == nil {
-		return c
-	}
-	err := reg.Register(c)
-	var dup prometheus.AlreadyRegisteredError
-	if errors.As(err, &dup) {
-		if existing, ok := dup.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	if err != nil {
-		log.Warn("query metrics not registered", "err", err)
-	}
-	return c
 }
 
 // Config returns the effective configuration.

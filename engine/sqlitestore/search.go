@@ -1,0 +1,204 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/fts"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// defaultLimit is the result count of a search that names none, as in the
+// seed's tools.
+const defaultLimit = 5
+
+// VectorSearch implements engine.Store.
+func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if len(vec) != s.dim {
+		return nil, fmt.Errorf("%w: query vector has %d dimensions, the store has %d", schemas.ErrInvalid, len(vec), s.dim)
+	}
+	if err := schemas.ValidateVector(vec); err != nil {
+		return nil, err
+	}
+	groups, ok := s.allowedGroups(o.Scopes, o.History)
+	if !ok {
+		return nil, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
+	// A minimum vector score is a minimum cosine, which the index uses to
+	// skip hopeless candidates; a hair below it, so rounding never drops a
+	// hit the score check keeps.
+	minSim := float32(math.Inf(-1))
+	if o.MinScore > 0 {
+		minSim = float32(engine.CosineForScore(o.MinScore)) - 1e-5
+	}
+	hits := s.ix.SearchAbove(vec, o.Limit, groups, o.Probes, minSim)
+	seqs := make([]int64, 0, len(hits))
+	sims := make(map[int64]float64, len(hits))
+	for _, h := range hits {
+		if engine.VectorScore(float64(h.Sim)) < o.MinScore {
+			continue
+		}
+		seqs = append(seqs, h.Key)
+		sims[h.Key] = float64(h.Sim)
+	}
+	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
+		return engine.VectorScore(sims[seq]), sims[seq]
+	})
+}
+
+// fetch loads the rows seqs in that order, dropping any the options do not
+// allow (a second check behind the index's own: scope, history) or that
+// vanished meanwhile.
+func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions, score func(int64) (float64, float64)) ([]engine.SearchResult, error) {
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(seqs))
+	for i, seq := range seqs {
+		args[i] = seq
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE seq IN (`+placeholders(len(seqs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("fetch results: %w", err)
+	}
+	defer rows.Close()
+	found := make(map[int64]schemas.Memory, len(seqs))
+	for rows.Next() {
+		seq, m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		found[seq] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]engine.SearchResult, 0, len(seqs))
+	for _, seq := range seqs {
+		m, ok := found[seq]
+		if !ok || !o.Scopes.Allows(m.Scope) || (!o.History && !m.Current()) {
+			continue
+		}
+		sc, raw := score(seq)
+		out = append(out, engine.SearchResult{Memory: m, Score: sc, Raw: raw})
+	}
+	return out, nil
+}
+
+// TextSearch implements engine.Store.
+func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if !s.fts || o.Scopes.Denies() {
+		return nil, nil
+	}
+	terms, err := s.selectiveTerms(ctx, fts.QueryTerms(query))
+	if err != nil {
+		return nil, err
+	}
+	match := fts.MatchTerms(terms)
+	if match == "" {
+		return nil, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
+	cond, args := scopeClause("m.scope", o.Scopes)
+	if !o.History {
+		cond += " AND m.invalidated_at = 0"
+	}
+	// FTS5's bm25() is lower-is-better; its negation is the usual raw score.
+	q := `SELECT ` + memoryColumns + `, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, q, append(append([]any{match}, args...), o.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text search: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.SearchResult
+	for rows.Next() {
+		var r engine.SearchResult
+		var err error
+		if _, r.Memory, err = scanMemory(rows, &r.Raw); err != nil {
+			return nil, err
+		}
+		r.Score = engine.NormalizeBM25(r.Raw)
+		if r.Score < o.MinScore || !o.Scopes.Allows(r.Memory.Scope) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Terms found in more than maxDocShare of all memories (and in more than
+// minCommonDocs) are left out of BM25 queries. Their IDF is near zero, so
+// they barely move the ranking, but FTS5 scores every row holding any query
+// term: "the" alone would make a query cost a scan of the whole store.
+const (
+	maxDocShare   = 0.02
+	minCommonDocs = 2000
+)
+
+// selectiveTerms drops terms too common to be worth their cost, keeping
+// terms the vocabulary does not know (phrases, diacritics) as they are.
+func (s *Store) selectiveTerms(ctx context.Context, terms []string) ([]string, error) {
+	limit := max(minCommonDocs, int(maxDocShare*float64(s.ix.Len())))
+	if s.ix.Len() <= limit {
+		return terms, nil
+	}
+	out := terms[:0:0]
+	for _, t := range terms {
+		docs, err := s.docFreq(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if docs <= limit {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// dfCacheSize bounds the document-frequency cache.
+const dfCacheSize = 10000
+
+type dfEntry struct {
+	docs, atLen int
+}
+
+// docFreq is how many memories hold term (0 when the vocabulary does not
+// know it). Counting reads the term's whole posting list, so answers are
+// cached until the store's size moves by 5%: frequencies drift slowly.
+func (s *Store) docFreq(ctx context.Context, term string) (int, error) {
+	n := s.ix.Len()
+	s.dfMu.Lock()
+	e, ok := s.df[term]
+	s.dfMu.Unlock()
+	if ok && math.Abs(float64(n-e.atLen)) <= 0.05*float64(n) {
+		return e.docs, nil
+	}
+	var docs int
+	err := s.db.QueryRowContext(ctx, `SELECT doc FROM memories_fts_vocab WHERE term = ?`, term).Scan(&docs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("full-text vocabulary: %w", err)
+	}
+	s.dfMu.Lock()
+	if len(s.df) >= dfCacheSize {
+		clear(s.df)
+	}
+	s.df[term] = dfEntry{docs: docs, atLen: n}
+	s.dfMu.Unlock()
+	return docs, nil
+}

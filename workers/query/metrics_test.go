@@ -1,0 +1,216 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+func TestQueryMetrics(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	_, nc, _ := natsembed.StartTest(t)
+	reg := prometheus.NewRegistry()
+	svc := New(nc, eng, DefaultConfig(), reg, queryTestLog(t))
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	// A second replica in the same process shares the series.
+	svc2 := New(nc, eng, DefaultConfig(), reg, queryTestLog(t))
+	if err := svc2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc2.Stop()
+	queryOKReply[memory.Stats](t, nc, querySubj("main", "stats"), nil)
+	queryOKReply[memory.Stats](t, nc, querySubj("main", "stats"), nil)
+	queryWantError(t, nc, querySubj("main", "recall"), `{}`, CodeInvalid)
+
+	counts, observed := queryGather(t, reg)
+	if counts["stats/ok"] != 2 || counts["recall/invalid"] != 1 || observed != 3 {
+		t.Fatalf("counters %v, %d durations observed", counts, observed)
+	}
+}
+
+// queryGather reads the request counters by op/result and the number of
+// durations observed.
+func queryGather(t *testing.T, reg *prometheus.Registry) (map[string]float64, uint64) {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]float64{}
+	var observed uint64
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch f.GetName() {
+			case "clawmem_query_requests_total":
+				counts[labels["op"]+"/"+labels["result"]] = m.GetCounter().GetValue()
+			case "clawmem_query_duration_seconds":
+				observed += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return counts, observed
+}
+
+func TestQueryRecallBenchHelper(t *testing.T) {
+	eng := queryTestEngine(t, nil)
+	nc, _ := queryStart(t, eng, DefaultConfig())
+	for _, text := range queryCorpus {
+		queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
+	}
+	p50, p99, err := RunRecallBench(context.Background(), nc, "main", []string{"database password", "green tea"}, 20)
+	if err != nil || p50 <= 0 || p99 < p50 {
+		t.Fatalf("p50 %v p99 %v err %v", p50, p99, err)
+	}
+	if _, _, err := RunRecallBench(context.Background(), nc, "main", []string{"  "}, 1); err == nil || !strings.Contains(err.Error(), "invalid") {
+		t.Fatalf("bench of refused queries: %v", err)
+	}
+	if _, _, err := RunRecallBench(context.Background(), nc, "a.b", []string{"tea"}, 1); !errors.Is(err, schemas.ErrInvalid) {
+		t.Fatalf("bench with a bad agent: %v", err)
+	}
+}
+
+func TestQueryPercentile(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i))
+	}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50}, {0.99, 99}, {1, 100}, {0.001, 1}} {
+		if got := Percentile(ds, tc.q); got != tc.want {
+			t.Errorf("q=%v: %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if Percentile(nil, 0.5) != 0 || Percentile([]time.Duration{7}, 0.99) != 7 {
+		t.Error("degenerate inputs")
+	}
+}
+
+// BenchmarkRecallNATS compares recall through the service (request-reply
+// over loopback NATS) with calling the engine directly, on 10,000 memories
+// with the local embedder.
+func BenchmarkRecallNATS(b *testing.B) {
+	if testing.Short() {
+		b.Skip("seeds 10,000 memories")
+	}
+	const agent, n = "bench", 10_000
+	eng := queryTestEngine(b, nil)
+	nc, svc := queryStart(b, eng, DefaultConfig())
+	ctx := context.Background()
+	texts := queryBenchTexts(n)
+	emb := eng.Embedder()
+	for start := 0; start < n; start += 500 {
+		batch := texts[start:min(start+500, n)]
+		vecs, err := emb.EmbedPassages(ctx, batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms := make([]schemas.Memory, len(batch))
+		for i, text := range batch {
+			ms[i] = schemas.Memory{Text: text, Vector: vecs[i], Category: schemas.CategoryFact, Scope: "agent:" + agent, Importance: 0.7}
+		}
+		if _, err := eng.Backend().Add(ctx, ms...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queries := queryBenchTexts(64)
+	for i := range queries {
+		queries[i] = strings.Join(strings.Fields(queries[i])[1:5], " ")
+	}
+	bodies := make([][]byte, len(queries))
+	for i, q := range queries {
+		bodies[i], _ = json.Marshal(schemas.RecallRequest{Query: q})
+	}
+	subject := querySubj(agent, schemas.OpRecall)
+	// Each iteration makes the same recall both ways, back to back, so that
+	// load from elsewhere on the machine skews both series alike.
+	direct := make([]time.Duration, 0, b.N)
+	viaNATS := make([]time.Duration, 0, b.N)
+	overhead := make([]time.Duration, 0, b.N)
+	// A $SRV.PING round trip is the transport's share of the overhead:
+	// micro answers it inline, with no decoding, pool or engine.
+	ping := make([]time.Duration, 0, b.N)
+	// The same recall through the service's handler without NATS: decoding,
+	// engine, formatting and encoding.
+	inProcess := make([]time.Duration, 0, b.N)
+	pingSubject, err := micro.ControlSubject(micro.PingVerb, schemas.ServiceName, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		q := i % len(queries)
+		start := time.Now()
+		if _, err := eng.Recall(ctx, memory.Agent(agent), queries[q], memory.RecallOptions{Limit: defaultRecallLimit}); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		start = time.Now()
+		msg, err := nc.Request(subject, bodies[q], 30*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := time.Since(start)
+		if strings.Contains(string(msg.Data), `"isError":true`) {
+			b.Fatalf("recall failed: %s", msg.Data)
+		}
+		direct, viaNATS, overhead = append(direct, d), append(viaNATS, v), append(overhead, v-d)
+		start = time.Now()
+		res, _ := svc.safeHandle(ctx, svc.endpoints[schemas.OpRecall], subject, bodies[q], start, false)
+		if _, fits := svc.encode(res); res.IsError || !fits {
+			b.Fatalf("in-process recall failed: %+v", res)
+		}
+		inProcess = append(inProcess, time.Since(start))
+		start = time.Now()
+		if _, err := nc.Request(pingSubject, nil, 30*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		ping = append(ping, time.Since(start))
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(Percentile(direct, 0.5)), "direct-p50-ms")
+	b.ReportMetric(ms(Percentile(direct, 0.99)), "direct-p99-ms")
+	b.ReportMetric(ms(Percentile(viaNATS, 0.5)), "nats-p50-ms")
+	b.ReportMetric(ms(Percentile(viaNATS, 0.99)), "nats-p99-ms")
+	b.ReportMetric(ms(Percentile(overhead, 0.5)), "overhead-p50-ms")
+	b.ReportMetric(ms(Percentile(inProcess, 0.5)), "handler-p50-ms")
+	b.ReportMetric(ms(Percentile(ping, 0.5)), "ping-p50-ms")
+}
+
+// queryBenchTexts makes n distinct, fact-like sentences from a small
+// vocabulary, so that queries share words with many memories.
+func queryBenchTexts(n int) []string {
+	subjects := []string{"staging database", "release checklist", "team retro", "build server", "payment service",
+		"mobile app", "search index", "backup job", "design review", "support rota", "vpn gateway", "data pipeline"}
+	verbs := []string{"runs on", "moved to", "depends on", "is owned by", "is documented in", "fails without", "was migrated to"}
+	objects := []string{"kubernetes", "the wiki", "postgres", "the platform team", "friday afternoons", "terraform",
+		"the blue notebook", "object storage", "the on-call engineer", "grafana", "a cron job", "the eu region"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("The %s %s %s since sprint %d, ticket %d",
+			subjects[rng.IntN(len(subjects))], verbs[rng.IntN(len(verbs))], objects[rng.IntN(len(objects))], rng.IntN(200), i)
+	}
+	return out
+}
