@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 	"testing"
 	"time"
 
@@ -317,6 +318,8 @@ func TestBadInput(t *testing.T) {
 		{"/memories/" + theirs.ID + "?agent=main", 404, ""},
 		{"/memories/" + theirs.ID[:8] + "?agent=main", 404, ""},
 		{"/memories/not-an-id", 400, "not a memory id"},
+		// A long bad id is quoted cut at a character's boundary, never in the middle of one.
+		{"/memories/" + url.PathEscape("x"+strings.Repeat("é", 79)+"日本語"), 400, "not a memory id"},
 		{"/memories/ffffffff-ffff-4fff-8fff-ffffffffffff", 404, ""},
 		{"/search?q=standup&agent=main&limit=500", 400, "limit"},
 		{"/search?q=standup&agent=nobody", 404, "No agent"},
@@ -334,6 +337,9 @@ func TestBadInput(t *testing.T) {
 		}
 		if strings.Contains(body, "goroutine ") || strings.Contains(body, ".go:") {
 			t.Errorf("%s: a stack trace on the page", tc.path)
+		}
+		if !utf8.ValidString(body) || strings.ContainsRune(body, utf8.RuneError) || strings.Contains(body, `\x`) {
+			t.Errorf("%s: the page has a character cut in half", tc.path)
 		}
 	}
 	// The agent's own memory shows, as it sees it.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -141,11 +142,10 @@ func validID(id string) bool {
 	return true
 }
 
+// shortText is s for an error message: one line, at most 80 characters,
+// never a character cut in half.
 func shortText(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
+	return textutil.OneLine(s, 80)
 }
 
 // metadataOf lists a memory's metadata, values as compact JSON.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -280,17 +279,7 @@ func (e *Engine) writtenSince(seen uint64) ([]pendingItem, bool) {
 
 // parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
 func parallel(n int, fn func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
+	workpool.Run(runtime.GOMAXPROCS(0), n, func(_, i int) { fn(i) })
 }
 
 // dedupProbes is how many clusters of an approximate index a duplicate
