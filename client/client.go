@@ -1,10 +1,13 @@
-// Package client is clawmem's client: the operations every front end
-// needs (the CLI, the MCP server, the coming console and query replicas),
-// answered either over NATS by a running clawmem (NATS) or in process by
-// a query service on a store this process opened (Local). Both reply with
-// the same schemas.ToolResult, so a front end prints the same thing
-// whichever answers; the conformance suite in this package holds both to
-// the same expectations.
+// Package client is clawmem's client for every front end (the CLI, the
+// MCP server, the web console): Client (one Call per memory tool or admin
+// operation), Bulk (export pages and import batches, with the export,
+// import, migrate and reembed drivers and their row sources) and Pipeline
+// (dead letters, distillation, backups), each answered either over NATS by
+// a running clawmem or in process on a data dir this process opened;
+// Target picks which. Both reply alike (a Client with the same
+// schemas.ToolResult), so a front end prints the same thing whichever
+// answers; the conformance suites in this package hold both to the same
+// expectations.
 //
 // It sits above workers/query (which it calls or talks to) and below the
 // front ends; nothing in the engine or the workers imports it.

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -35,6 +37,26 @@ func (t Target) URL() (url string, named bool) {
 		return url, true
 	}
 	return node.LocalNATS(t.Config), false
+}
+
+// AwaitStart waits up to wait for a `clawmem up` starting on the data dir
+// to be up, so that t then talks to it instead of opening the store it is
+// about to take; starting is called once if there is one to wait for. DB
+// naming that store fails at once, saying so; another DB waits too (the
+// pipeline's state is the instance's). A named server waits for nothing.
+func (t Target) AwaitStart(ctx context.Context, wait time.Duration, starting func()) error {
+	if _, named := t.URL(); named {
+		return nil
+	}
+	pid := node.StartingPID(t.Config.DataDir)
+	if pid == 0 {
+		return nil
+	}
+	if t.DB != "" && SameDir(t.DB, t.Config.DBPath) {
+		return fmt.Errorf("clawmem (pid %d) is starting on %s and is about to open %s: leave out --db to talk to it once it is up",
+			pid, t.Config.DataDir, t.DB)
+	}
+	return node.AwaitStart(ctx, t.Config.DataDir, wait, starting)
 }
 
 // Running reports whether a clawmem answers over NATS: a server was

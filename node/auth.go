@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -90,5 +91,60 @@ func ReloadAuth(cfg *config.Config) error {
 			return fmt.Errorf("ask the running clawmem to take in the new credentials: %w", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// AgentCreds is what a gateway or an MCP client needs to reach the
+// embedded server of cfg's data dir as one agent.
+type AgentCreds struct {
+	Agent           string `json:"agent"`
+	NATSURL         string `json:"natsUrl"`
+	CredentialsFile string `json:"credentialsFile"`
+	// Reaches are the agents the credentials act for: the agent itself, or
+	// a gateway's agents ("*": every agent).
+	Reaches []string `json:"reaches"`
+	Created bool     `json:"created"`
+}
+
+// AgentCredentials are agent's credentials on cfg's data dir; created
+// says whether they are new.
+func AgentCredentials(cfg *config.Config, agent string, created bool) AgentCreds {
+	return AgentCreds{Agent: agent, NATSURL: LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, agent),
+		Reaches: natsauth.Reaches(cfg.DataDir, agent), Created: created}
+}
+
+// WriteText prints the credentials for a person.
+func (c AgentCreds) WriteText(w io.Writer) {
+	state := "existing"
+	if c.Created {
+		state = "new"
+	}
+	fmt.Fprintf(w, "%s (%s credentials)\n  acts for         %s\n  natsUrl          %s\n  credentialsFile  %s\n",
+		c.Agent, state, strings.Join(c.Reaches, ", "), c.NATSURL, c.CredentialsFile)
+}
+
+// AwaitAdmitted waits until the running `clawmem up` on cfg's data dir
+// admits the seed at path (its server restarts to take it in), so that
+// whoever was handed the seed can use it at once. Without a running
+// instance there is nothing to wait for.
+func AwaitAdmitted(cfg *config.Config, path string) error {
+	if !InstanceRunning(cfg.DataDir) {
+		return nil
+	}
+	opt, err := natsauth.ClientOption(path)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		nc, err := nats.Connect(LocalNATS(cfg), opt, nats.Name("clawmem-agent-check"))
+		if err == nil {
+			nc.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the running clawmem does not admit the new credentials yet: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
@@ -75,7 +75,7 @@ func TestClusterNodeLossDuringIngest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 3))
 	texts := make([]string, total)
 	for i := range texts {
-		texts[i] = "Remember that " + bench.Sentence(rng, i)
+		texts[i] = "Remember that " + testkit.Sentence(rng, i)
 	}
 	var acked atomic.Int64
 	send := func(i int) {

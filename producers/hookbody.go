@@ -46,9 +46,6 @@ type hookWire struct {
 	TS    int64  `json:"ts"`
 }
 
-// ParseHookBody parses a hook body whose ctx.agentId names the agent.
-func ParseHookBody(body []byte) (HookBody, error) { return ParseHookBodyFor(body, "") }
-
 // ParseHookBodyFor parses a hook body for a request that may name the agent
 // outside the body too (a query parameter, a header, a CLI flag). Either
 // source may be empty, but not both, and when both are set they must agree:

@@ -11,9 +11,9 @@ import (
 )
 
 func TestParseHookBody(t *testing.T) {
-	hb, err := producers.ParseHookBody([]byte(`{"event":{"messages":[],"success":true},` +
-		`"ctx":{"agentId":"main","sessionKey":"agent:main:main","sessionId":"s","runId":"r","channelId":"c","workspaceDir":"/w"},` +
-		`"msgId":"m-1","kind":"agent_end","ts":12}`))
+	hb, err := producers.ParseHookBodyFor([]byte(`{"event":{"messages":[],"success":true},`+
+		`"ctx":{"agentId":"main","sessionKey":"agent:main:main","sessionId":"s","runId":"r","channelId":"c","workspaceDir":"/w"},`+
+		`"msgId":"m-1","kind":"agent_end","ts":12}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestParseHookBody(t *testing.T) {
 		}
 	}
 	huge := `{"event":{"prompt":"` + strings.Repeat("x", schemas.MaxEventBytes) + `"},"ctx":{"agentId":"main"}}`
-	if _, err := producers.ParseHookBody([]byte(huge)); !errors.Is(err, producers.ErrTooLarge) {
+	if _, err := producers.ParseHookBodyFor([]byte(huge), ""); !errors.Is(err, producers.ErrTooLarge) {
 		t.Errorf("huge event: %v", err)
 	}
 }
@@ -82,7 +82,7 @@ func FuzzParseHookBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		hb, err := producers.ParseHookBody(body)
+		hb, err := producers.ParseHookBodyFor(body, "")
 		if err != nil {
 			if !errors.Is(err, schemas.ErrInvalid) && !errors.Is(err, producers.ErrTooLarge) {
 				t.Fatalf("error of no known class: %v", err)

@@ -586,6 +586,16 @@ type RestoreReport struct {
 	Embedded    int `json:"embedded"`    // embedded again
 }
 
+// WriteText prints the report of a restore from source for a person.
+func (r RestoreReport) WriteText(w io.Writer, source string) {
+	fmt.Fprintf(w, "restored %s\nexpected %d memories, restored %d", source, r.Expected, r.Restored)
+	fmt.Fprintf(w, " (%d vectors from the file, %d embedded", r.VectorsKept, r.Embedded)
+	if r.Duplicates > 0 {
+		fmt.Fprintf(w, ", %d repeated ids skipped", r.Duplicates)
+	}
+	fmt.Fprintln(w, ")")
+}
+
 // restoreBatch is how many memories are embedded and imported together.
 const restoreBatch = 256
 

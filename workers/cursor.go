@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -331,16 +330,4 @@ type cronLogger struct{ l *slog.Logger }
 func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
 func (c cronLogger) Error(err error, msg string, kv ...any) {
 	c.l.Error("cron: "+msg, append([]any{"err", err}, kv...)...)
-}
-
-// ParseAgents splits an allowlist such as the seed's
-// OPENCLAW_JSONL_DISTILL_ALLOWED_AGENT_IDS ("main,work").
-func ParseAgents(s string) []string {
-	var out []string
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -4,27 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/node"
 )
-
-// agentCreds is what a gateway or an MCP client needs to reach clawmem as
-// one agent.
-type agentCreds struct {
-	Agent           string `json:"agent"`
-	NATSURL         string `json:"natsUrl"`
-	CredentialsFile string `json:"credentialsFile"`
-	// Reaches are the agents the credentials act for: the agent itself, or
-	// a gateway's agents ("*": every agent).
-	Reaches []string `json:"reaches"`
-	Created bool     `json:"created"`
-}
 
 func (a *app) agentCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -66,42 +52,36 @@ agents), or for every agent with --agents '*' (a gateway trusted with all of the
 			if len(reaches) > 0 && len(args) != 1 {
 				return errors.New("--agents names the agents of one gateway: give one name")
 			}
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
 			if err := embeddedOnly(cfg, a.natsURL); err != nil {
 				return err
 			}
-			var out []agentCreds
+			var out []node.AgentCreds
 			changed := false
 			for _, id := range args {
-				path, created, err := natsauth.AddUser(cfg.DataDir, id, reaches)
+				_, created, err := natsauth.AddUser(cfg.DataDir, id, reaches)
 				if err != nil {
 					return err
 				}
 				changed = changed || created
-				out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: path,
-					Reaches: natsauth.Reaches(cfg.DataDir, id), Created: created})
+				out = append(out, node.AgentCredentials(cfg, id, created))
 			}
 			if changed {
 				if err := node.ReloadAuth(cfg); err != nil {
 					return err
 				}
-				if err := waitAgentAdmitted(cfg, out[0].CredentialsFile); err != nil {
+				if err := node.AwaitAdmitted(cfg, out[0].CredentialsFile); err != nil {
 					return err
 				}
 			}
 			if a.jsonOut {
-				return a.printJSON(out)
+				return a.PrintJSON(out)
 			}
 			for _, c := range out {
-				state := "existing"
-				if c.Created {
-					state = "new"
-				}
-				fmt.Fprintf(a.stdout, "%s (%s credentials)\n  acts for         %s\n  natsUrl          %s\n  credentialsFile  %s\n",
-					c.Agent, state, strings.Join(c.Reaches, ", "), c.NATSURL, c.CredentialsFile)
+				c.WriteText(a.stdout)
 			}
 			fmt.Fprintf(a.stdout, "\nOpenClaw: openclaw config set plugins.entries.clawmem.config.credentialsFile %s\n", out[0].CredentialsFile)
 			fmt.Fprintln(a.stdout, "Keep the file private: whoever holds it reads and writes these agents' memories.")
@@ -112,38 +92,13 @@ agents), or for every agent with --agents '*' (a gateway trusted with all of the
 	return cmd
 }
 
-// waitAgentAdmitted waits until the running server admits the seed at
-// path (it restarts to take it in), so the command's output can be used
-// at once. Without a running instance there is nothing to wait for.
-func waitAgentAdmitted(cfg *config.Config, path string) error {
-	if !node.InstanceRunning(cfg.DataDir) {
-		return nil
-	}
-	opt, err := natsauth.ClientOption(path)
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		nc, err := nats.Connect(node.LocalNATS(cfg), opt, nats.Name("clawmem-agent-check"))
-		if err == nil {
-			nc.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the running clawmem does not admit the new credentials yet: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func (a *app) agentListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the agents that have credentials on this data dir",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
@@ -152,12 +107,11 @@ func (a *app) agentListCmd() *cobra.Command {
 				return err
 			}
 			if a.jsonOut {
-				out := []agentCreds{}
+				out := []node.AgentCreds{}
 				for _, id := range agents {
-					out = append(out, agentCreds{Agent: id, NATSURL: node.LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, id),
-						Reaches: natsauth.Reaches(cfg.DataDir, id)})
+					out = append(out, node.AgentCredentials(cfg, id, false))
 				}
-				return a.printJSON(out)
+				return a.PrintJSON(out)
 			}
 			if len(agents) == 0 {
 				fmt.Fprintln(a.stdout, "no agent has credentials yet: clawmem agent add <agent>")
@@ -176,7 +130,7 @@ func (a *app) agentRemoveCmd() *cobra.Command {
 		Short: "Revoke an agent's credentials (its memories stay; its gateway can no longer connect)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}

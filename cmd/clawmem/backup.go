@@ -36,7 +36,7 @@ func (a *app) backupNowCmd() *cobra.Command {
 		Example: "  clawmem backup now\n  clawmem backup now --db /srv/clawmem/store --dir /mnt/backups",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func (a *app) backupNowCmd() *cobra.Command {
 				return storeLocked(err, t.Store().DBPath)
 			}
 			if a.jsonOut {
-				if err := a.printJSON(res); err != nil {
+				if err := a.PrintJSON(res); err != nil {
 					return err
 				}
 			} else {
@@ -89,7 +89,7 @@ func (a *app) backupListCmd() *cobra.Command {
 		Example: "  clawmem backup list\n  clawmem backup list --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ func (a *app) backupListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(out, out.WriteText)
+			return a.Emit(out, out.WriteText)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "backup directory (default jobs.backup.dir)")
@@ -124,7 +124,7 @@ memories included, as the backup counts them); exits 1 when they differ.`,
 			"  clawmem backup restore /mnt/backups/memory-snapshot-2026-03-01.jsonl",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -146,7 +146,7 @@ memories included, as the backup counts them); exits 1 when they differ.`,
 			}
 			ok := rep.Restored == rep.Expected
 			if a.jsonOut {
-				if err := a.printJSON(struct {
+				if err := a.PrintJSON(struct {
 					Source string `json:"source"`
 					OK     bool   `json:"ok"`
 					workers.RestoreReport
@@ -154,12 +154,7 @@ memories included, as the backup counts them); exits 1 when they differ.`,
 					return err
 				}
 			} else {
-				fmt.Fprintf(a.stdout, "restored %s\nexpected %d memories, restored %d", source, rep.Expected, rep.Restored)
-				fmt.Fprintf(a.stdout, " (%d vectors from the file, %d embedded", rep.VectorsKept, rep.Embedded)
-				if rep.Duplicates > 0 {
-					fmt.Fprintf(a.stdout, ", %d repeated ids skipped", rep.Duplicates)
-				}
-				fmt.Fprintln(a.stdout, ")")
+				rep.WriteText(a.stdout, source)
 			}
 			if !ok {
 				return fmt.Errorf("count mismatch: expected %d memories, the store holds %d", rep.Expected, rep.Restored)

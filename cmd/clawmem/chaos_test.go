@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/chaos"
 	"github.com/clawmem/clawmem/internal/authdir"
-	"github.com/clawmem/clawmem/internal/chaos"
 	"github.com/clawmem/clawmem/schemas"
 )
 

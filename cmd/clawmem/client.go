@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,22 +11,22 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// requestTimeout bounds one CLI request to a running instance.
-const requestTimeout = 30 * time.Second
-
-// target is who the commands talk to (see client.Target), with the
+// Target is who the commands talk to (see client.Target), with the
 // loaded config, --db and --nats-url.
-func (a *app) target(name string) (client.Target, error) {
-	cfg, err := a.config()
+func (a *app) Target(name string) (client.Target, error) {
+	cfg, err := a.Config()
 	if err != nil {
 		return client.Target{}, err
 	}
 	t := client.Target{Config: cfg, DB: a.dbDir, NATSURL: a.natsURL, Name: name}
-	if err := a.awaitStart(t); err != nil {
+	ctx := a.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := t.AwaitStart(ctx, startWait, func() { fmt.Fprintln(a.stderr, "clawmem is starting…") }); err != nil {
 		return client.Target{}, err
 	}
 	return t, nil
@@ -37,39 +36,9 @@ func (a *app) target(name string) (client.Target, error) {
 // starting on its data dir.
 var startWait = 30 * time.Second
 
-// awaitStart waits for a `clawmem up` starting on t's data dir to be up,
-// so that t then talks to it instead of opening the store it is about to
-// take. --db naming that store fails at once, saying so; another --db
-// waits too (the pipeline's state is the instance's).
-func (a *app) awaitStart(t client.Target) error {
-	if _, named := t.URL(); named {
-		return nil
-	}
-	pid := node.StartingPID(t.Config.DataDir)
-	if pid == 0 {
-		return nil
-	}
-	if t.DB != "" && sameDir(t.DB, t.Config.DBPath) {
-		return fmt.Errorf("clawmem (pid %d) is starting on %s and is about to open %s: leave out --db to talk to it once it is up",
-			pid, t.Config.DataDir, t.DB)
-	}
-	ctx := a.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return node.AwaitStart(ctx, t.Config.DataDir, startWait, func() { fmt.Fprintln(a.stderr, "clawmem is starting…") })
-}
-
-// sameDir reports whether two paths name one directory.
-func sameDir(a, b string) bool {
-	x, errA := filepath.Abs(a)
-	y, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && x == y
-}
-
 // connect finds who answers the tool and admin operations.
 func (a *app) connect(ctx context.Context) (client.Client, error) {
-	t, err := a.target("clawmem-cli")
+	t, err := a.Target("clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +49,9 @@ func (a *app) connect(ctx context.Context) (client.Client, error) {
 	return c, err
 }
 
-// do runs one operation and prints its reply: the text, or with --json the
+// Do runs one operation and prints its reply: the text, or with --json the
 // whole reply. An error reply exits 1.
-func (a *app) do(cmd *cobra.Command, op, agent string, req any, render func(schemas.ToolResult) error) error {
+func (a *app) Do(cmd *cobra.Command, op, agent string, req any, render func(schemas.ToolResult) error) error {
 	c, err := a.connect(cmd.Context())
 	if err != nil {
 		return err
@@ -94,7 +63,7 @@ func (a *app) do(cmd *cobra.Command, op, agent string, req any, render func(sche
 	}
 	switch {
 	case a.jsonOut:
-		if err := a.printJSON(res); err != nil {
+		if err := a.PrintJSON(res); err != nil {
 			return err
 		}
 	case render != nil && !res.IsError:
@@ -127,7 +96,7 @@ func (a *app) statsCmd() *cobra.Command {
 		Example: "  clawmem stats\n  clawmem stats --scope global --json\n  clawmem stats --agent main",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.do(cmd, schemas.OpStats, agent, schemas.StatsRequest{Scope: scope}, nil)
+			return a.Do(cmd, schemas.OpStats, agent, schemas.StatsRequest{Scope: scope}, nil)
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "", "only this scope")
@@ -144,7 +113,7 @@ func (a *app) listCmd() *cobra.Command {
 		Example: "  clawmem list\n  clawmem list --scope global --category fact --limit 50 --offset 50",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.do(cmd, schemas.OpList, agent, r, nil)
+			return a.Do(cmd, schemas.OpList, agent, r, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -171,7 +140,7 @@ idempotent and safe to kill: the next run finishes what it started. The daily jo
 		Example: "  clawmem consolidate --dry-run\n  clawmem consolidate --scope agent:main\n  clawmem consolidate --archive-floor 0.05",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.do(cmd, schemas.OpConsolidate, "", r, nil)
+			return a.Do(cmd, schemas.OpConsolidate, "", r, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -193,7 +162,7 @@ func (a *app) showCmd() *cobra.Command {
 		Example: "  clawmem show 3f2a9c1e\n  clawmem show 3f2a9c1e --agent main --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.do(cmd, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: args[0]}, nil)
+			return a.Do(cmd, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: args[0]}, nil)
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")
@@ -218,7 +187,7 @@ when exactly one memory matches with high confidence, and otherwise lists candid
 			if r.MemoryID == "" && r.Query == "" {
 				return errors.New("give a memory id (or prefix) or --query")
 			}
-			return a.do(cmd, schemas.OpForget, agent, r, func(res schemas.ToolResult) error {
+			return a.Do(cmd, schemas.OpForget, agent, r, func(res schemas.ToolResult) error {
 				return client.WriteForget(a.stdout, res)
 			})
 		},

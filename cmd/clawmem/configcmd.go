@@ -35,7 +35,7 @@ closest valid one), wrong types, values out of range, unset variables. Exit code
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep := config.Check(config.Options{Path: a.configPath, DataDir: a.dataDir})
 			if a.jsonOut {
-				if err := a.printJSON(rep); err != nil {
+				if err := a.PrintJSON(rep); err != nil {
 					return err
 				}
 			} else {
@@ -79,7 +79,7 @@ credentials, storageOptions — are masked either way ("jina_****abcd").`,
 				fmt.Fprintln(a.stderr, "warning:", w)
 			}
 			if format == "json" || a.jsonOut {
-				return a.printJSON(out)
+				return a.PrintJSON(out)
 			}
 			enc := yaml.NewEncoder(a.stdout)
 			enc.SetIndent(2)

@@ -31,7 +31,7 @@ func (a *app) distillStatusCmd() *cobra.Command {
 		Example: "  clawmem distill status\n  clawmem distill status --agent main --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -42,7 +42,7 @@ func (a *app) distillStatusCmd() *cobra.Command {
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(jobs)
+				return a.PrintJSON(jobs)
 			}
 			// Events not yet taken by a worker are the queued jobs: they
 			// wait in the distill consumer, not in the job table.
@@ -73,7 +73,7 @@ lessons are handed to the store worker.`,
 			if session == "" && since <= 0 {
 				return fmt.Errorf("say what to distil: --session ID or --since DURATION (e.g. 24h)")
 			}
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ lessons are handed to the store worker.`,
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(rep)
+				return a.PrintJSON(rep)
 			}
 			fmt.Fprintf(a.stdout, "%d sessions due, %d ranges distilled (%d messages), %d lessons handed to the store\n",
 				rep.Sessions, rep.Distilled, rep.Messages, rep.Lessons)

@@ -31,7 +31,7 @@ func (a *app) dlqPipeline(stage string) (client.Pipeline, error) {
 	if err := client.CheckStage(stage); err != nil {
 		return nil, fmt.Errorf("--stage %w", err)
 	}
-	t, err := a.target("clawmem-cli")
+	t, err := a.Target("clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (a *app) dlqListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(entries, func(w io.Writer) error { return client.WriteDeadLetters(w, entries) })
+			return a.Emit(entries, func(w io.Writer) error { return client.WriteDeadLetters(w, entries) })
 		},
 	}
 	cmd.Flags().StringVar(&stage, "stage", "", "only this stage's dead letters")
@@ -90,7 +90,7 @@ func (a *app) dlqShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(m, m.WriteText)
+			return a.Emit(m, m.WriteText)
 		},
 	}
 }
@@ -133,7 +133,7 @@ dead letter (of --stage, if given). Fix the cause first: a message that fails ag
 				}
 			}
 			out := map[string]any{"replayed": len(results) - failed, "failed": failed, "results": results}
-			if err := a.emit(out, func(w io.Writer) error { return client.WriteReplays(w, results) }); err != nil {
+			if err := a.Emit(out, func(w io.Writer) error { return client.WriteReplays(w, results) }); err != nil {
 				return err
 			}
 			if failed > 0 {
@@ -171,7 +171,7 @@ func (a *app) dlqPurgeCmd() *cobra.Command {
 					return err
 				}
 				if a.jsonOut {
-					_ = a.printJSON(map[string]any{"purged": 0, "wouldPurge": n, "stage": stage})
+					_ = a.PrintJSON(map[string]any{"purged": 0, "wouldPurge": n, "stage": stage})
 					return errSilent{errors.New("not confirmed")}
 				}
 				return fmt.Errorf("this deletes %d %s for good; run again with --yes", n, what)
@@ -181,7 +181,7 @@ func (a *app) dlqPurgeCmd() *cobra.Command {
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"purged": n, "stage": stage})
+				return a.PrintJSON(map[string]any{"purged": n, "stage": stage})
 			}
 			fmt.Fprintf(a.stdout, "purged %d %s\n", n, what)
 			return nil

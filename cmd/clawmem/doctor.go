@@ -20,7 +20,7 @@ and that the store opens with matching vector dimensions. Prints what is wrong a
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks := a.doctor(cmd.Context())
 			failed := checks.Failed()
-			if err := a.emit(map[string]any{"ok": failed == 0, "checks": checks}, checks.WriteText); err != nil {
+			if err := a.Emit(map[string]any{"ok": failed == 0, "checks": checks}, checks.WriteText); err != nil {
 				return err
 			}
 			if failed > 0 {
@@ -32,7 +32,7 @@ and that the store opens with matching vector dimensions. Prints what is wrong a
 }
 
 func (a *app) doctor(ctx context.Context) node.Checks {
-	t, err := a.target("clawmem-doctor")
+	t, err := a.Target("clawmem-doctor")
 	if err != nil {
 		return node.Checks{{Name: "config", Detail: err.Error(), Fix: "correct the config file, or run without one to use the defaults"}}
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/authdir"
-	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
@@ -168,7 +167,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	texts := make([]string, total)
 	for i := range texts {
-		texts[i] = "Remember that " + bench.Sentence(rng, i)
+		texts[i] = "Remember that " + testkit.Sentence(rng, i)
 	}
 	acked := make([]atomic.Bool, total)
 	var ackCount atomic.Int64

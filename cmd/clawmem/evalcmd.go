@@ -35,7 +35,7 @@ Every file is read and checked before anything is written.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ Every file is read and checked before anything is written.`,
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(rep)
+				return a.PrintJSON(rep)
 			}
 			return rep.WriteText(a.stdout, eng.Retriever().Config().Mode, eng.Retriever().RerankMode(), eng.Embedder().Model())
 		},

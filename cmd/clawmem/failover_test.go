@@ -19,7 +19,6 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
-	"github.com/clawmem/clawmem/internal/bench"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
@@ -116,7 +115,7 @@ func TestWriterFailover(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
 	texts := make([]string, total)
 	for i := range texts {
-		texts[i] = "Remember that " + bench.Sentence(rng, i)
+		texts[i] = "Remember that " + testkit.Sentence(rng, i)
 	}
 	pub := producers.New(js)
 	// Eight agents, so both writers have work.

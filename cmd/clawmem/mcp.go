@@ -37,7 +37,7 @@ else the config's ingest.token, else (on loopback only) the data dir's <data-dir
   clawmem mcp --agent main --http 0.0.0.0:7434 --token "$CLAWMEM_MCP_TOKEN"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}

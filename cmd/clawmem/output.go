@@ -19,8 +19,11 @@ func (a *app) terminal() *os.File {
 	return f
 }
 
-// newBar is a progress bar of total rows (or bytes) on the terminal.
-func (a *app) newBar(desc string, total int64, bytes bool) *progressbar.ProgressBar {
+// Terminal reports whether progress bars are drawn.
+func (a *app) Terminal() bool { return a.terminal() != nil }
+
+// NewBar is a progress bar of total rows (or bytes) on the terminal.
+func (a *app) NewBar(desc string, total int64, bytes bool) *progressbar.ProgressBar {
 	opts := []progressbar.Option{progressbar.OptionSetWriter(a.terminal()), progressbar.OptionSetDescription(desc),
 		progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100 * time.Millisecond)}
 	if bytes {
@@ -46,7 +49,7 @@ func (a *app) progressBar(desc string) (progress func(done, total int), finish f
 	}
 	return func(done, total int) {
 		if bar == nil {
-			bar = a.newBar(desc, int64(total), false)
+			bar = a.NewBar(desc, int64(total), false)
 		}
 		_ = bar.Set(done)
 		if done == total {
@@ -55,10 +58,28 @@ func (a *app) progressBar(desc string) (progress func(done, total int), finish f
 	}, finish
 }
 
-// emit prints v as JSON with --json, else as text writes it.
-func (a *app) emit(v any, text func(io.Writer) error) error {
+// The commands of cmd/clawmem/internal (chaos.CLI, bench.CLI, bulk.CLI)
+// reach the global flags and print through these.
+
+func (a *app) JSON() bool             { return a.jsonOut }
+func (a *app) NATSURL() string        { return a.natsURL }
+func (a *app) DB() string             { return a.dbDir }
+func (a *app) Stdout() io.Writer      { return a.stdout }
+func (a *app) Silent(err error) error { return errSilent{err} }
+
+// Progress is where long benchmarks report how far they are: stderr,
+// unless the output is JSON for a machine.
+func (a *app) Progress() io.Writer {
 	if a.jsonOut {
-		return a.printJSON(v)
+		return io.Discard
+	}
+	return a.stderr
+}
+
+// Emit prints v as JSON with --json, else as text writes it.
+func (a *app) Emit(v any, text func(io.Writer) error) error {
+	if a.jsonOut {
+		return a.PrintJSON(v)
 	}
 	return text(a.stdout)
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/engine/envsubst"
-	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/producers"
 )
 
@@ -31,7 +28,7 @@ the body names it. Retries of the same event are deduplicated.`,
 			if len(args) == 1 {
 				kind = args[0]
 			}
-			t, err := a.target("clawmem-publish")
+			t, err := a.Target("clawmem-publish")
 			if err != nil {
 				return err
 			}
@@ -49,7 +46,7 @@ the body names it. Retries of the same event are deduplicated.`,
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(ack)
+				return a.PrintJSON(ack)
 			}
 			state := "stored"
 			if ack.Duplicate {
@@ -61,22 +58,4 @@ the body names it. Retries of the same event are deduplicated.`,
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent id (default: the body's ctx.agentId)")
 	return cmd
-}
-
-// ingestTokenOf is the bearer token the hook ingest of cfg's data dir
-// wants: ingest.token, else the data dir's generated one ("" when it
-// serves without one).
-func ingestTokenOf(cfg *config.Config) (string, error) {
-	if cfg.Ingest.Insecure {
-		return "", nil
-	}
-	tok, err := envsubst.Expand(cfg.Ingest.Token)
-	if err != nil || tok != "" {
-		return tok, err
-	}
-	tok, err = authdir.Read(cfg.DataDir, authdir.IngestToken)
-	if err != nil {
-		return "", fmt.Errorf("the hook ingest's token: %w (clawmem up makes it at first start)", err)
-	}
-	return tok, nil
 }

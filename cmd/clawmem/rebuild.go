@@ -28,7 +28,7 @@ running clawmem's NATS; when none runs, to the data dir's NATS store.`,
 			if into == "" {
 				return errors.New("give --into DIR: the store to build (a new directory, or one rebuilt before)")
 			}
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -45,7 +45,7 @@ running clawmem's NATS; when none runs, to the data dir's NATS store.`,
 			if err != nil {
 				return storeLocked(err, into)
 			}
-			return a.emit(rep, func(w io.Writer) error {
+			return a.Emit(rep, func(w io.Writer) error {
 				_, err := fmt.Fprintf(w, "rebuilt %s from the memory log: %d memories (%d entries applied, log at sequence %d, %d bytes)\n",
 					into, rep.Memories, rep.Entries, rep.LogSeq, rep.LogBytes)
 				return err

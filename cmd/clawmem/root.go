@@ -12,6 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/bulk"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/chaos"
 	"github.com/clawmem/clawmem/config"
 )
 
@@ -32,12 +35,12 @@ type app struct {
 	ctx context.Context
 }
 
-func (a *app) config() (*config.Config, error) {
+func (a *app) Config() (*config.Config, error) {
 	return config.Load(a.configPath, a.dataDir)
 }
 
-// printJSON writes v as indented JSON to stdout.
-func (a *app) printJSON(v any) error {
+// PrintJSON writes v as indented JSON to stdout.
+func (a *app) PrintJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -81,9 +84,10 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
 	pf.StringVar(&a.natsURL, "nats-url", "", "NATS server of a running clawmem (default: the config's nats.url, else the local `clawmem up`)")
 	pf.StringVar(&a.dbDir, "db", "", "work directly on this store directory (nothing may be running on it)")
-	root.AddCommand(a.upCmd(), a.uiCmd(), a.chaosCmd(), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.listCmd(), a.showCmd(), a.consolidateCmd(), a.statsCmd(), a.forgetCmd(),
-		a.versionCmd(), a.doctorCmd(), a.benchCmd(), a.distillCmd(), a.watchCmd(), a.configCmd(), a.backupCmd(), a.dlqCmd(), a.mcpCmd(),
-		a.exportCmd(), a.importCmd(), a.deleteBulkCmd(), a.reembedCmd(), a.migrateCmd(), a.evalCmd(), a.rebuildCmd(), a.natsCmd(), a.statusCmd(), a.agentCmd())
+	root.AddCommand(a.upCmd(), a.uiCmd(), chaos.Command(a), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.listCmd(), a.showCmd(), a.consolidateCmd(), a.statsCmd(), a.forgetCmd(),
+		a.versionCmd(), a.doctorCmd(), bench.Command(a), a.distillCmd(), a.watchCmd(), a.configCmd(), a.backupCmd(), a.dlqCmd(), a.mcpCmd(),
+		a.evalCmd(), a.rebuildCmd(), a.natsCmd(), a.statusCmd(), a.agentCmd())
+	root.AddCommand(bulk.Commands(a)...)
 	return root
 }
 
@@ -94,7 +98,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.jsonOut {
-				return a.printJSON(map[string]string{"version": Version})
+				return a.PrintJSON(map[string]string{"version": Version})
 			}
 			fmt.Fprintln(a.stdout, "clawmem", Version)
 			return nil

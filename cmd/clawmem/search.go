@@ -25,7 +25,7 @@ With --explain each result shows where its score came from.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.Query = args[0]
-			return a.do(cmd, schemas.OpRecall, agent, r, func(res schemas.ToolResult) error {
+			return a.Do(cmd, schemas.OpRecall, agent, r, func(res schemas.ToolResult) error {
 				return client.WriteRecall(a.stdout, res, explain)
 			})
 		},

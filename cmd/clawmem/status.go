@@ -15,7 +15,7 @@ for longer than twice its ack wait. It talks to the running clawmem's NATS; when
 		Example: "  clawmem status\n  clawmem status --json --nats-url nats://nats-1:4222,nats://nats-2:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := a.target("clawmem-cli")
+			t, err := a.Target("clawmem-cli")
 			if err != nil {
 				return err
 			}
@@ -25,7 +25,7 @@ for longer than twice its ack wait. It talks to the running clawmem's NATS; when
 			if err != nil {
 				return err
 			}
-			return a.emit(st, st.WriteText)
+			return a.Emit(st, st.WriteText)
 		},
 	}
 }

@@ -1,24 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
-	"github.com/clawmem/clawmem/engine/envsubst"
-	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/node"
-	"github.com/clawmem/clawmem/workers"
 )
 
 func (a *app) uiCmd() *cobra.Command {
@@ -36,7 +29,7 @@ second address.`,
 		Example: "  clawmem ui\n  clawmem ui --listen 127.0.0.1:8080\n  clawmem ui --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
@@ -72,11 +65,11 @@ make one. The console is the one clawmem up runs on this data dir, else the one 
 		Example: "  clawmem ui login\n  xdg-open \"$(clawmem ui login)\"\n  clawmem ui login --url http://127.0.0.1:8080",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
-			token, err := consoleToken(cfg, false)
+			token, err := console.AdminToken(cfg, false)
 			if err != nil {
 				return err
 			}
@@ -103,76 +96,8 @@ make one. The console is the one clawmem up runs on this data dir, else the one 
 	return cmd
 }
 
-// consoleToken is the console's admin token: ui.adminToken, else the data
-// dir's auth/console.token, made when create.
-func consoleToken(cfg *config.Config, create bool) (string, error) {
-	tok, err := envsubst.Expand(cfg.UI.AdminToken)
-	if err != nil {
-		return "", fmt.Errorf("ui.adminToken: %w", err)
-	}
-	if tok != "" {
-		return tok, nil
-	}
-	if create {
-		tok, err = authdir.Token(cfg.DataDir, authdir.ConsoleToken)
-	} else {
-		tok, err = authdir.Read(cfg.DataDir, authdir.ConsoleToken)
-	}
-	if err != nil {
-		return "", fmt.Errorf("the console's token: %w (clawmem up or clawmem ui makes it at first start)", err)
-	}
-	return tok, nil
-}
-
-// consoleService serves the web console beside the roles: its memory
-// operations go to the query service over the roles' connection, its
-// pipeline operations over a connection of its own.
+// consoleService is the web console beside the roles, showing this
+// command line's configuration file.
 func (a *app) consoleService(cfg *config.Config) node.Service {
-	return node.Service{Name: "console", Listen: cfg.UI.Listen, Run: func(ctx context.Context, nc *nats.Conn, natsURL string, ln net.Listener) error {
-		ui := console.Config{Listen: cfg.UI.Listen, AllowedHosts: cfg.UI.AllowedHosts}
-		var err error
-		if ui.ReadToken, err = envsubst.Expand(cfg.UI.ReadToken); err != nil {
-			ln.Close()
-			return fmt.Errorf("ui.readToken: %w", err)
-		}
-		if ui.AdminToken, err = consoleToken(cfg, true); err != nil {
-			ln.Close()
-			return err
-		}
-		p := client.NewNATSPipeline(func() (*nats.Conn, error) { return node.Connect(natsURL, cfg, "clawmem-console") })
-		defer p.Close()
-		log := a.logger()
-		opts := console.Options{
-			Client:     client.NewNATS(nc),
-			Pipeline:   p,
-			ConfigFile: &config.Options{Path: a.configPath, DataDir: a.dataDir},
-			StartupChecks: func() ([]console.StartupCheck, time.Time, bool) {
-				rep, ok := node.ReadStartupReport(cfg.DataDir)
-				var out []console.StartupCheck
-				for _, c := range rep.Checks {
-					out = append(out, console.StartupCheck{Name: c.Name, OK: c.OK, Detail: c.Detail, Fix: c.Fix})
-				}
-				return out, rep.Time, ok
-			},
-			Distill: func(ctx context.Context, agent, session string) (workers.CursorReport, error) {
-				d, err := node.NewDistiller(cfg)
-				if err != nil {
-					return workers.CursorReport{}, err
-				}
-				return p.Distill(ctx, d, node.CursorConfig(cfg), workers.CursorRun{Agent: agent, Session: session, IgnoreIdle: true}, log)
-			},
-			Log: log,
-		}
-		srv, err := console.New(ui, opts)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		how := "clawmem ui login --data-dir " + cfg.DataDir
-		if ln.Addr().String() != cfg.UI.Listen {
-			how += " --url http://" + ln.Addr().String()
-		}
-		log.Info("console: sign in with the one-time link `"+how+"` prints, or log in with ui.adminToken or auth/console.token", "url", "http://"+ln.Addr().String())
-		return srv.Serve(ctx, ln)
-	}}
+	return console.Service(cfg, &config.Options{Path: a.configPath, DataDir: a.dataDir}, a.logger())
 }

@@ -27,7 +27,7 @@ SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
 		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.config()
+			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ watch follows one machine's OpenClaw session files: run one per machine.`,
 
 // serve runs roles (see node.Run) until ctx ends.
 func (a *app) serve(ctx context.Context, natsURL string, roles []string, embedded bool) error {
-	cfg, err := a.config()
+	cfg, err := a.Config()
 	if err != nil {
 		return err
 	}

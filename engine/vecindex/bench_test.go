@@ -59,7 +59,7 @@ func latencies(b *testing.B, op func(i int)) {
 // reduction: the memory-bandwidth bound for BenchmarkExact.
 func BenchmarkFloor(b *testing.B) {
 	ix := bigIndex(b)
-	latencies(b, func(int) { ix.floorScan() })
+	latencies(b, func(int) { ix.FloorScan() })
 }
 
 func BenchmarkExact(b *testing.B) {

@@ -131,3 +131,21 @@ func (ix *Index) allowedRows(allow *Groups) int {
 	}
 	return n
 }
+
+// FloorScan sums the matrix with the exact scan's chunking and
+// parallelism: the memory-bandwidth bound an exact search is judged
+// against (clawmem bench store times it next to SearchExact). It reads what
+// the scan reads and nothing else, so it lives here, beside the scan.
+func (ix *Index) FloorScan() float32 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := len(ix.keys)
+	per := max(1, scanChunk/ix.dim)
+	chunks := (n + per - 1) / per
+	parts := make([]float32, min(ix.workers, max(chunks, 1)))
+	workpool.Run(len(parts), chunks, func(w, c int) {
+		lo, hi := c*per*ix.dim, min((c+1)*per, n)*ix.dim
+		parts[w] += sum(ix.data[lo:hi])
+	})
+	return sum(parts)
+}

@@ -1,6 +1,7 @@
 // Package testkit holds helpers shared by tests of several packages: a real
-// engine on a temporary SQLite store, and polling with a deadline. It is
-// imported by tests only.
+// engine on a temporary SQLite store, polling with a deadline, fake model
+// replies and distinct texts. Tests import it, and so do the harnesses
+// under cmd/clawmem/internal for their texts; nothing else does.
 package testkit
 
 import (

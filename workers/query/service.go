@@ -5,7 +5,12 @@
 // Every reply is a schemas.ToolResult: the text an agent reads, details,
 // and an error code. One file per group of operations: service.go (the
 // endpoints and their lifecycle), wire.go (decoding and replies), read.go,
-// write.go, admin.go, format.go (tool-result text), bench.go.
+// write.go, erase.go (a forgotten memory's text deleted from the streams),
+// admin.go, answer.go (one operation answered in process, for the CLI),
+// format.go (tool-result text), health.go (memory_stats' figures and dead
+// letters), partition.go (one writer per partition of the scopes),
+// replica.go (replicas over the memory log) and bench.go (recall latency
+// over NATS, measured by clawmem bench).
 package query
 
 import (

@@ -23,6 +23,7 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
@@ -34,20 +35,20 @@ import (
 
 // PipelineReport is what `clawmem bench pipeline` reports.
 type PipelineReport struct {
-	Index         string                `json:"index"`
-	Preloaded     int                   `json:"preloaded"`
-	Sync          string                `json:"natsSync"`
-	PreloadSec    float64               `json:"preloadSeconds"`
-	IngestHTTP    producers.BenchResult `json:"ingestHttp"`
-	IngestDirect  producers.BenchResult `json:"ingestDirect"`
-	Captured      int                   `json:"captured"`
-	OfferedPerSec float64               `json:"offeredPerSecond"`
-	CapturePerSec float64               `json:"capturedPerSecond"`
-	FreshP50ms    float64               `json:"freshnessP50ms"`
-	FreshP99ms    float64               `json:"freshnessP99ms"`
-	RecallEngine  [2]float64            `json:"recallEngineP50P99ms"`
-	RecallNATS    [2]float64            `json:"recallNatsP50P99ms"`
-	Contended     int                   `json:"contendedCores,omitempty"`
+	Index         string       `json:"index"`
+	Preloaded     int          `json:"preloaded"`
+	Sync          string       `json:"natsSync"`
+	PreloadSec    float64      `json:"preloadSeconds"`
+	IngestHTTP    IngestResult `json:"ingestHttp"`
+	IngestDirect  IngestResult `json:"ingestDirect"`
+	Captured      int          `json:"captured"`
+	OfferedPerSec float64      `json:"offeredPerSecond"`
+	CapturePerSec float64      `json:"capturedPerSecond"`
+	FreshP50ms    float64      `json:"freshnessP50ms"`
+	FreshP99ms    float64      `json:"freshnessP99ms"`
+	RecallEngine  [2]float64   `json:"recallEngineP50P99ms"`
+	RecallNATS    [2]float64   `json:"recallNatsP50P99ms"`
+	Contended     int          `json:"contendedCores,omitempty"`
 }
 
 // PipelineOptions are `clawmem bench pipeline`'s settings.
@@ -121,7 +122,7 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		n := min(1000, preload-done)
 		texts := make([]string, n)
 		for i := range texts {
-			texts[i] = Sentence(rng, done+i)
+			texts[i] = testkit.Sentence(rng, done+i)
 		}
 		vecs, err := eng.Embedder().EmbedPassages(ctx, texts)
 		if err != nil {
@@ -149,14 +150,14 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	srvIngest := ingest.New(ingest.Config{Addr: ln.Addr().String(), Token: token}, producers.New(js), nil, quiet)
 	var iwg sync.WaitGroup
 	iwg.Go(func() { _ = srvIngest.Serve(ictx, ln) })
-	rep.IngestHTTP, err = ingest.RunBench(ctx, "http://"+ln.Addr().String(), token, producers.BenchOptions{Events: ingestEvents})
+	rep.IngestHTTP, err = httpBench(ctx, "http://"+ln.Addr().String(), token, IngestOptions{Events: ingestEvents})
 	stopIngest()
 	iwg.Wait()
 	if err != nil {
 		return rep, err
 	}
 	logf("ingest by direct publish...")
-	if rep.IngestDirect, err = producers.RunPublishBench(ctx, producers.New(js), producers.BenchOptions{Events: ingestEvents}); err != nil {
+	if rep.IngestDirect, err = publishBench(ctx, producers.New(js), IngestOptions{Events: ingestEvents}); err != nil {
 		return rep, err
 	}
 	if s, err := js.Stream(ctx, schemas.StreamEvents); err == nil {
@@ -181,7 +182,7 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	logf("recall: engine vs NATS, %d queries each...", queries)
 	qs := make([]string, 50)
 	for i := range qs {
-		qs[i] = strings.Join(strings.Fields(Sentence(rng, i))[3:7], " ")
+		qs[i] = strings.Join(strings.Fields(testkit.Sentence(rng, i))[3:7], " ")
 	}
 	var lat []time.Duration
 	for i := 0; i < queries; i++ {
@@ -253,7 +254,7 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, st interface {
 		if due := start.Add(time.Duration(i) * interval); time.Until(due) > 0 {
 			time.Sleep(time.Until(due))
 		}
-		text := fmt.Sprintf("Remember that %s", Sentence(rng, 1_000_000+i))
+		text := fmt.Sprintf("Remember that %s", testkit.Sentence(rng, 1_000_000+i))
 		session := fmt.Sprintf("e2e-%d", i)
 		ev, _ := json.Marshal(schemas.AgentEndEvent{Success: true, Messages: []schemas.Message{{Role: "user", Content: mustJSON(text)}}})
 		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: schemas.KindAgentEnd, SessionKey: session, Timestamp: time.Now().UnixMilli(), Event: ev})
@@ -292,24 +293,6 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, st interface {
 func mustJSON(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-var vocab = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
-oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember fjord grove
-harbor iris jasper kelp lotus maple nectar onyx pearl quartz raven sage thyme umber violet willow yarrow zinnia anchor
-beacon canyon dynamo engine falcon glacier horizon island jungle kernel lantern meadow nebula orbit prism quiver rocket
-saddle temple utopia vortex wagon xenon yacht zephyr acorn bamboo cactus daisy eagle fern garnet hazel ivory jade koala
-lemon mango nutmeg olive peach quince radish saffron tulip urchin vanilla walnut server deploy docker config backup
-invoice customer meeting budget report release review cache token cluster editor theme coffee tea flight hotel`)
-
-// Sentence makes a sentence of rare word combinations, so the local
-// embedder sees no near-duplicates among thousands.
-func Sentence(rng *rand.Rand, i int) string {
-	w := make([]string, 8)
-	for j := range w {
-		w[j] = vocab[rng.IntN(len(vocab))]
-	}
-	return fmt.Sprintf("item %d: the %s", i, strings.Join(w, " "))
 }
 
 // WriteText prints the figures for a person.

@@ -45,12 +45,12 @@ type StoreOptions struct {
 
 // StoreReport is what `clawmem bench store` reports.
 type StoreReport struct {
-	Index      vecindex.BenchReport `json:"index"`
-	ExactRatio [2]float64           `json:"exactRatioToFloorP50P99"`
-	Inserted   int                  `json:"inserted"`
-	LoadRate   float64              `json:"loadPerSecond"`
-	InsertRate float64              `json:"insertPerSecondAtN"`
-	Open       OpenReport           `json:"open"`
+	Index      IndexReport `json:"index"`
+	ExactRatio [2]float64  `json:"exactRatioToFloorP50P99"`
+	Inserted   int         `json:"inserted"`
+	LoadRate   float64     `json:"loadPerSecond"`
+	InsertRate float64     `json:"insertPerSecondAtN"`
+	Open       OpenReport  `json:"open"`
 	// OpenDatabase is the cold open without the segment: every vector
 	// decoded from the database (what a crash leaves the next open).
 	OpenDatabase OpenReport `json:"openFromDatabase"`
@@ -111,7 +111,7 @@ func Store(ctx context.Context, o StoreOptions) (StoreReport, error) {
 	logf := o.Logf
 	if !o.SkipIndex {
 		logf("index: %d x %d, %d queries...", o.N, o.Dim, o.Queries)
-		ir, err := vecindex.RunBench(o.N, o.Dim, o.Queries, o.Progress)
+		ir, err := indexBench(o.N, o.Dim, o.Queries, o.Progress)
 		if err != nil {
 			return rep, err
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -68,7 +68,7 @@ func NewPooledLoad(in Ingest, n, pool int, rate float64, seed uint64) *Load {
 	rng := rand.New(rand.NewPCG(seed, 19))
 	l := &Load{URL: in.URL, Token: in.Token, N: n, Rate: rate, Agent: "main", texts: make([]string, pool), acked: make([]atomic.Bool, pool)}
 	for i := range l.texts {
-		l.texts[i] = "Remember that " + bench.Sentence(rng, i)
+		l.texts[i] = "Remember that " + testkit.Sentence(rng, i)
 	}
 	return l
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -99,7 +100,7 @@ func captureRun(ctx context.Context, js jetstream.JetStream, urls, binary, dir s
 		agent := "agent" + strconv.Itoa(done/perBatch%64)
 		b := schemas.WorkBatch{V: schemas.Version, AgentID: agent, Source: "bench"}
 		for i := done; i < min(done+perBatch, items); i++ {
-			b.Items = append(b.Items, schemas.CaptureItem{SourceID: strconv.Itoa(i), Text: "Remember that " + Sentence(rng, i),
+			b.Items = append(b.Items, schemas.CaptureItem{SourceID: strconv.Itoa(i), Text: "Remember that " + testkit.Sentence(rng, i),
 				Importance: 0.7, Dedup: 0.95, Category: schemas.CategoryFact})
 		}
 		body, _ := json.Marshal(b)

@@ -22,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -242,7 +243,7 @@ func recallLoad(ctx context.Context, nc *nats.Conn, stores []*sqlitestore.Store,
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				body := fmt.Appendf(nil, `{"query":%q}`, Sentence(rng, w))
+				body := fmt.Appendf(nil, `{"query":%q}`, testkit.Sentence(rng, w))
 				if _, err := nc.Request(schemas.ServiceSubject("main", schemas.OpRecall), body, 10*time.Second); err == nil {
 					done.Add(1)
 				}

@@ -1,9 +1,17 @@
-package main
+// Package bulk holds the bulk commands — export, import, delete-bulk,
+// reembed and migrate — which stream memories between files, stores and a
+// running clawmem. They work on the store directly (--db, or the data
+// dir's store when nothing runs), and through the running instance's
+// admin endpoints when one runs; what they do is client's (client.Export,
+// client.Import, client.Migrate, ...), and this package only binds it to
+// flags and prints it.
+package bulk
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -14,18 +22,44 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// The bulk commands — export, import, reembed, migrate — stream memories
-// between files, stores and a running clawmem. They work on the store
-// directly (--db, or the data dir's store when nothing runs), and through
-// the running instance's admin endpoints (export, import) when one runs.
+// CLI is what the bulk commands take from clawmem's command line: the
+// target its global flags name, and its way of printing.
+type CLI interface {
+	Config() (*config.Config, error)
+	// Target is who the commands talk to (see client.Target), named name
+	// on NATS.
+	Target(name string) (client.Target, error)
+	// DB is the store directory --db names, if any.
+	DB() string
+	JSON() bool
+	Stdout() io.Writer
+	PrintJSON(v any) error
+	// Silent marks a failure the command has already reported, so that
+	// it exits 1 without printing err again.
+	Silent(err error) error
+	// Do runs one operation and prints its reply (see clawmem's other
+	// operation commands).
+	Do(cmd *cobra.Command, op, agent string, req any, render func(schemas.ToolResult) error) error
+	// Terminal reports whether progress bars are drawn; NewBar draws one.
+	Terminal() bool
+	NewBar(desc string, total int64, bytes bool) *progressbar.ProgressBar
+}
+
+// Commands are the bulk commands, for the root command to add.
+func Commands(cli CLI) []*cobra.Command {
+	c := commands{cli}
+	return []*cobra.Command{c.exportCmd(), c.importCmd(), c.deleteBulkCmd(), c.reembedCmd(), c.migrateCmd()}
+}
+
+type commands struct{ CLI }
 
 // bulkTarget finds the store the bulk commands work on (see
 // client.Target): --db's store, a running clawmem, else the data dir's
 // store, created if absent. exportOnly opens a local store without the
 // engine, adopting whatever dimension it has, so that a store can still be
 // exported after the embedding model changed.
-func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, error) {
-	t, err := a.target("clawmem-cli")
+func (c commands) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, error) {
+	t, err := c.Target("clawmem-cli")
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +69,14 @@ func (a *app) bulkTarget(ctx context.Context, exportOnly bool) (client.Bulk, err
 // bulkProgress draws a bulk operation's progress (client.Progress) as a
 // bar on stderr when it is a terminal and the output is not --json; nil
 // otherwise. desc names the operation.
-func (a *app) bulkProgress(desc string) func(client.Progress) {
-	if a.terminal() == nil {
+func (c commands) bulkProgress(desc string) func(client.Progress) {
+	if !c.Terminal() {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
 	return func(p client.Progress) {
 		if bar == nil {
-			bar = a.newBar(desc, p.Total, p.Bytes)
+			bar = c.NewBar(desc, p.Total, p.Bytes)
 		}
 		if r := p.Report; r != nil {
 			bar.Describe(fmt.Sprintf("%s: %d imported, %d skipped, %d failed", desc, r.Imported, r.Skipped, r.Failed))
@@ -57,7 +91,7 @@ func (a *app) bulkProgress(desc string) func(client.Progress) {
 
 // ---- export ----
 
-func (a *app) exportCmd() *cobra.Command {
+func (c commands) exportCmd() *cobra.Command {
 	var (
 		scope, output, format string
 		vectors               bool
@@ -85,24 +119,24 @@ or not at all.`,
 					return err
 				}
 			}
-			t, err := a.bulkTarget(cmd.Context(), true)
+			t, err := c.bulkTarget(cmd.Context(), true)
 			if err != nil {
 				return err
 			}
 			defer t.Close()
-			o := client.ExportOptions{Scope: scope, Format: f, WithVectors: vectors, Progress: a.bulkProgress("exporting")}
+			o := client.ExportOptions{Scope: scope, Format: f, WithVectors: vectors, Progress: c.bulkProgress("exporting")}
 			if output == "" {
-				_, err := client.Export(cmd.Context(), t, a.stdout, o)
+				_, err := client.Export(cmd.Context(), t, c.Stdout(), o)
 				return err
 			}
 			n, err := client.ExportFile(cmd.Context(), t, output, o)
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(map[string]any{"exported": n, "output": output, "format": f, "withVectors": vectors})
+			if c.JSON() {
+				return c.PrintJSON(map[string]any{"exported": n, "output": output, "format": f, "withVectors": vectors})
 			}
-			fmt.Fprintf(a.stdout, "exported %d memories from %s to %s\n", n, t.Where(), output)
+			fmt.Fprintf(c.Stdout(), "exported %d memories from %s to %s\n", n, t.Where(), output)
 			return nil
 		},
 	}
@@ -119,26 +153,26 @@ or not at all.`,
 // maxListed bounds the rows of each kind a human-readable report names.
 const maxListed = 50
 
-// printImport reports an import; it returns errSilent when rows failed or
+// printImport reports an import; it returns a Silent error when rows failed or
 // the import stopped early, so that the exit code says so.
-func (a *app) printImport(out client.ImportOutcome, runErr error) error {
+func (c commands) printImport(out client.ImportOutcome, runErr error) error {
 	if refused, ok := errors.AsType[client.ImportRefusedError](runErr); ok {
 		return refused.Err
 	}
-	if a.jsonOut {
-		if err := a.printJSON(out); err != nil {
+	if c.JSON() {
+		if err := c.PrintJSON(out); err != nil {
 			return err
 		}
 	} else {
-		out.WriteText(a.stdout, maxListed, " (--json lists every row)")
+		out.WriteText(c.Stdout(), maxListed, " (--json lists every row)")
 	}
 	switch {
-	case runErr != nil && a.jsonOut:
-		return errSilent{runErr}
+	case runErr != nil && c.JSON():
+		return c.Silent(runErr)
 	case runErr != nil:
 		return fmt.Errorf("%w (rows written so far stay; rerun with --skip-existing to go on)", runErr)
 	case out.Failed > 0:
-		return errSilent{fmt.Errorf("%d rows failed", out.Failed)}
+		return c.Silent(fmt.Errorf("%d rows failed", out.Failed))
 	}
 	return nil
 }
@@ -155,7 +189,7 @@ func importFlags(cmd *cobra.Command, o *client.ImportJob, batch int) {
 
 // checkImport refuses bad flags before anything is opened, and has the
 // import's progress drawn as desc.
-func (a *app) checkImport(o *client.ImportJob, desc string) error {
+func (c commands) checkImport(o *client.ImportJob, desc string) error {
 	if o.Options.Scope != "" {
 		if err := schemas.ValidateScope(o.Options.Scope); err != nil {
 			return err
@@ -164,11 +198,11 @@ func (a *app) checkImport(o *client.ImportJob, desc string) error {
 	if o.BatchSize < 1 || o.BatchSize > 100000 {
 		return fmt.Errorf("%w: --batch-size %d (want 1..100000)", schemas.ErrInvalid, o.BatchSize)
 	}
-	o.Progress = a.bulkProgress(desc)
+	o.Progress = c.bulkProgress(desc)
 	return nil
 }
 
-func (a *app) importCmd() *cobra.Command {
+func (c commands) importCmd() *cobra.Command {
 	var o client.ImportJob
 	cmd := &cobra.Command{
 		Use:   "import FILE",
@@ -185,7 +219,7 @@ FILE "-" reads stdin.`,
 			"  clawmem import big.jsonl --skip-existing   # resume after an interruption",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.checkImport(&o, "importing"); err != nil {
+			if err := c.checkImport(&o, "importing"); err != nil {
 				return err
 			}
 			src, err := client.OpenFileSource(args[0], o.Options.Scope)
@@ -193,7 +227,7 @@ FILE "-" reads stdin.`,
 				return err
 			}
 			defer src.Close()
-			t, err := a.bulkTarget(cmd.Context(), false)
+			t, err := c.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -202,7 +236,7 @@ FILE "-" reads stdin.`,
 			if err != nil {
 				return err
 			}
-			return a.printImport(client.Import(cmd.Context(), t, checked, o))
+			return c.printImport(client.Import(cmd.Context(), t, checked, o))
 		},
 	}
 	importFlags(cmd, &o, 1000)
@@ -211,7 +245,7 @@ FILE "-" reads stdin.`,
 
 // ---- delete-bulk ----
 
-func (a *app) deleteBulkCmd() *cobra.Command {
+func (c commands) deleteBulkCmd() *cobra.Command {
 	var (
 		scope, before string
 		dryRun        bool
@@ -230,7 +264,7 @@ is required, so that nothing deletes everything by accident). --before takes a d
 			if err != nil {
 				return err
 			}
-			return a.do(cmd, schemas.OpDeleteBulk, "", r, nil)
+			return c.Do(cmd, schemas.OpDeleteBulk, "", r, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -242,7 +276,7 @@ is required, so that nothing deletes everything by accident). --before takes a d
 
 // ---- reembed ----
 
-func (a *app) reembedCmd() *cobra.Command {
+func (c commands) reembedCmd() *cobra.Command {
 	var (
 		source string
 		force  bool
@@ -265,36 +299,36 @@ place needs --force, and the same dimensions.`,
 			if source == "" {
 				return errors.New("give --source-db PATH: the store to read")
 			}
-			if err := a.checkImport(&o, "re-embedding"); err != nil {
+			if err := c.checkImport(&o, "re-embedding"); err != nil {
 				return err
 			}
 			o.Options.NoDedup = true // a copy: the source decided what is a duplicate
-			cfg, err := a.config()
+			cfg, err := c.Config()
 			if err != nil {
 				return err
 			}
 			target := cfg.DBPath
-			if a.dbDir != "" {
-				target = a.dbDir
+			if c.DB() != "" {
+				target = c.DB()
 			}
 			if client.SameDir(source, target) {
 				if !force {
 					return fmt.Errorf("--source-db %s is the current store: re-embedding in place rewrites every vector; "+
 						"pass --force to do that, or write into another store (--db or --data-dir)", source)
 				}
-				return a.reembedInPlace(cmd.Context(), cfg, target, o)
+				return c.reembedInPlace(cmd.Context(), cfg, target, o)
 			}
 			src, err := client.OpenStoreSource(cmd.Context(), source, "", false)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			t, err := a.bulkTarget(cmd.Context(), false)
+			t, err := c.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
 			defer t.Close()
-			return a.printImport(client.Import(cmd.Context(), t, src, o))
+			return c.printImport(client.Import(cmd.Context(), t, src, o))
 		},
 	}
 	cmd.Flags().StringVar(&source, "source-db", "", "the store to read (a clawmem store directory)")
@@ -308,7 +342,7 @@ place needs --force, and the same dimensions.`,
 
 // reembedInPlace gives every memory of the store at dir a new vector from
 // the current model, keeping everything else.
-func (a *app) reembedInPlace(ctx context.Context, cfg *config.Config, dir string, o client.ImportJob) error {
+func (c commands) reembedInPlace(ctx context.Context, cfg *config.Config, dir string, o client.ImportJob) error {
 	cfg.DBPath = dir
 	t, err := client.OpenLocalBulk(ctx, cfg, false)
 	if err != nil {
@@ -316,20 +350,20 @@ func (a *app) reembedInPlace(ctx context.Context, cfg *config.Config, dir string
 	}
 	defer t.Close()
 	done, total, err := client.ReembedInPlace(ctx, t, client.ReembedOptions{BatchSize: o.BatchSize, DryRun: o.Options.DryRun,
-		Progress: a.bulkProgress("re-embedding in place")})
+		Progress: c.bulkProgress("re-embedding in place")})
 	if err != nil {
 		return err
 	}
-	if a.jsonOut {
-		return a.printJSON(map[string]any{"reembedded": done, "total": total, "dryRun": o.Options.DryRun})
+	if c.JSON() {
+		return c.PrintJSON(map[string]any{"reembedded": done, "total": total, "dryRun": o.Options.DryRun})
 	}
-	fmt.Fprintf(a.stdout, "re-embedded %d of %d memories in place in %s\n", done, total, dir)
+	fmt.Fprintf(c.Stdout(), "re-embedded %d of %d memories in place in %s\n", done, total, dir)
 	return nil
 }
 
 // ---- migrate ----
 
-func (a *app) migrateCmd() *cobra.Command {
+func (c commands) migrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring memories over from the OpenClaw memory plugins (check, run, verify)",
@@ -340,11 +374,11 @@ export. "check" says what it found, "run" imports it (keeping ids and timestamps
 becoming timestamp, rows without a scope going to global, vectors kept when their size is the
 store's), and "verify" checks every source row is in the store.`,
 	}
-	cmd.AddCommand(a.migrateCheckCmd(), a.migrateRunCmd(), a.migrateVerifyCmd())
+	cmd.AddCommand(c.migrateCheckCmd(), c.migrateRunCmd(), c.migrateVerifyCmd())
 	return cmd
 }
 
-func (a *app) migrateCheckCmd() *cobra.Command {
+func (c commands) migrateCheckCmd() *cobra.Command {
 	var source string
 	cmd := &cobra.Command{
 		Use:     "check",
@@ -353,10 +387,10 @@ func (a *app) migrateCheckCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			found := client.CheckSources(cmd.Context(), source)
-			if a.jsonOut {
-				return a.printJSON(found)
+			if c.JSON() {
+				return c.PrintJSON(found)
 			}
-			client.WriteChecks(a.stdout, found)
+			client.WriteChecks(c.Stdout(), found)
 			return nil
 		},
 	}
@@ -364,7 +398,7 @@ func (a *app) migrateCheckCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) migrateRunCmd() *cobra.Command {
+func (c commands) migrateRunCmd() *cobra.Command {
 	var (
 		source string
 		o      client.ImportJob
@@ -375,19 +409,19 @@ func (a *app) migrateRunCmd() *cobra.Command {
 		Example: "  clawmem migrate run --dry-run\n  clawmem migrate run --source ~/.openclaw/memory/lancedb --skip-existing",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.checkImport(&o, "migrating"); err != nil {
+			if err := c.checkImport(&o, "migrating"); err != nil {
 				return err
 			}
 			paths, err := client.FoundSources(source)
 			if err != nil {
 				return err
 			}
-			t, err := a.bulkTarget(cmd.Context(), false)
+			t, err := c.bulkTarget(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
 			defer t.Close()
-			return client.Migrate(cmd.Context(), t, paths, o, a.printImport)
+			return client.Migrate(cmd.Context(), t, paths, o, c.printImport)
 		},
 	}
 	cmd.Flags().StringVar(&source, "source", "", "the source to import (default: every plugin path that exists)")
@@ -395,7 +429,7 @@ func (a *app) migrateRunCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) migrateVerifyCmd() *cobra.Command {
+func (c commands) migrateVerifyCmd() *cobra.Command {
 	var source, scope string
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -411,7 +445,7 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 			if err != nil {
 				return err
 			}
-			t, err := a.bulkTarget(ctx, true)
+			t, err := c.bulkTarget(ctx, true)
 			if err != nil {
 				return err
 			}
@@ -420,15 +454,15 @@ a near-duplicate), changed (same id, other text) or missing. Exits 1 when a row 
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				if err := a.printJSON(reports); err != nil {
+			if c.JSON() {
+				if err := c.PrintJSON(reports); err != nil {
 					return err
 				}
 			} else {
-				client.WriteVerify(a.stdout, reports)
+				client.WriteVerify(c.Stdout(), reports)
 			}
 			if missing := client.NotStored(reports); missing > 0 {
-				return errSilent{fmt.Errorf("%d source rows are not in the store", missing)}
+				return c.Silent(fmt.Errorf("%d source rows are not in the store", missing))
 			}
 			return nil
 		},

@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	_ "modernc.org/sqlite" // OpenClaw's database, written as OpenClaw writes it
 
-	"github.com/clawmem/clawmem/internal/bench"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/testkit/openclawdb"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
@@ -220,7 +220,7 @@ func (w *watchRun) entry(kind, session string) map[string]any {
 	w.n++
 	marker := fmt.Sprintf("wf%06d", i)
 	w.wrote[marker] = wrote{Kind: kind, Session: session}
-	text := marker + " " + bench.Sentence(w.rng, i)
+	text := marker + " " + testkit.Sentence(w.rng, i)
 	role, content := "user", any(text)
 	if i%2 == 1 {
 		role, content = "assistant", []any{map[string]any{"type": "text", "text": text}}

@@ -1,4 +1,14 @@
-package main
+// Package bench is clawmem's performance harness, `clawmem bench`: the
+// vector index and the default store at a given size (search latency
+// against the memory-bandwidth floor, approximate recall, inserts, cold
+// opens and resident memory, measured in a child process), the whole
+// pipeline in process (hook ingest, capture to store, freshness, recall
+// over NATS), the memory log on a JetStream cluster (replicas catching up,
+// recall with one and two replicas, capture by several writer processes)
+// and the web console's server time. Each run prints its figures, or a
+// JSON report a later run can be compared with. The package also holds the
+// commands that run them, so that cmd/clawmem only adds them.
+package bench
 
 import (
 	"fmt"
@@ -9,21 +19,35 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/clawmem/clawmem/internal/bench"
 )
 
-func (a *app) benchCmd() *cobra.Command {
+// CLI is what the bench commands take from clawmem's command line: its
+// way of printing.
+type CLI interface {
+	PrintJSON(v any) error
+	// Emit prints v as JSON with --json, else as text writes it.
+	Emit(v any, text func(io.Writer) error) error
+	// Progress is where a long benchmark says how far it is: stderr,
+	// unless the output is JSON for a machine.
+	Progress() io.Writer
+}
+
+// Command is `clawmem bench` with its subcommands.
+func Command(cli CLI) *cobra.Command { return commands{cli}.benchCmd() }
+
+type commands struct{ CLI }
+
+func (c commands) benchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(a.benchStoreCmd(), a.benchStoreOpenCmd(), a.benchPipelineCmd(), a.benchClusterCmd(), a.benchConsoleCmd(), a.benchBurnCmd())
+	cmd.AddCommand(c.storeCmd(), c.storeOpenCmd(), c.pipelineCmd(), c.clusterCmd(), c.consoleCmd(), c.burnCmd())
 	return cmd
 }
 
-func (a *app) benchConsoleCmd() *cobra.Command {
-	o := bench.ConsoleOptions{}
+func (c commands) consoleCmd() *cobra.Command {
+	o := ConsoleOptions{}
 	cmd := &cobra.Command{
 		Use:   "console",
 		Short: "Benchmark the web console's server time",
@@ -36,12 +60,12 @@ halfway down by cursor, a text filter, an agent's view), a memory's page and an 
 			if o.N < 1 || o.Requests < 1 {
 				return fmt.Errorf("--n and --requests must be at least 1")
 			}
-			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
-			rep, err := bench.Console(cmd.Context(), o)
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
+			rep, err := Console(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			return a.emit(rep, rep.WriteText)
+			return c.Emit(rep, rep.WriteText)
 		},
 	}
 	cmd.Flags().IntVar(&o.N, "n", 100_000, "memories stored first")
@@ -49,8 +73,8 @@ halfway down by cursor, a text filter, an agent's view), a memory's page and an 
 	return cmd
 }
 
-func (a *app) benchStoreCmd() *cobra.Command {
-	o := bench.StoreOptions{}
+func (c commands) storeCmd() *cobra.Command {
+	o := StoreOptions{}
 	var baseline string
 	cmd := &cobra.Command{
 		Use:   "store",
@@ -72,22 +96,22 @@ With --baseline FILE (an earlier run's --json output) each figure is also given 
 				return err
 			}
 			o.OpenCommand = []string{exe, "bench", "store-open"}
-			o.Progress = a.progress()
-			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
-			var base bench.StoreReport
+			o.Progress = c.Progress()
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
+			var base StoreReport
 			if baseline != "" {
-				if base, err = bench.LoadStoreBaseline(baseline); err != nil {
+				if base, err = LoadStoreBaseline(baseline); err != nil {
 					return err
 				}
 			}
-			rep, err := bench.Store(cmd.Context(), o)
+			rep, err := Store(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			if baseline != "" {
 				rep.Compare(base)
 			}
-			return a.emit(rep, func(w io.Writer) error { return rep.WriteText(w, o.SkipIndex) })
+			return c.Emit(rep, func(w io.Writer) error { return rep.WriteText(w, o.SkipIndex) })
 		},
 	}
 	f := cmd.Flags()
@@ -101,16 +125,7 @@ With --baseline FILE (an earlier run's --json output) each figure is also given 
 	return cmd
 }
 
-// progress is where long benchmarks report how far they are: stderr,
-// unless the output is JSON for a machine.
-func (a *app) progress() io.Writer {
-	if a.jsonOut {
-		return io.Discard
-	}
-	return a.stderr
-}
-
-func (a *app) benchStoreOpenCmd() *cobra.Command {
+func (c commands) storeOpenCmd() *cobra.Command {
 	var (
 		dir, index string
 		noSegment  bool
@@ -122,11 +137,11 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := bench.OpenOnce(cmd.Context(), dir, dim, noSegment, index)
+			rep, err := OpenOnce(cmd.Context(), dir, dim, noSegment, index)
 			if err != nil {
 				return err
 			}
-			return a.printJSON(rep)
+			return c.PrintJSON(rep)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "store directory")
@@ -136,8 +151,8 @@ func (a *app) benchStoreOpenCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) benchPipelineCmd() *cobra.Command {
-	o := bench.PipelineOptions{}
+func (c commands) pipelineCmd() *cobra.Command {
+	o := PipelineOptions{}
 	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "pipeline",
@@ -161,7 +176,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
 			if o.Contend > 0 {
 				exe, err := os.Executable()
 				if err != nil {
@@ -169,11 +184,11 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 				}
 				o.ContendCommand = []string{exe, "bench", "burn"}
 			}
-			rep, err := bench.Pipeline(cmd.Context(), o)
+			rep, err := Pipeline(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			return a.emit(rep, rep.WriteText)
+			return c.Emit(rep, rep.WriteText)
 		},
 	}
 	f := cmd.Flags()
@@ -189,7 +204,7 @@ func (a *app) benchPipelineCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) benchBurnCmd() *cobra.Command {
+func (c commands) burnCmd() *cobra.Command {
 	var seconds int
 	cmd := &cobra.Command{
 		Use:    "burn",
@@ -198,7 +213,7 @@ func (a *app) benchBurnCmd() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			runtime.GOMAXPROCS(1)
-			bench.Burn(time.Duration(seconds) * time.Second)
+			Burn(time.Duration(seconds) * time.Second)
 			return nil
 		},
 	}
@@ -206,8 +221,8 @@ func (a *app) benchBurnCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) benchClusterCmd() *cobra.Command {
-	o := bench.ClusterOptions{}
+func (c commands) clusterCmd() *cobra.Command {
+	o := ClusterOptions{}
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Benchmark the memory log on a JetStream cluster: publish, replica catch-up, freshness, recall with 1 and 2 replicas",
@@ -222,7 +237,7 @@ memories of DIM dimensions in a writer's store and measures:
 		Example: "  clawmem bench cluster\n  clawmem bench cluster --n 20000 --dim 384 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Logf = func(format string, args ...any) { fmt.Fprintf(a.progress(), format+"\n", args...) }
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
 			if o.Captured > 0 {
 				exe, err := os.Executable()
 				if err != nil {
@@ -230,11 +245,11 @@ memories of DIM dimensions in a writer's store and measures:
 				}
 				o.Binary = exe
 			}
-			rep, err := bench.Cluster(cmd.Context(), o)
+			rep, err := Cluster(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			return a.emit(rep, rep.WriteText)
+			return c.Emit(rep, rep.WriteText)
 		},
 	}
 	f := cmd.Flags()

@@ -1,8 +1,3 @@
-// Package chaos is the start of clawmem's fault harness (issue 19): for
-// now the hostile-input scenario, which sends a corpus of bad bodies to
-// every surface a running clawmem offers — hook ingest, query operations,
-// raw subjects, import files, config files, MCP tool calls — and checks
-// that each is refused with an error and stores nothing.
 package chaos
 
 import (

@@ -1,4 +1,4 @@
-package vecindex
+package bench
 
 import (
 	"errors"
@@ -9,13 +9,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/clawmem/clawmem/internal/workpool"
+	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/workers/query"
 )
 
-// BenchReport is what RunBench measured. FloorP50 is the time to stream the
-// whole matrix once with a trivial reduction, split across cores as the exact
-// scan is: the memory-bandwidth bound an exact search is judged against.
-type BenchReport struct {
+// IndexReport is what indexBench measured. FloorP50 is the time to stream
+// the whole matrix once with a trivial reduction, split across cores as the
+// exact scan is: the memory-bandwidth bound an exact search is judged
+// against.
+type IndexReport struct {
 	N, Dim      int
 	FloorP50    time.Duration
 	ExactP50    time.Duration
@@ -27,32 +29,32 @@ type BenchReport struct {
 	IVFBytes    int64   // memory IVF adds to the float32 matrix
 }
 
-// RunBench fills an index with n deterministic clustered vectors (up to
+// indexBench fills an index with n deterministic clustered vectors (up to
 // 1,000 gaussian clusters of about 100 vectors; queries are stored vectors
-// plus noise) and times exact and IVF top-10 searches. progress, if not nil,
-// gets a line per phase. It needs about n·dim·5 bytes of memory.
-func RunBench(n, dim, queries int, progress io.Writer) (BenchReport, error) {
+// plus noise) and times exact and IVF top-10 searches. progress, if not
+// nil, gets a line per phase. It needs about n·dim·5 bytes of memory.
+func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 	if n < 1 || dim < 1 || queries < 1 {
-		return BenchReport{}, errors.New("vecindex: RunBench needs n, dim and queries ≥ 1")
+		return IndexReport{}, errors.New("bench: the index benchmark needs n, dim and queries ≥ 1")
 	}
 	if progress == nil {
 		progress = io.Discard
 	}
-	rep := BenchReport{N: n, Dim: dim}
+	rep := IndexReport{N: n, Dim: dim}
 	fmt.Fprintf(progress, "generating %d × %d clustered vectors\n", n, dim)
-	ix := New(dim, Options{Mode: IVF})
-	qs, err := fillClustered(ix, n, queries, 1, 1)
+	ix := vecindex.New(dim, vecindex.Options{Mode: vecindex.IVF})
+	qs, err := fillIndex(ix, n, queries)
 	if err != nil {
 		return rep, err
 	}
 
 	fmt.Fprintf(progress, "exact search: %d queries, interleaved with memory-floor scans\n", queries)
 	var floor, exact []time.Duration
-	truth := make([][]Hit, len(qs))
+	truth := make([][]vecindex.Hit, len(qs))
 	for i := -2; i < len(qs); i++ { // two untimed rounds warm caches and the scheduler
 		q := qs[max(i, 0)]
 		t0 := time.Now()
-		ix.floorScan()
+		ix.FloorScan()
 		t1 := time.Now()
 		h := ix.SearchExact(q, 10, nil)
 		t2 := time.Now()
@@ -62,8 +64,8 @@ func RunBench(n, dim, queries int, progress io.Writer) (BenchReport, error) {
 			truth[i] = h
 		}
 	}
-	rep.FloorP50 = percentile(floor, 0.5)
-	rep.ExactP50, rep.ExactP99 = percentile(exact, 0.5), percentile(exact, 0.99)
+	rep.FloorP50 = query.Percentile(floor, 0.5)
+	rep.ExactP50, rep.ExactP99 = query.Percentile(exact, 0.5), query.Percentile(exact, 0.99)
 
 	fmt.Fprintf(progress, "building IVF\n")
 	t0 := time.Now()
@@ -86,7 +88,7 @@ func RunBench(n, dim, queries int, progress io.Writer) (BenchReport, error) {
 			found += overlap(truth[i], h)
 		}
 	}
-	rep.IVFP50, rep.IVFP99 = percentile(ivf, 0.5), percentile(ivf, 0.99)
+	rep.IVFP50, rep.IVFP99 = query.Percentile(ivf, 0.5), query.Percentile(ivf, 0.99)
 	want := 0
 	for _, t := range truth {
 		want += len(t)
@@ -95,28 +97,13 @@ func RunBench(n, dim, queries int, progress io.Writer) (BenchReport, error) {
 	return rep, nil
 }
 
-// floorScan sums the matrix with the exact scan's chunking and parallelism.
-func (ix *Index) floorScan() float32 {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	n := len(ix.keys)
-	per := max(1, scanChunk/ix.dim)
-	chunks := (n + per - 1) / per
-	parts := make([]float32, min(ix.workers, max(chunks, 1)))
-	workpool.Run(len(parts), chunks, func(w, c int) {
-		lo, hi := c*per*ix.dim, min((c+1)*per, n)*ix.dim
-		parts[w] += sum(ix.data[lo:hi])
-	})
-	return sum(parts)
-}
-
-// fillClustered upserts n rows (keys 0..n-1, group = key mod 16) drawn
-// around clamp(n/100, 1, 1000) gaussian centres with per-component spread
-// times the centres' (members of a cluster have cosine ≈ 1/(1+spread²)), and
+// fillIndex upserts n rows (keys 0..n-1, group = key mod 16) drawn around
+// clamp(n/100, 1, 1000) gaussian centres with per-component noise the
+// size of the centres' (members of a cluster have cosine ≈ 0.5), and
 // returns queries: stored vectors plus noise of norm ≈ 0.1.
-func fillClustered(ix *Index, n, queries int, seed uint64, spread float64) ([][]float32, error) {
-	dim := ix.dim
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+func fillIndex(ix *vecindex.Index, n, queries int) ([][]float32, error) {
+	dim := ix.Dim()
+	rng := rand.New(rand.NewPCG(1, 0x5eed))
 	nc := max(1, min(1000, n/100))
 	centres := make([]float32, nc*dim)
 	for i := range centres {
@@ -127,7 +114,7 @@ func fillClustered(ix *Index, n, queries int, seed uint64, spread float64) ([][]
 	for i := range n {
 		c := rng.IntN(nc)
 		for j := range v {
-			v[j] = centres[c*dim+j] + float32(spread*rng.NormFloat64())
+			v[j] = centres[c*dim+j] + float32(rng.NormFloat64())
 		}
 		if err := ix.Upsert(int64(i), uint32(i%16), v); err != nil {
 			return nil, err
@@ -145,19 +132,11 @@ func fillClustered(ix *Index, n, queries int, seed uint64, spread float64) ([][]
 	return qs, nil
 }
 
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(d))
-	return s[max(0, int(math.Ceil(p*float64(len(s))))-1)]
-}
-
 // overlap counts the keys of want that got contains.
-func overlap(want, got []Hit) int {
+func overlap(want, got []vecindex.Hit) int {
 	n := 0
 	for _, w := range want {
-		if slices.ContainsFunc(got, func(h Hit) bool { return h.Key == w.Key }) {
+		if slices.ContainsFunc(got, func(h vecindex.Hit) bool { return h.Key == w.Key }) {
 			n++
 		}
 	}
