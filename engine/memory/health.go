@@ -20,7 +20,8 @@ type Health struct {
 	// caller's scopes was stored, unix ms; 0 when there is none.
 	LastMemoryAt int64 `json:"lastMemoryAt,omitempty"`
 	// IndexKind is exact or ivf, and IndexTrained whether the approximate
-	// index is trained; empty when the store cannot tell.
+	// index is trained; empty when the store cannot tell. Stats fills them
+	// from the one IndexState it reads.
 	IndexKind    string `json:"indexKind,omitempty"`
 	IndexTrained bool   `json:"indexTrained,omitempty"`
 }
@@ -38,10 +39,6 @@ func (e *Engine) health(ctx context.Context, f engine.ScopeFilter) (Health, erro
 	}
 	if len(newest) == 1 {
 		h.LastMemoryAt = newest[0].Timestamp
-	}
-	if d, ok := e.store.(engine.Describer); ok {
-		is := d.IndexState()
-		h.IndexKind, h.IndexTrained = is.Kind, is.Trained
 	}
 	return h, nil
 }

@@ -678,10 +678,14 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 	}
 	if !f.All() {
 		out.Scopes = f.Scopes()
-	} else if d, ok := e.store.(engine.Describer); ok {
-		// How the store holds its vectors is the operator's business.
+	}
+	if d, ok := e.store.(engine.Describer); ok {
 		is := d.IndexState()
-		out.Index = &is
+		out.IndexKind, out.IndexTrained = is.Kind, is.Trained
+		if f.All() {
+			// How the store holds its vectors in full is the operator's business.
+			out.Index = &is
+		}
 	}
 	if sp, ok := e.emb.(embed.StatsProvider); ok {
 		cs := sp.CacheStats()

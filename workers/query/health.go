@@ -28,17 +28,13 @@ const deadLetterWait = 2 * time.Second
 // and transcript entries published under its agent id. Work items carry no
 // agent in their subject and an admin call has none, so neither is counted.
 func (s *Service) deadLetters(ctx context.Context, who memory.Who) *int {
-	if s.nc == nil || who.IsAdmin() {
-		return nil
-	}
-	js, err := jetstream.New(s.nc)
-	if err != nil {
+	if s.js == nil || who.IsAdmin() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadLetterWait)
 	defer cancel()
 	n := 0
-	st, err := js.Stream(ctx, schemas.StreamDLQ)
+	st, err := s.js.Stream(ctx, schemas.StreamDLQ)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return &n
 	}

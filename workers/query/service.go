@@ -163,8 +163,10 @@ type Service struct {
 	// importMu makes each admin import batch's duplicate checks and write
 	// one step, so two imports cannot both let the same text through.
 	importMu sync.Mutex
-	// purger deletes a forgotten memory's messages from the streams; nil
-	// without a NATS connection.
+	// js reads the streams (the caller's dead letters) and purger deletes a
+	// forgotten memory's messages from them; both nil without a NATS
+	// connection.
+	js     jetstream.JetStream
 	purger *purge.Purger
 }
 
@@ -219,7 +221,7 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 		done: make(chan struct{}), ready: make(chan struct{})}
 	if nc != nil {
 		if js, err := jetstream.New(nc); err == nil {
-			s.purger = purge.New(js)
+			s.js, s.purger = js, purge.New(js)
 		}
 	}
 	return s

@@ -17,14 +17,6 @@ import type { PluginLogger } from "./types.js";
 /** How long a status snapshot waits for clawmem, connect included. */
 export const STATUS_TIMEOUT_MS = 3000;
 
-/** The search and read the runtime serves: memorycore's, which the memory_search/memory_get tools serve too. */
-export interface MemoryAccess {
-  search(link: Link, agent: string, query: string, opts: { maxResults?: number; minScore?: number; timeoutMs: number }): Promise<MemorySearchHit[]>;
-  read(link: Link, agent: string, relPath: string, from: number | undefined, lines: number | undefined, timeoutMs: number): Promise<MemoryRead>;
-}
-
-export const CLAWMEM_ACCESS: MemoryAccess = { search: searchMemories, read: readMemory };
-
 /** clawmem's memory_stats details, the fields the status shows. */
 interface StatsDetails {
   total?: number;
@@ -128,16 +120,17 @@ export class SearchManager {
   #snap: Snapshot;
 
   constructor(private readonly link: Link, private readonly owned: boolean, private readonly agent: string,
-    private readonly cfg: ClawmemConfig, private readonly access: MemoryAccess, first: Snapshot) {
+    private readonly cfg: ClawmemConfig, first: Snapshot, private readonly onClose: () => void) {
     this.#snap = first;
   }
 
   search(query: string, opts?: { maxResults?: number; minScore?: number }): Promise<MemorySearchHit[]> {
-    return this.access.search(this.link, this.agent, query, { maxResults: opts?.maxResults, minScore: opts?.minScore, timeoutMs: this.cfg.requestTimeoutMs });
+    // The same search and read as the memory_search and memory_get tools.
+    return searchMemories(this.link, this.agent, query, { maxResults: opts?.maxResults, minScore: opts?.minScore, timeoutMs: this.cfg.requestTimeoutMs });
   }
 
   readFile(params: { relPath: string; from?: number; lines?: number }): Promise<MemoryRead> {
-    return this.access.read(this.link, this.agent, params.relPath, params.from, params.lines, this.cfg.requestTimeoutMs);
+    return readMemory(this.link, this.agent, params.relPath, params.from, params.lines, this.cfg.requestTimeoutMs);
   }
 
   status(): Record<string, unknown> {
@@ -159,6 +152,7 @@ export class SearchManager {
   }
 
   async close(): Promise<void> {
+    this.onClose();
     if (this.owned) await this.link.close();
   }
 }
@@ -189,7 +183,7 @@ export function memoryPromptSection(availableTools: Set<string>, citationsMode?:
 }
 
 /** The capability object for api.registerMemoryCapability. */
-export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: () => Link | undefined, access: MemoryAccess = CLAWMEM_ACCESS) {
+export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: () => Link | undefined) {
   const open = new Set<SearchManager>();
   const runtime = {
     async getMemorySearchManager(params: { agentId: string; purpose?: string }) {
@@ -201,13 +195,8 @@ export function memoryCapability(cfg: ClawmemConfig, log: PluginLogger, shared: 
       const link = mine ?? new Link({ servers: cfg.natsUrl, credentialsFile: cfg.credentialsFile, name: "clawmem-openclaw-status", log, logOutages: false });
       const started = Date.now();
       const first = await snapshot(link, agent);
-      const manager = new SearchManager(link, mine === undefined, agent, cfg, access, first);
+      const manager: SearchManager = new SearchManager(link, mine === undefined, agent, cfg, first, () => open.delete(manager));
       open.add(manager);
-      const close = manager.close.bind(manager);
-      manager.close = async () => {
-        open.delete(manager);
-        await close();
-      };
       return { manager, debug: { backend: "builtin" as const, purpose: params?.purpose, managerMs: Date.now() - started } };
     },
     resolveMemoryBackendConfig() {
