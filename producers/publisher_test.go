@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
@@ -32,15 +33,7 @@ func setup(tb testing.TB) (*natsembed.Server, jetstream.JetStream, *producers.Pu
 
 func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(context.Background(), schemas.StreamEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return testkit.StreamMsgs(t, js, schemas.StreamEvents)
 }
 
 func getMsg(t *testing.T, js jetstream.JetStream, seq uint64) *jetstream.RawStreamMsg {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
@@ -57,15 +58,7 @@ func setup(t testing.TB, cfg ingest.Config) *env {
 
 func (e *env) msgs(t *testing.T) uint64 {
 	t.Helper()
-	s, err := e.js.Stream(context.Background(), schemas.StreamEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return testkit.StreamMsgs(t, e.js, schemas.StreamEvents)
 }
 
 type reply struct {

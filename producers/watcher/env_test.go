@@ -114,15 +114,7 @@ func (e *env) sync(w *watcher.Watcher) {
 
 func (e *env) streamMsgs() uint64 {
 	e.t.Helper()
-	s, err := e.js.Stream(context.Background(), schemas.StreamTranscripts)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return info.State.Msgs
+	return testkit.StreamMsgs(e.t, e.js, schemas.StreamTranscripts)
 }
 
 // waitFor polls until the stream holds at least n entries.

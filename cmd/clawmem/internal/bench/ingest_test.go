@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
@@ -57,15 +58,7 @@ func startIngest(tb testing.TB) ingestEnv {
 
 func (e ingestEnv) streamMsgs(t *testing.T) uint64 {
 	t.Helper()
-	s, err := e.js.Stream(context.Background(), schemas.StreamEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
+	return testkit.StreamMsgs(t, e.js, schemas.StreamEvents)
 }
 
 // Both ingest benchmarks persist every event they count, and a second run
