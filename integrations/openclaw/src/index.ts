@@ -165,9 +165,10 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
     // agent_turn_prepare runs first where the host wires it (its embedded
     // and CLI runners); before_prompt_build covers the runners it does not
     // reach. A run gets the block once, from whichever runs first.
-    if (offersTurnPrepare(hostVersion(api))) api.on("agent_turn_prepare", recall);
+    const version = hostVersion(api);
+    if (offersTurnPrepare(version)) api.on("agent_turn_prepare", recall);
     api.on("before_prompt_build", recall);
-    if (needsLegacyRecallHook(hostVersion(api))) api.on("before_agent_start", recall);
+    if (needsLegacyRecallHook(version)) api.on("before_agent_start", recall);
   }
 
   if (cfg.autoCapture) {
