@@ -169,7 +169,9 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		}
 		defer sub.Unsubscribe()
 	}
-	rawJS, err := jetstream.New(nc)
+	// An asynchronous publish whose ack is lost fails after the bound
+	// too, rather than holding its place among the pending publishes.
+	rawJS, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(jsbound.Timeout))
 	if err != nil {
 		return err
 	}

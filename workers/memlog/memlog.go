@@ -19,12 +19,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // batch is how many changes go to JetStream, and are acknowledged, at once.
 const batch = 512
+
+// ErrAckLost is a batch whose acknowledgements did not come in time; it
+// goes again (its Msg-Ids make the copies JetStream has no-ops).
+var ErrAckLost = errors.New("memory log acknowledgement lost")
 
 // Publisher publishes a store's changes to the memory log.
 type Publisher struct {
@@ -44,6 +49,11 @@ type Publisher struct {
 	// in a partition another writer has since taken over) is dropped, not
 	// published over that writer's: it was never acknowledged to anyone.
 	Holds func(scope string) bool
+	// AckWait bounds the wait for a batch's acknowledgements. An ack lost
+	// in a restart of the stream's leader is never coming, and a batch
+	// waiting for it holds every later Flush (the store worker's durable
+	// step) behind it: the batch fails instead and goes again.
+	AckWait time.Duration
 
 	// mu makes batches one at a time, so that a Flush that finds the
 	// change log empty knows every change before it is acknowledged.
@@ -56,7 +66,7 @@ func NewPublisher(js jetstream.JetStream, store engine.ChangeLogger, partitions 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 5 * time.Millisecond}
+	return &Publisher{js: js, store: store, partitions: max(partitions, 1), log: log, Poll: 5 * time.Millisecond, AckWait: jsbound.Timeout}
 }
 
 // logInfo is the memory log's state, retried while the cluster is briefly
@@ -191,6 +201,12 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 		}
 		futures = append(futures, f)
 	}
+	ackWait := p.AckWait
+	if ackWait <= 0 {
+		ackWait = jsbound.Timeout
+	}
+	wait := time.NewTimer(ackWait)
+	defer wait.Stop()
 	for _, f := range futures {
 		select {
 		case ack := <-f.Ok():
@@ -199,6 +215,8 @@ func (p *Publisher) publishBatch(ctx context.Context) (int, error) {
 			}
 		case err := <-f.Err():
 			return 0, fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
+		case <-wait.C:
+			return 0, fmt.Errorf("publish %s: %w: no acknowledgement within %s", f.Msg().Subject, ErrAckLost, ackWait)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}

@@ -324,3 +324,52 @@ func TestFollowerFollowsAcrossAnOutage(t *testing.T) {
 	}
 	write("after the outage")
 }
+
+// A batch whose acknowledgements never come (the stream's leader went
+// down with the acks in flight; here a subscriber swallows the publishes
+// where no stream listens) fails within AckWait instead of holding every
+// later Flush behind it, and trims nothing: once the log answers, the same
+// change goes again.
+func TestALostAckFailsTheBatchWithinItsBound(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, nc, js := natsembed.StartTest(t)
+	swallow, err := nc.SubscribeSync(schemas.MemoriesPrefix + ".>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := open(t, t.TempDir(), false)
+	defer writer.Close()
+	if _, err := writer.Add(ctx, mem("kept while the acks are lost", "global", 1, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	pub := memlog.NewPublisher(js, writer, 16, nil)
+	pub.AckWait = 300 * time.Millisecond
+	start := time.Now()
+	n, err := pub.Flush(ctx)
+	if !errors.Is(err, memlog.ErrAckLost) || n != 0 {
+		t.Fatalf("flush with lost acks: %d %v", n, err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("the lost ack held the flush %s", took)
+	}
+	if _, err := swallow.NextMsg(time.Second); err != nil {
+		t.Fatalf("the change was not published at all: %v", err)
+	}
+	// A second Flush is not blocked behind the first.
+	if _, err := pub.Flush(ctx); !errors.Is(err, memlog.ErrAckLost) {
+		t.Fatalf("second flush: %v", err)
+	}
+	swallow.Unsubscribe()
+	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pub.Flush(ctx); err != nil || n != 1 {
+		t.Fatalf("flush once the log answers: %d %v", n, err)
+	}
+	replica := open(t, t.TempDir(), true)
+	defer replica.Close()
+	if rep, err := memlog.Rebuild(ctx, js, replica, nil); err != nil || rep.Memories != 1 {
+		t.Fatalf("rebuild: %+v %v", rep, err)
+	}
+}
