@@ -29,6 +29,9 @@ type Known struct {
 	Alias string
 	ID    string
 	Text  string
+	// Scope is where the memory is: a decision about it is written by
+	// that scope's writer. It is never shown to the model.
+	Scope string
 }
 
 // Decision is one validated decision: Target is the memory's id (not its

@@ -16,6 +16,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/producers"
@@ -109,8 +110,12 @@ func startCapture(_ context.Context, n *nodeRun) error {
 	if err != nil {
 		return fmt.Errorf("embedding: %w", err)
 	}
+	sm, err := scopes.New(cfg.Scopes)
+	if err != nil {
+		return err
+	}
 	cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
-		Partitions: cfg.NATS.Partitions, Secrets: cfg.SecretsMode()}
+		Partitions: cfg.NATS.Partitions, Scopes: sm, Secrets: cfg.SecretsMode()}
 	if cfg.SmartExtractionOn() {
 		llm, err := distill.NewLLM(cfg.LLMConfig())
 		if err != nil {
@@ -131,12 +136,13 @@ func startDistill(_ context.Context, n *nodeRun) error {
 	if err != nil {
 		return err
 	}
+	cc := CursorConfig(cfg)
 	dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
 		SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount,
-		Partitions: cfg.NATS.Partitions}
+		Partitions: cc.Partitions, Scopes: cc.Scopes}
 	n.g.start(RoleDistill, workers.NewDistillWorker(n.js, d, dc, n.metrics, n.log).Run)
 	if cfg.Distill.Schedule != "off" {
-		cd, err := workers.NewCursorDistiller(n.js, d, CursorConfig(cfg), n.log)
+		cd, err := workers.NewCursorDistiller(n.js, d, cc, n.log)
 		if err != nil {
 			return err
 		}

@@ -151,10 +151,14 @@ func NewDistiller(cfg *config.Config) (*distill.Distiller, error) {
 	return distill.New(cfg.DistillConfig(), llm, emb), nil
 }
 
-// CursorConfig is the scheduled cursor distiller's configuration.
+// CursorConfig is the scheduled cursor distiller's configuration. Its
+// scope rules are the configuration's (validated when it was loaded; rules
+// that fail here fall back to the built-in ones, and the store's writers
+// move what that routes elsewhere).
 func CursorConfig(cfg *config.Config) workers.CursorConfig {
+	sm, _ := scopes.New(cfg.Scopes)
 	return workers.CursorConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
-		Agents: cfg.Distill.Agents, Partitions: cfg.NATS.Partitions}
+		Agents: cfg.Distill.Agents, Partitions: cfg.NATS.Partitions, Scopes: sm}
 }
 
 // BackupConfig is the backup job's configuration; dir, when set, replaces

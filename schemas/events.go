@@ -144,7 +144,8 @@ type CaptureItem struct {
 	// extraction's UPDATE).
 	Supersedes string `json:"supersedes,omitempty"`
 	// Invalidates, when set, makes the item no memory at all: the memory
-	// with this id stops holding (smart extraction's DELETE); Text says why.
+	// with this id stops holding (smart extraction's DELETE); Text says why,
+	// and Scope, when set, is that memory's scope (whose writer ends it).
 	Invalidates string `json:"invalidates,omitempty"`
 }
 

@@ -57,9 +57,8 @@ func Partition(key string, n int) int {
 // writes a scope, so its duplicate checks never race another's.
 func ScopePartition(scope string, n int) int { return Partition(PartitionKey(scope), n) }
 
-// AgentPartition is the partition of an agent's own scope, where its work
-// goes first.
-func AgentPartition(agent string, n int) int { return Partition(agent, n) }
+// AgentPartition is the partition of an agent's own scope (agent:<id>).
+func AgentPartition(agent string, n int) int { return ScopePartition("agent:"+agent, n) }
 
 // HeaderLogWriter names the writer that published a log entry: a writer
 // skips its own entries when it follows the log (its store has them).

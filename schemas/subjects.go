@@ -24,8 +24,9 @@ const (
 
 	// StreamWork is the work queue between stages:
 	// clawmem.work.candidates.<partition>.<agent> and
-	// clawmem.work.lessons.<partition>.<agent>, the partition being the
-	// agent's (AgentPartition), so each partition's writer consumes its own.
+	// clawmem.work.lessons.<partition>.<agent>, the partition being that
+	// of the scope the work writes (ScopePartition), so each partition's
+	// writer consumes its own.
 	StreamWork     = "CLAWMEM_WORK"
 	WorkPrefix     = "clawmem.work"
 	WorkSubject    = WorkPrefix + ".>"
@@ -173,10 +174,16 @@ func ParseTranscriptSubject(subject string) (agent, sessionToken string, err err
 	return agent, sessionToken, nil
 }
 
-// WorkItemSubject is a work item's subject: prefix is WorkCandidates or
-// WorkLessons, partition the agent's among partitions.
+// WorkPartitionSubject is the subject of agent's work for partition's writer:
+// prefix is WorkCandidates or WorkLessons.
+func WorkPartitionSubject(prefix, agent string, partition int) string {
+	return prefix + "." + strconv.Itoa(partition) + "." + agent
+}
+
+// WorkItemSubject is the subject of agent's work in its own scope
+// (agent:<id>) among partitions.
 func WorkItemSubject(prefix, agent string, partitions int) string {
-	return prefix + "." + strconv.Itoa(AgentPartition(agent, partitions)) + "." + agent
+	return WorkPartitionSubject(prefix, agent, AgentPartition(agent, partitions))
 }
 
 // WorkFilters are the work subjects of one partition.

@@ -19,6 +19,7 @@ import (
 	"github.com/clawmem/clawmem/engine/redact"
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/workpool"
 	"github.com/clawmem/clawmem/schemas"
@@ -39,6 +40,9 @@ type CaptureConfig struct {
 	// Partitions is how many partitions the work stream has (nats.partitions);
 	// default schemas.DefaultPartitions.
 	Partitions int
+	// Scopes are the scope rules (scopes.*) an item's scope, and so its
+	// writer, is resolved by; nil: the built-in rules.
+	Scopes *scopes.Manager
 	// Secrets is what becomes of a credential in a captured message
 	// (secrets.mode): redacted before it is embedded, sent to the model or
 	// stored (the default), the message dropped (refuse), or kept (off).
@@ -72,18 +76,19 @@ func (c CaptureConfig) withDefaults() CaptureConfig {
 // accept, embeds them in one call per batch and hands them to the store
 // worker on the WORK stream.
 type Capture struct {
-	js  jetstream.JetStream
-	emb embed.Embedder
-	cfg CaptureConfig
-	st  stage
-	ext *extractor // nil: rules only
-	log *slog.Logger
+	js    jetstream.JetStream
+	emb   embed.Embedder
+	cfg   CaptureConfig
+	route workRoute
+	st    stage
+	ext   *extractor // nil: rules only
+	log   *slog.Logger
 }
 
 // NewCapture builds the capture stage.
 func NewCapture(js jetstream.JetStream, emb embed.Embedder, cfg CaptureConfig, m *StageMetrics, log *slog.Logger) *Capture {
 	cfg = cfg.withDefaults()
-	c := &Capture{js: js, emb: emb, cfg: cfg, log: log}
+	c := &Capture{js: js, emb: emb, cfg: cfg, route: newWorkRoute(cfg.Partitions, cfg.Scopes), log: log}
 	if cfg.Extract != nil && cfg.Extract.LLM != nil {
 		c.ext = newExtractor(*cfg.Extract, js.Conn(), cfg.Secrets, log)
 	}
@@ -397,8 +402,7 @@ func (c *Capture) withoutSecrets(t *turn, items []schemas.CaptureItem) []schemas
 // Msg-Id dedup and the items' source ids both absorb.
 func (c *Capture) emit(ctx context.Context, kv jetstream.KeyValue, t *turn) error {
 	if len(t.items) > 0 {
-		subject := schemas.WorkItemSubject(schemas.WorkCandidates, t.agent, c.cfg.Partitions)
-		if err := publishBatch(ctx, c.js, subject, "capture-"+strconv.FormatUint(t.seq, 10), t.agent, "capture", t.items); err != nil {
+		if err := c.route.publish(ctx, c.js, schemas.WorkCandidates, t.agent, "capture", "capture-"+strconv.FormatUint(t.seq, 10), t.items); err != nil {
 			return fmt.Errorf("publish candidates: %w", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -34,6 +35,9 @@ type CursorConfig struct {
 	// Partitions is how many partitions the work stream has; default
 	// schemas.DefaultPartitions.
 	Partitions int
+	// Scopes are the scope rules a lesson's writer is resolved by; nil:
+	// the built-in rules.
+	Scopes *scopes.Manager
 }
 
 func (c CursorConfig) withDefaults() CursorConfig {
@@ -238,7 +242,7 @@ func (c *CursorDistiller) distillRange(ctx context.Context, d rangeDue) (msgCoun
 	}
 	items := lessonItems(d.agent, session, res, msgs, c.cfg.Dedup)
 	msgID := "distill-range-" + d.agent + "-" + d.token + "-" + strconv.FormatUint(d.cursor+1, 10) + "-" + strconv.FormatUint(last, 10)
-	if err := publishWork(ctx, c.js, c.cfg.Partitions, d.agent, "distill", msgID, items); err != nil {
+	if err := publishWork(ctx, c.js, newWorkRoute(c.cfg.Partitions, c.cfg.Scopes), d.agent, "distill", msgID, items); err != nil {
 		c.saveRange(ctx, kv, d, job, err)
 		return 0, 0, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/distill"
+	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 )
@@ -66,6 +67,9 @@ type DistillConfig struct {
 	// Partitions is how many partitions the work stream has; default
 	// schemas.DefaultPartitions.
 	Partitions int
+	// Scopes are the scope rules a lesson's writer is resolved by; nil:
+	// the built-in rules.
+	Scopes *scopes.Manager
 	// SessionMemory stores a summary of the session's last
 	// SessionMemoryMessages messages (default 15) as a fact in global with
 	// importance 0.5 on command:new (the seed's sessionMemory option).
@@ -281,7 +285,7 @@ func (w *DistillWorker) distill(ctx context.Context, m jetstream.Msg, kind schem
 		}
 	}
 	msgID := "distill-" + agent + "-" + schemas.SubjectToken(session) + "-" + rangeID
-	if err := publishWork(ctx, w.js, w.cfg.Partitions, agent, "distill", msgID, items); err != nil {
+	if err := publishWork(ctx, w.js, newWorkRoute(w.cfg.Partitions, w.cfg.Scopes), agent, "distill", msgID, items); err != nil {
 		return job, err
 	}
 	return job, nil

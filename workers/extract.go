@@ -140,7 +140,7 @@ func (x *extractor) run(ctx context.Context, t *turn) {
 		return
 	}
 	x.calls.WithLabelValues("ok").Inc()
-	t.items = x.items(t, ds)
+	t.items = x.items(t, ds, known)
 }
 
 func (x *extractor) fallback(t *turn, reason string, err error) {
@@ -180,15 +180,17 @@ func (x *extractor) similar(ctx context.Context, t *turn) ([]distill.Known, erro
 			if x.secrets != redact.ModeOff {
 				text, _ = redact.Redact(text)
 			}
-			known = append(known, distill.Known{Alias: "m" + strconv.Itoa(len(known)+1), ID: m.ID, Text: text})
+			known = append(known, distill.Known{Alias: "m" + strconv.Itoa(len(known)+1), ID: m.ID, Text: text, Scope: m.Scope})
 		}
 	}
 	return known, nil
 }
 
 // items turns decisions into store candidates: ADD and UPDATE store the
-// fact (UPDATE superseding its target), DELETE invalidates its target.
-func (x *extractor) items(t *turn, ds []distill.Decision) []schemas.CaptureItem {
+// fact (UPDATE superseding its target), DELETE invalidates its target,
+// named with the target's scope (from known) so that the target's writer
+// gets it.
+func (x *extractor) items(t *turn, ds []distill.Decision, known []distill.Known) []schemas.CaptureItem {
 	at := t.at
 	if n := len(t.said); n > 0 {
 		at = t.said[n-1].at
@@ -206,6 +208,11 @@ func (x *extractor) items(t *turn, ds []distill.Decision) []schemas.CaptureItem 
 		case distill.ActionDelete:
 			it.SourceID = SourceID(t.agent, t.session, "invalidate:"+d.Target)
 			it.Text, it.Invalidates = d.Text, d.Target
+			for _, k := range known {
+				if k.ID == d.Target {
+					it.Scope = k.Scope
+				}
+			}
 		default:
 			it.SourceID = SourceID(t.agent, t.session, purge.KindFact+d.Text)
 			it.Text, it.Dedup = d.Text, 0.95

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -245,7 +244,10 @@ func (w *StoreWorker) untold(partition int, agent string) int {
 }
 
 // moveOthers publishes the items of b that another partition writes to
-// that partition's work, and returns the rest. The moved copies' Msg-Ids
+// that partition's work, and returns the rest. Work is published to its
+// writer's partition where it is made (workRoute), so this moves only work
+// from before partitions and work routed by a node whose scope rules
+// disagree with this one's. The moved copies' Msg-Ids
 // derive from m's stream position, so a redelivered m moves them once.
 func (w *StoreWorker) moveOthers(ctx context.Context, partition int, m jetstream.Msg, agent string, b schemas.WorkBatch) ([]schemas.CaptureItem, error) {
 	var mine []schemas.CaptureItem
@@ -269,8 +271,7 @@ func (w *StoreWorker) moveOthers(ctx context.Context, partition int, m jetstream
 		prefix = schemas.WorkLessons
 	}
 	for p, its := range others {
-		subject := prefix + "." + strconv.Itoa(p) + "." + agent
-		if err := publishBatch(ctx, w.js, subject, fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p), agent, b.Source, its); err != nil {
+		if err := publishBatch(ctx, w.js, schemas.WorkPartitionSubject(prefix, agent, p), fmt.Sprintf("moved-%d-%d", md.Sequence.Stream, p), agent, b.Source, its); err != nil {
 			return nil, fmt.Errorf("move work to partition %d: %w", p, err)
 		}
 		w.outcome.WithLabelValues("moved").Add(float64(len(its)))

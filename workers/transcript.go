@@ -125,13 +125,12 @@ func lessonItems(agent, session string, res distill.Result, msgs []distill.Messa
 	return items
 }
 
-// publishWork hands items to the store worker in one message on the
-// lessons subjects.
-func publishWork(ctx context.Context, js jetstream.JetStream, partitions int, agent, source, msgID string, items []schemas.CaptureItem) error {
+// publishWork hands lessons to their writers on the lessons subjects.
+func publishWork(ctx context.Context, js jetstream.JetStream, route workRoute, agent, source, msgID string, items []schemas.CaptureItem) error {
 	if len(items) == 0 {
 		return nil
 	}
-	if err := publishBatch(ctx, js, schemas.WorkItemSubject(schemas.WorkLessons, agent, partitions), msgID, agent, source, items); err != nil {
+	if err := route.publish(ctx, js, schemas.WorkLessons, agent, source, msgID, items); err != nil {
 		return fmt.Errorf("publish lessons: %w", err)
 	}
 	return nil
