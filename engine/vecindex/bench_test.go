@@ -24,7 +24,7 @@ func bigIndex(b *testing.B) *Index {
 	}
 	big.once.Do(func() {
 		ix := New(1024, Options{Mode: IVF})
-		big.qs, big.err = fillClustered(ix, 100_000, 200, 1, 1)
+		big.qs, big.err = FillClustered(ix, 100_000, 200, 1, 1)
 		if big.err != nil {
 			return
 		}
@@ -80,7 +80,7 @@ func BenchmarkIVF(b *testing.B) {
 	found, want := 0, 0
 	latencies(b, func(i int) {
 		j := i % len(big.qs)
-		found += overlap(big.truth[j], ix.Search(big.qs[j], 10, nil))
+		found += Overlap(big.truth[j], ix.Search(big.qs[j], 10, nil))
 		want += len(big.truth[j])
 	})
 	b.ReportMetric(float64(found)/float64(want), "recall@10")

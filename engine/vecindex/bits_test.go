@@ -168,7 +168,7 @@ func TestBitScanKernel(t *testing.T) {
 func TestSearchAbove(t *testing.T) {
 	for _, codes := range []Codes{CodesBits, CodesInt8} {
 		ix := New(128, Options{Mode: IVF, Codes: codes})
-		qs, err := fillClustered(ix, 8000, 50, 12, 1.2)
+		qs, err := FillClustered(ix, 8000, 50, 12, 1.2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 // clusters, and must still find a stored vector that a query nearly equals.
 func TestSearchProbesFindsNearDuplicates(t *testing.T) {
 	ix := New(64, Options{Mode: IVF})
-	if _, err := fillClustered(ix, 12000, 0, 3, 0.5); err != nil {
+	if _, err := FillClustered(ix, 12000, 0, 3, 0.5); err != nil {
 		t.Fatal(err)
 	}
 	if err := ix.Build(); err != nil {

@@ -34,7 +34,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 	for _, o := range []Options{{Mode: Exact}, {Mode: IVF}, {Mode: IVF, Codes: CodesInt8}} {
 		mode := o.Mode
 		ix := New(dim, o)
-		qs, err := fillClustered(ix, n, 50, 5, 1.2)
+		qs, err := FillClustered(ix, n, 50, 5, 1.2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestOpenSegmentMapped(t *testing.T) {
 	n, dim := 6000, 32
 	for _, mem := range []Memory{Float32, Int8} {
 		src := New(dim, Options{Mode: IVF, Memory: mem})
-		qs, err := fillClustered(src, n, 40, 11, 1.2)
+		qs, err := FillClustered(src, n, 40, 11, 1.2)
 		if err != nil {
 			t.Fatal(err)
 		}

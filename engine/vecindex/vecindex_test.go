@@ -498,7 +498,7 @@ func TestIVFRecall(t *testing.T) {
 	}
 	for _, codes := range []Codes{CodesBits, CodesInt8} {
 		ix := New(dim, Options{Mode: IVF, Codes: codes})
-		qs, err := fillClustered(ix, n, queries, 11, 1.2)
+		qs, err := FillClustered(ix, n, queries, 11, 1.2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +516,7 @@ func TestIVFRecall(t *testing.T) {
 			found, want := 0, 0
 			for _, q := range qs {
 				exact := ix.SearchExact(q, 10, allow)
-				found += overlap(exact, ix.Search(q, 10, allow))
+				found += Overlap(exact, ix.Search(q, 10, allow))
 				want += len(exact)
 			}
 			recall := float64(found) / float64(want)

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/clawmem/clawmem/engine/vecindex"
@@ -43,7 +40,7 @@ func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 	rep := IndexReport{N: n, Dim: dim}
 	fmt.Fprintf(progress, "generating %d × %d clustered vectors\n", n, dim)
 	ix := vecindex.New(dim, vecindex.Options{Mode: vecindex.IVF})
-	qs, err := fillIndex(ix, n, queries)
+	qs, err := vecindex.FillClustered(ix, n, queries, 1, 1)
 	if err != nil {
 		return rep, err
 	}
@@ -85,7 +82,7 @@ func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 		d := time.Since(t0)
 		if i >= 0 {
 			ivf = append(ivf, d)
-			found += overlap(truth[i], h)
+			found += vecindex.Overlap(truth[i], h)
 		}
 	}
 	rep.IVFP50, rep.IVFP99 = query.Percentile(ivf, 0.5), query.Percentile(ivf, 0.99)
@@ -95,50 +92,4 @@ func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 	}
 	rep.IVFRecall10 = float64(found) / float64(max(want, 1))
 	return rep, nil
-}
-
-// fillIndex upserts n rows (keys 0..n-1, group = key mod 16) drawn around
-// clamp(n/100, 1, 1000) gaussian centres with per-component noise the
-// size of the centres' (members of a cluster have cosine ≈ 0.5), and
-// returns queries: stored vectors plus noise of norm ≈ 0.1.
-func fillIndex(ix *vecindex.Index, n, queries int) ([][]float32, error) {
-	dim := ix.Dim()
-	rng := rand.New(rand.NewPCG(1, 0x5eed))
-	nc := max(1, min(1000, n/100))
-	centres := make([]float32, nc*dim)
-	for i := range centres {
-		centres[i] = float32(rng.NormFloat64())
-	}
-	ix.Reserve(ix.Len() + n)
-	v := make([]float32, dim)
-	for i := range n {
-		c := rng.IntN(nc)
-		for j := range v {
-			v[j] = centres[c*dim+j] + float32(rng.NormFloat64())
-		}
-		if err := ix.Upsert(int64(i), uint32(i%16), v); err != nil {
-			return nil, err
-		}
-	}
-	qs := make([][]float32, queries)
-	noise := 0.1 / math.Sqrt(float64(dim))
-	for i := range qs {
-		q, _ := ix.Vector(int64(rng.IntN(n)))
-		for j := range q {
-			q[j] += float32(noise * rng.NormFloat64())
-		}
-		qs[i] = q
-	}
-	return qs, nil
-}
-
-// overlap counts the keys of want that got contains.
-func overlap(want, got []vecindex.Hit) int {
-	n := 0
-	for _, w := range want {
-		if slices.ContainsFunc(got, func(h vecindex.Hit) bool { return h.Key == w.Key }) {
-			n++
-		}
-	}
-	return n
 }
