@@ -13,7 +13,6 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // ImportOptions are what an import asks of the store: a scope for every
@@ -128,7 +127,7 @@ func (t *NATSBulk) request(ctx context.Context, op string, req, d any) error {
 		return fmt.Errorf("bad reply from the query service: %w", err)
 	}
 	if res.IsError {
-		var e query.ErrorDetails
+		var e schemas.ErrorDetails
 		_ = json.Unmarshal(res.Details, &e)
 		return &ServiceError{op: op, ErrorDetails: e}
 	}
@@ -138,25 +137,25 @@ func (t *NATSBulk) request(ctx context.Context, op string, req, d any) error {
 // ServiceError is an error reply of the query service to a bulk request.
 type ServiceError struct {
 	op string
-	query.ErrorDetails
+	schemas.ErrorDetails
 }
 
 func (e *ServiceError) Error() string { return e.op + ": " + e.ErrorDetails.Error }
 
 // Has asks show for the id as admin: not found means no such memory.
 func (t *NATSBulk) Has(ctx context.Context, id string) (bool, error) {
-	var d query.ShowDetails
+	var d schemas.ShowDetails
 	err := t.request(ctx, schemas.OpShow, schemas.ShowRequest{MemoryID: id}, &d)
-	if se, ok := errors.AsType[*ServiceError](err); ok && se.Code == query.CodeNotFound {
+	if se, ok := errors.AsType[*ServiceError](err); ok && se.Code == schemas.CodeNotFound {
 		return false, nil
 	}
 	return err == nil && d.Memory.ID == id, err
 }
 
 func (t *NATSBulk) Export(ctx context.Context, scope string, vectors bool, fn func(schemas.Memory) error) error {
-	req := schemas.ExportRequest{Scope: scope, WithVectors: vectors, Limit: query.ExportMaxLimit}
+	req := schemas.ExportRequest{Scope: scope, WithVectors: vectors, Limit: schemas.ExportMaxLimit}
 	for {
-		var d query.ExportDetails
+		var d schemas.ExportDetails
 		if err := t.request(ctx, schemas.OpExport, req, &d); err != nil {
 			return err
 		}
@@ -177,14 +176,14 @@ func (t *NATSBulk) Export(ctx context.Context, scope string, vectors bool, fn fu
 }
 
 func (t *NATSBulk) Count(ctx context.Context, scope string) (int, error) {
-	var st memory.Stats
+	var st schemas.StatsDetails
 	err := t.request(ctx, schemas.OpStats, schemas.StatsRequest{Scope: scope}, &st)
 	return st.Total + st.History, err // export visits history too
 }
 
 // checkImport sends an empty batch, which the service checks like any.
 func (t *NATSBulk) CheckImport(ctx context.Context, o ImportOptions) error {
-	var d query.ImportDetails
+	var d schemas.ImportDetails
 	return t.request(ctx, schemas.OpImport, schemas.ImportRequest{Memories: []schemas.Memory{}, Scope: o.Scope, DryRun: true}, &d)
 }
 
@@ -192,7 +191,7 @@ func (t *NATSBulk) CheckImport(ctx context.Context, o ImportOptions) error {
 // payload limit; rows that did not read well fail here.
 func (t *NATSBulk) ImportBatch(ctx context.Context, recs []portable.Record, o ImportOptions) ([]portable.Result, error) {
 	out := make([]portable.Result, len(recs))
-	limit := min(t.nc.MaxPayload(), query.MaxRequestBytes) - 4<<10
+	limit := min(t.nc.MaxPayload(), schemas.MaxRequestBytes) - 4<<10
 	var (
 		sent []int
 		req  = schemas.ImportRequest{Scope: o.Scope, DryRun: o.DryRun, NoDedup: o.NoDedup}
@@ -202,7 +201,7 @@ func (t *NATSBulk) ImportBatch(ctx context.Context, recs []portable.Record, o Im
 		if len(sent) == 0 {
 			return nil
 		}
-		var d query.ImportDetails
+		var d schemas.ImportDetails
 		if err := t.request(ctx, schemas.OpImport, req, &d); err != nil {
 			return err
 		}
@@ -214,8 +213,8 @@ func (t *NATSBulk) ImportBatch(ctx context.Context, recs []portable.Record, o Im
 				return fmt.Errorf("import: the reply names row %d of %d", r.Line, len(sent))
 			}
 			i := sent[r.Line-1]
-			r.Line = recs[i].Line
-			out[i] = r
+			out[i] = portable.Result{Line: recs[i].Line, ID: r.ID, Status: portable.Status(r.Status), Reason: r.Reason,
+				DuplicateOf: r.DuplicateOf, Similarity: r.Similarity}
 		}
 		sent, req.Memories, size = sent[:0], req.Memories[:0], 0
 		return nil
@@ -229,7 +228,7 @@ func (t *NATSBulk) ImportBatch(ctx context.Context, recs []portable.Record, o Im
 		if err != nil {
 			return nil, err
 		}
-		if n := int64(len(b)) + 1; len(sent) > 0 && (size+n > limit || len(sent) >= query.MaxImportBatch) {
+		if n := int64(len(b)) + 1; len(sent) > 0 && (size+n > limit || len(sent) >= schemas.MaxImportBatch) {
 			if err := flush(); err != nil {
 				return nil, err
 			}

@@ -63,7 +63,7 @@ func call(t *testing.T, c client.Client, op, agent string, req any) schemas.Tool
 
 func wantCode(t *testing.T, res schemas.ToolResult, code string) {
 	t.Helper()
-	d := details[query.ErrorDetails](t, res)
+	d := details[schemas.ErrorDetails](t, res)
 	if !res.IsError || d.Code != code {
 		t.Fatalf("reply %+v, want error code %s", res, code)
 	}
@@ -75,32 +75,32 @@ func TestConformance(t *testing.T) {
 	for name, c := range both(t) {
 		t.Run(name, func(t *testing.T) {
 			agent := "conf-" + name // each client its own memories
-			st := details[query.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I live in Paris"}))
+			st := details[schemas.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I live in Paris"}))
 			if st.Action != "created" {
 				t.Fatalf("store: %+v", st)
 			}
-			moved := details[query.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I moved to Berlin"}))
+			moved := details[schemas.StoreDetails](t, call(t, c, schemas.OpStore, agent, schemas.StoreRequest{Text: "I moved to Berlin"}))
 			if len(moved.Superseded) != 1 || moved.Superseded[0] != st.ID {
 				t.Fatalf("store Berlin: %+v", moved)
 			}
-			rec := details[query.RecallDetails](t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "Where do I live?"}))
+			rec := details[schemas.RecallDetails](t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "Where do I live?"}))
 			if rec.Count == 0 || rec.Memories[0].ID != moved.ID {
 				t.Fatalf("recall: %+v", rec)
 			}
 			ctxRes := call(t, c, schemas.OpContext, agent, schemas.ContextRequest{Prompt: "Where do I live these days?"})
-			if ctxRes.IsError || strings.Contains(details[query.ContextDetails](t, ctxRes).PrependContext, "Paris") {
+			if ctxRes.IsError || strings.Contains(details[schemas.ContextDetails](t, ctxRes).PrependContext, "Paris") {
 				t.Fatalf("context: %+v", ctxRes)
 			}
-			list := details[query.ListDetails](t, call(t, c, schemas.OpList, agent, schemas.ListRequest{IncludeSuperseded: true}))
+			list := details[schemas.ListDetails](t, call(t, c, schemas.OpList, agent, schemas.ListRequest{IncludeSuperseded: true}))
 			if list.Count != 2 {
 				t.Fatalf("list: %+v", list)
 			}
-			show := details[query.ShowDetails](t, call(t, c, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: moved.ID}))
+			show := details[schemas.ShowDetails](t, call(t, c, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: moved.ID}))
 			if len(show.Replaced) != 1 || show.Replaced[0].ID != st.ID {
 				t.Fatalf("show: %+v", show)
 			}
 			text := "I moved to Berlin in 2025"
-			up := details[query.UpdateDetails](t, call(t, c, schemas.OpUpdate, agent, schemas.UpdateRequest{MemoryID: moved.ID[:8], Text: &text}))
+			up := details[schemas.UpdateDetails](t, call(t, c, schemas.OpUpdate, agent, schemas.UpdateRequest{MemoryID: moved.ID[:8], Text: &text}))
 			if up.ID != moved.ID {
 				t.Fatalf("update: %+v", up)
 			}
@@ -110,11 +110,11 @@ func TestConformance(t *testing.T) {
 			}
 			// Errors: not found, another agent's memory, a denied scope,
 			// invalid input, an ambiguous prefix (as admin, over both).
-			wantCode(t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: "ffffffff-ffff-4fff-8fff-ffffffffffff"}), query.CodeNotFound)
-			wantCode(t, call(t, c, schemas.OpShow, "someone-else", schemas.ShowRequest{MemoryID: moved.ID}), query.CodeNotFound)
-			wantCode(t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "x", Scope: "agent:someone-else"}), query.CodeDenied)
-			wantCode(t, call(t, c, schemas.OpRecall, agent, json.RawMessage(`{"query": 7}`)), query.CodeInvalid)
-			forgot := details[query.ForgetDetails](t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: moved.ID}))
+			wantCode(t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: "ffffffff-ffff-4fff-8fff-ffffffffffff"}), schemas.CodeNotFound)
+			wantCode(t, call(t, c, schemas.OpShow, "someone-else", schemas.ShowRequest{MemoryID: moved.ID}), schemas.CodeNotFound)
+			wantCode(t, call(t, c, schemas.OpRecall, agent, schemas.RecallRequest{Query: "x", Scope: "agent:someone-else"}), schemas.CodeDenied)
+			wantCode(t, call(t, c, schemas.OpRecall, agent, json.RawMessage(`{"query": 7}`)), schemas.CodeInvalid)
+			forgot := details[schemas.ForgetDetails](t, call(t, c, schemas.OpForget, agent, schemas.ForgetRequest{MemoryID: moved.ID}))
 			if forgot.Action != "deleted" {
 				t.Fatalf("forget: %+v", forgot)
 			}
@@ -135,7 +135,7 @@ func TestConformance(t *testing.T) {
 			if imp.IsError {
 				t.Fatalf("import: %+v", imp)
 			}
-			wantCode(t, call(t, c, schemas.OpForget, "", schemas.ForgetRequest{MemoryID: "abcdef01"}), query.CodeAmbiguous)
+			wantCode(t, call(t, c, schemas.OpForget, "", schemas.ForgetRequest{MemoryID: "abcdef01"}), schemas.CodeAmbiguous)
 		})
 	}
 }
@@ -177,7 +177,7 @@ func TestLocalClientOnALockedStore(t *testing.T) {
 		t.Fatalf("open after close: %v", err)
 	}
 	defer again.Close()
-	if d := details[query.ListDetails](t, call(t, again, schemas.OpList, "main", schemas.ListRequest{})); d.Count != 1 {
+	if d := details[schemas.ListDetails](t, call(t, again, schemas.OpList, "main", schemas.ListRequest{})); d.Count != 1 {
 		t.Fatalf("list after reopen: %+v", d)
 	}
 }
@@ -224,7 +224,7 @@ func TestPerCallHoldsNothingBetweenCalls(t *testing.T) {
 		t.Fatalf("store still held after the call: %v", err)
 	}
 	other.Close()
-	rec := details[query.RecallDetails](t, call(t, c, schemas.OpRecall, "main", schemas.RecallRequest{Query: "where is the backup drive"}))
+	rec := details[schemas.RecallDetails](t, call(t, c, schemas.OpRecall, "main", schemas.RecallRequest{Query: "where is the backup drive"}))
 	if rec.Count != 1 || dials != 2 {
 		t.Fatalf("recall %+v after %d dials", rec, dials)
 	}
@@ -357,7 +357,7 @@ func TestListPagesAndStatsDays(t *testing.T) {
 			var ids []string
 			req := schemas.ListRequest{Limit: 10}
 			for range 5 {
-				d := details[query.ListDetails](t, call(t, c, schemas.OpList, "main", req))
+				d := details[schemas.ListDetails](t, call(t, c, schemas.OpList, "main", req))
 				for _, m := range d.Memories {
 					ids = append(ids, m.ID)
 				}
@@ -369,7 +369,7 @@ func TestListPagesAndStatsDays(t *testing.T) {
 			if len(ids) != 25 || ids[0] != ms[0].ID || ids[24] != ms[24].ID {
 				t.Fatalf("cursor pages: %d memories %v", len(ids), ids)
 			}
-			d := details[query.ListDetails](t, call(t, c, schemas.OpList, "main", schemas.ListRequest{Text: "kestrel", Limit: 50,
+			d := details[schemas.ListDetails](t, call(t, c, schemas.OpList, "main", schemas.ListRequest{Text: "kestrel", Limit: 50,
 				Since: now - 12*3_600_000}))
 			if d.Count != 3 || d.NextCursor != "" {
 				t.Fatalf("text and since: %+v", d)
@@ -396,7 +396,7 @@ func TestListPagesAndStatsDays(t *testing.T) {
 				if _, ok := bad.(schemas.StatsRequest); ok {
 					op = schemas.OpStats
 				}
-				wantCode(t, call(t, c, op, "main", bad), query.CodeInvalid)
+				wantCode(t, call(t, c, op, "main", bad), schemas.CodeInvalid)
 			}
 		})
 	}

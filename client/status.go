@@ -202,11 +202,7 @@ func instances(nc *nats.Conn, logSeq uint64) ([]Instance, error) {
 		var reply struct {
 			ID        string `json:"id"`
 			Endpoints []struct {
-				Data struct {
-					Handled uint64 `json:"handled"`
-					LogSeq  uint64 `json:"log_seq"`
-					Role    string `json:"role"`
-				} `json:"data"`
+				Data schemas.EndpointStats `json:"data"`
 			} `json:"endpoints"`
 		}
 		if json.Unmarshal(msg.Data, &reply) != nil {

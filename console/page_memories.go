@@ -14,7 +14,6 @@ import (
 
 	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 type memoriesView struct {
@@ -44,7 +43,7 @@ func (s *Server) memories(w http.ResponseWriter, r *http.Request) {
 		s.failWith(w, r, err)
 		return
 	}
-	var d query.ListDetails
+	var d schemas.ListDetails
 	if err := s.call(r.Context(), schemas.OpList, v.Agent, req, &d); err != nil {
 		s.failWith(w, r, err)
 		return
@@ -86,14 +85,14 @@ func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
 
 // show reads the memory the path names, as the agent the query names;
 // false: it failed and the page says why.
-func (s *Server) show(w http.ResponseWriter, r *http.Request) (string, query.ShowDetails, bool) {
+func (s *Server) show(w http.ResponseWriter, r *http.Request) (string, schemas.ShowDetails, bool) {
 	p := paramsOf(r)
 	agent := p.agent()
 	id := r.PathValue("id")
 	if p.err == nil && !validID(id) {
 		p.err = badRequest("%q is not a memory id (8 to 36 characters of hex and dashes)", shortText(id))
 	}
-	var d query.ShowDetails
+	var d schemas.ShowDetails
 	err := p.err
 	if err == nil {
 		err = s.call(r.Context(), schemas.OpShow, agent, schemas.ShowRequest{MemoryID: id}, &d)

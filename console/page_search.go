@@ -6,7 +6,6 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 type searchView struct {
@@ -73,7 +72,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	// The auto-recall block is only an agent's: it is what the agent's
 	// before_agent_start hook would prepend.
 	if v.Agent != "" {
-		var c query.ContextDetails
+		var c schemas.ContextDetails
 		if err := s.call(r.Context(), schemas.OpContext, v.Agent, schemas.ContextRequest{Prompt: v.Query}, &c); err != nil {
 			v.ContextNote = "auto-recall failed: " + err.Error()
 		} else {

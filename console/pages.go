@@ -16,7 +16,6 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // requestTimeout bounds one page's calls.
@@ -61,13 +60,13 @@ func (s *Server) call(ctx context.Context, op, agent string, req, out any) error
 		_ = json.Unmarshal(raw, &d)
 		msg := cmp.Or(d.Error, firstText(res))
 		switch d.Code {
-		case query.CodeInvalid, query.CodeNoIdentity, query.CodeAmbiguous, query.CodeRejected:
+		case schemas.CodeInvalid, schemas.CodeNoIdentity, schemas.CodeAmbiguous, schemas.CodeRejected:
 			return &httpError{http.StatusBadRequest, msg}
-		case query.CodeNotFound:
+		case schemas.CodeNotFound:
 			return &httpError{http.StatusNotFound, msg}
-		case query.CodeDenied:
+		case schemas.CodeDenied:
 			return &httpError{http.StatusForbidden, msg}
-		case query.CodeTimeout, query.CodeUnavailable, query.CodeStale:
+		case schemas.CodeTimeout, schemas.CodeUnavailable, schemas.CodeStale:
 			return &httpError{http.StatusServiceUnavailable, msg}
 		}
 		s.o.Log.Error("console: operation failed", "op", op, "err", msg)
@@ -191,7 +190,7 @@ func (s *Server) knownAgent(ctx context.Context, agent string) error {
 	if agent == "" {
 		return nil
 	}
-	var d query.ListDetails
+	var d schemas.ListDetails
 	if err := s.call(ctx, schemas.OpList, agent, schemas.ListRequest{Scope: "agent:" + agent, Limit: 1, IncludeSuperseded: true}, &d); err != nil {
 		return err
 	}

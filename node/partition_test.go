@@ -15,7 +15,6 @@ import (
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // Two writers share the partitions out; every write sent to a replica
@@ -66,11 +65,11 @@ func TestPartitionedWriters(t *testing.T) {
 		}
 	}
 	type stored struct {
-		query.StoreDetails
+		schemas.StoreDetails
 		LogSeq uint64 `json:"logSeq"`
 	}
 	recallFinds := func(agent, q, id string, seq uint64) bool {
-		rec := details[query.RecallDetails](t, call(agent, schemas.OpRecall, schemas.RecallRequest{Query: q, AfterSeq: seq}))
+		rec := details[schemas.RecallDetails](t, call(agent, schemas.OpRecall, schemas.RecallRequest{Query: q, AfterSeq: seq}))
 		for _, m := range rec.Memories {
 			if m.ID == id {
 				return true
@@ -99,7 +98,7 @@ func TestPartitionedWriters(t *testing.T) {
 	if !recallFinds(agents[1], "staging database host", shared.ID, shared.LogSeq) {
 		t.Fatal("the other agent does not recall the global memory")
 	}
-	gone := details[query.ForgetDetails](t, call(agents[1], schemas.OpForget, schemas.ForgetRequest{Query: "The staging database moved to host db7 in October"}))
+	gone := details[schemas.ForgetDetails](t, call(agents[1], schemas.OpForget, schemas.ForgetRequest{Query: "The staging database moved to host db7 in October"}))
 	if gone.Action != "deleted" || gone.ID != shared.ID {
 		t.Fatalf("forget by query: %+v", gone)
 	}
@@ -112,7 +111,7 @@ func TestPartitionedWriters(t *testing.T) {
 			Scope: scopes[i%3], Category: schemas.CategoryFact, Importance: 0.6, Timestamp: time.Now().UnixMilli()})
 	}
 	mems = append(mems, schemas.Memory{ID: uuid.NewString(), Text: "A memory in a scope that is not one", Scope: "no such scope!", Importance: 0.5})
-	imp := details[query.ImportDetails](t, call("", schemas.OpImport, schemas.ImportRequest{Memories: mems}))
+	imp := details[schemas.ImportDetails](t, call("", schemas.OpImport, schemas.ImportRequest{Memories: mems}))
 	if imp.Imported != 30 || imp.Failed != 1 || len(imp.Results) != 1 || imp.Results[0].Line != 31 {
 		t.Fatalf("import: %+v", imp)
 	}
@@ -127,11 +126,11 @@ func TestPartitionedWriters(t *testing.T) {
 		t.Fatalf("consolidation over every scope scanned %d memories, want %d: %+v", cons.Scanned, total, cons)
 	}
 	future := time.Now().Add(time.Hour).UnixMilli()
-	dry := details[query.DeleteBulkDetails](t, call("", schemas.OpDeleteBulk, schemas.DeleteBulkRequest{Before: future, DryRun: true}))
+	dry := details[schemas.DeleteBulkDetails](t, call("", schemas.OpDeleteBulk, schemas.DeleteBulkRequest{Before: future, DryRun: true}))
 	if dry.Count != total {
 		t.Fatalf("delete-bulk dry run over every scope: %+v, want %d", dry, total)
 	}
-	del := details[query.DeleteBulkDetails](t, call("", schemas.OpDeleteBulk, schemas.DeleteBulkRequest{Before: future}))
+	del := details[schemas.DeleteBulkDetails](t, call("", schemas.OpDeleteBulk, schemas.DeleteBulkRequest{Before: future}))
 	if del.Count != total {
 		t.Fatalf("delete-bulk over every scope: %+v, want %d", del, total)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // runNode runs roles on a data dir of their own against url until the test
@@ -82,7 +81,7 @@ func TestReplicasReadYourWrites(t *testing.T) {
 		}
 	}
 	type stored struct {
-		query.StoreDetails
+		schemas.StoreDetails
 		LogSeq uint64 `json:"logSeq"`
 	}
 	for i := range 20 {
@@ -91,7 +90,7 @@ func TestReplicasReadYourWrites(t *testing.T) {
 		if st.Action != "created" || st.LogSeq == 0 {
 			t.Fatalf("store %d: %+v", i, st)
 		}
-		rec := details[query.RecallDetails](t, call(schemas.OpRecall, schemas.RecallRequest{
+		rec := details[schemas.RecallDetails](t, call(schemas.OpRecall, schemas.RecallRequest{
 			Query: fmt.Sprintf("when does project %d ship", i), AfterSeq: st.LogSeq}))
 		found := false
 		for _, m := range rec.Memories {
@@ -100,19 +99,19 @@ func TestReplicasReadYourWrites(t *testing.T) {
 		if !found {
 			t.Fatalf("read %d after its write (seq %d) misses it: %+v", i, st.LogSeq, rec)
 		}
-		list := details[query.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 50, AfterSeq: st.LogSeq}))
+		list := details[schemas.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 50, AfterSeq: st.LogSeq}))
 		if list.Count != i+1 {
 			t.Fatalf("list after write %d: %d memories", i, list.Count)
 		}
 	}
-	first := details[query.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 1}))
+	first := details[schemas.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 1}))
 	gone := details[stored](t, call(schemas.OpForget, schemas.ForgetRequest{MemoryID: first.Memories[0].ID}))
 	if gone.LogSeq == 0 {
 		t.Fatalf("forget: %+v", gone)
 	}
 	// Both replicas, whichever answers: ask enough times to meet both.
 	for range 10 {
-		list := details[query.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 50, AfterSeq: gone.LogSeq}))
+		list := details[schemas.ListDetails](t, call(schemas.OpList, schemas.ListRequest{Limit: 50, AfterSeq: gone.LogSeq}))
 		if list.Count != 19 {
 			t.Fatalf("after the forget a replica lists %d memories", list.Count)
 		}
@@ -145,7 +144,7 @@ func TestReplicasReadYourWrites(t *testing.T) {
 	// A sequence no write made yet: an explicit stale error, not a wait
 	// without end or an answer from an older state.
 	res := call(schemas.OpRecall, schemas.RecallRequest{Query: "project", AfterSeq: gone.LogSeq + 1000})
-	if d := details[query.ErrorDetails](t, schemas.ToolResult{Details: res.Details}); !res.IsError || d.Code != query.CodeStale {
+	if d := details[schemas.ErrorDetails](t, schemas.ToolResult{Details: res.Details}); !res.IsError || d.Code != schemas.CodeStale {
 		t.Fatalf("recall after an unwritten sequence: %+v", res)
 	}
 }
@@ -160,5 +159,5 @@ func testLog(t *testing.T, roles []string) *slog.Logger {
 // isUnavailable is a replica's answer while no writer answers yet.
 func isUnavailable(res schemas.ToolResult) bool {
 	d, _ := res.Details.(map[string]any)
-	return res.IsError && d["code"] == query.CodeUnavailable
+	return res.IsError && d["code"] == schemas.CodeUnavailable
 }

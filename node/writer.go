@@ -241,9 +241,9 @@ func (pw partitionWork) run(ctx context.Context, p int) error {
 	g.start(RoleStore, func(ctx context.Context) error { return pw.sw.RunPartition(ctx, p) })
 	n := w.cfg.NATS.Partitions
 	wcfg := query.DefaultConfig()
-	wcfg.Name, wcfg.QueueGroup, wcfg.MergeJudge = query.WriterServiceName, query.WriterServiceName, pw.judge
-	wcfg.Prefix = query.WriterPrefix + "." + strconv.Itoa(p)
-	wcfg.AdminPrefix = query.WriterAdminPrefix + "." + strconv.Itoa(p)
+	wcfg.Name, wcfg.QueueGroup, wcfg.MergeJudge = schemas.WriterServiceName, schemas.WriterServiceName, pw.judge
+	wcfg.Prefix = schemas.WriterPrefix + "." + strconv.Itoa(p)
+	wcfg.AdminPrefix = schemas.WriterAdminPrefix + "." + strconv.Itoa(p)
 	wcfg.Replication = &query.Replication{Flush: pw.pub.FlushSeq, WaitFor: pw.follower.WaitFor, Position: pw.follower.Applied,
 		Role: "writer", Partitions: n, PartitionWriter: true, Partition: p}
 	svc := query.New(w.nc, w.eng, wcfg, nil, w.log)

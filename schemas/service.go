@@ -171,47 +171,19 @@ type DeleteBulkRequest struct {
 	DryRun bool   `json:"dryRun,omitempty"`
 }
 
-// TextContent is one content item of a tool result.
-type TextContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// ToolResult is every service reply, shaped like an OpenClaw tool result so
-// a bridge passes it through: content for the model, details for code.
-// Errors are replies too, with IsError and an error code in Details.
-type ToolResult struct {
-	Content []TextContent `json:"content"`
-	Details any           `json:"details,omitempty"`
-	IsError bool          `json:"isError,omitempty"`
-}
-
-// ErrorDetails is the details object of an error reply.
-type ErrorDetails struct {
-	Error string `json:"error"`
-	Code  string `json:"code"` // invalid, not_found, ambiguous, denied, rejected, no_identity, internal
-}
-
-// MemoryView is a memory as replies show it: no vector.
-type MemoryView struct {
-	ID         string          `json:"id"`
-	Text       string          `json:"text"`
-	Category   Category        `json:"category"`
-	Scope      string          `json:"scope"`
-	Importance float64         `json:"importance"`
-	Timestamp  int64           `json:"timestamp"`
-	Metadata   json.RawMessage `json:"metadata,omitempty"`
-	Score      float64         `json:"score,omitempty"`
-	Sources    any             `json:"sources,omitempty"`
-	// History: set only for a memory that no longer holds or has a start.
-	SupersededBy  string `json:"supersededBy,omitempty"`
-	ValidFrom     int64  `json:"validFrom,omitempty"`
-	InvalidatedAt int64  `json:"invalidatedAt,omitempty"`
-}
-
-// View makes a MemoryView of m.
-func View(m Memory) MemoryView {
-	return MemoryView{ID: m.ID, Text: m.Text, Category: m.Category, Scope: m.Scope, Importance: m.Importance,
-		Timestamp: m.Timestamp, Metadata: m.Metadata, SupersededBy: m.SupersededBy, ValidFrom: m.ValidFrom,
-		InvalidatedAt: m.InvalidatedAt}
-}
+// Limits of the service's requests, which the service enforces and a
+// client sizes its requests by.
+const (
+	// MaxRequestBytes bounds a request body. The largest legitimate
+	// request is a memory_store of 64 KB text with 64 KB metadata; anything
+	// near a megabyte is a mistake or an attack, refused before decoding.
+	MaxRequestBytes = 1 << 20
+	// MaxRecallLimit caps memory_recall's limit, as the plugin's tool does.
+	MaxRecallLimit = 20
+	// ExportDefaultLimit and ExportMaxLimit bound an export page;
+	// a page also stops short of the NATS payload limit.
+	ExportDefaultLimit = 1000
+	ExportMaxLimit     = 10000
+	// MaxImportBatch bounds the memories of one import request.
+	MaxImportBatch = 10000
+)

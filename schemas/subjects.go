@@ -60,6 +60,16 @@ const (
 	// every scope; grant it only to operators.
 	AdminPrefix = "clawmem.admin.v1"
 
+	// WriterPrefix and WriterAdminPrefix are the partition writers'
+	// endpoints, WriterPrefix.<partition>.<agent>.<op> and
+	// WriterAdminPrefix.<partition>.<op> (WriterSubject): query services
+	// forward writes there, so a write never lands on a replica. A
+	// writer's endpoints are a service of their own, WriterServiceName,
+	// which `clawmem status` does not list as query instances.
+	WriterPrefix      = "clawmem.writer.v1"
+	WriterAdminPrefix = "clawmem.writer.admin.v1"
+	WriterServiceName = "clawmem-writer"
+
 	// Durable consumers.
 	ConsumerCapture = "capture"
 	ConsumerStore   = "store"
@@ -220,6 +230,16 @@ func ServiceSubject(agent, op string) string { return ServicePrefix + "." + agen
 
 // AdminSubject is the admin request subject of op.
 func AdminSubject(op string) string { return AdminPrefix + "." + op }
+
+// WriterSubject is where the writer of partition answers op for agent
+// (admin: agent is empty).
+func WriterSubject(partition int, agent, op string) string {
+	p := strconv.Itoa(partition)
+	if agent == "" {
+		return WriterAdminPrefix + "." + p + "." + op
+	}
+	return WriterPrefix + "." + p + "." + agent + "." + op
+}
 
 // DLQSubjectFor is where a failed message from stage goes.
 func DLQSubjectFor(stage, original string) string { return DLQPrefix + "." + stage + "." + original }

@@ -43,3 +43,14 @@ func FuzzParseTranscriptSubject(f *testing.F) {
 		}
 	})
 }
+
+// The writers' subjects are part of the wire (the NATS permissions keep
+// agents off them), so they are pinned here.
+func TestWriterSubject(t *testing.T) {
+	if got := WriterSubject(3, "main", OpStore); got != "clawmem.writer.v1.3.main.store" {
+		t.Errorf("agent write: %q", got)
+	}
+	if got := WriterSubject(0, "", OpImport); got != "clawmem.writer.admin.v1.0.import" {
+		t.Errorf("admin write: %q", got)
+	}
+}

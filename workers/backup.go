@@ -27,7 +27,6 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // Backup file kinds. A backup is the seed's format (no vectors); a
@@ -172,7 +171,7 @@ func (b *BackupJob) Run(ctx context.Context) error {
 			gate.Lock()
 			if stopped {
 				gate.Unlock()
-				data, _ := json.Marshal(query.Failure(query.CodeInternal, "clawmem is shutting down; retry", nil))
+				data, _ := json.Marshal(schemas.Failure(schemas.CodeInternal, "clawmem is shutting down; retry", nil))
 				_ = m.Respond(data)
 				return
 			}
@@ -232,10 +231,10 @@ func (b *BackupJob) answer(ctx context.Context, m *nats.Msg) {
 	var reply schemas.ToolResult
 	if err != nil {
 		b.log.Error("requested backup failed", "err", err)
-		reply = query.Failure(query.CodeInternal, "backup failed: "+err.Error(), nil)
+		reply = schemas.Failure(schemas.CodeInternal, "backup failed: "+err.Error(), nil)
 	} else {
 		b.log.Info("backup written on request", "memories", res.Count, "files", len(res.Files), "uploaded", res.Uploaded)
-		reply = query.Reply(res.Summary(), res)
+		reply = schemas.Reply(res.Summary(), res)
 	}
 	data, _ := json.Marshal(reply)
 	if err := m.Respond(data); err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // ExtractConfig turns on smart extraction in the capture stage: the LLM
@@ -160,8 +159,8 @@ func (x *extractor) similar(ctx context.Context, t *turn) ([]distill.Known, erro
 			return nil, err
 		}
 		var res struct {
-			Details query.RecallDetails `json:"details"`
-			IsError bool                `json:"isError"`
+			Details schemas.RecallDetails `json:"details"`
+			IsError bool                  `json:"isError"`
 		}
 		if err := json.Unmarshal(msg.Data, &res); err != nil {
 			return nil, fmt.Errorf("recall reply: %w", err)

@@ -121,7 +121,7 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("forget: %+v", res)
 	}
-	var d query.ForgetDetails
+	var d schemas.ForgetDetails
 	raw, _ := json.Marshal(res.Details)
 	if err := json.Unmarshal(raw, &d); err != nil {
 		t.Fatal(err)
@@ -157,13 +157,13 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 
 	// A memory a tool stored comes from no conversation: the reply says so.
 	stored := svc.Answer(ctx, memory.Agent("main"), schemas.OpStore, []byte(`{"text":"The staging server runs on port 8443"}`))
-	var sd query.StoreDetails
+	var sd schemas.StoreDetails
 	raw, _ = json.Marshal(stored.Details)
 	json.Unmarshal(raw, &sd)
 	body, _ = json.Marshal(schemas.ForgetRequest{MemoryID: sd.ID})
 	res = svc.Answer(ctx, memory.Agent("main"), schemas.OpForget, body)
 	raw, _ = json.Marshal(res.Details)
-	d = query.ForgetDetails{}
+	d = schemas.ForgetDetails{}
 	json.Unmarshal(raw, &d)
 	if res.IsError || d.Purged != 0 || !strings.Contains(d.PurgeNote, "1 memory comes from no conversation in the streams") {
 		t.Fatalf("forget of a stored memory: %+v %+v", res, d)
@@ -171,7 +171,7 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 
 	// A bulk delete of main's scope erases the rest of main's messages.
 	res = svc.Answer(ctx, memory.Admin(), schemas.OpDeleteBulk, []byte(`{"scope":"agent:main"}`))
-	var bd query.DeleteBulkDetails
+	var bd schemas.DeleteBulkDetails
 	raw, _ = json.Marshal(res.Details)
 	json.Unmarshal(raw, &bd)
 	if res.IsError || bd.Count != 2 || bd.Purged != 2 || bd.PurgeNote != "" {
@@ -187,12 +187,12 @@ func TestForgetPurgesTheStreams(t *testing.T) {
 	local := query.New(nil, p.eng, query.DefaultConfig(), nil, slog.New(slog.DiscardHandler))
 	stored = local.Answer(ctx, memory.Agent("main"), schemas.OpStore, []byte(`{"text":"The build server is in rack 12","metadata":{"sessionKey":"s9"}}`))
 	raw, _ = json.Marshal(stored.Details)
-	sd = query.StoreDetails{}
+	sd = schemas.StoreDetails{}
 	json.Unmarshal(raw, &sd)
 	body, _ = json.Marshal(schemas.ForgetRequest{MemoryID: sd.ID})
 	res = local.Answer(ctx, memory.Agent("main"), schemas.OpForget, body)
 	raw, _ = json.Marshal(res.Details)
-	d = query.ForgetDetails{}
+	d = schemas.ForgetDetails{}
 	json.Unmarshal(raw, &d)
 	if res.IsError || d.Action != "deleted" || !strings.Contains(d.PurgeNote, "were not searched and stay until they age out") {
 		t.Fatalf("forget without NATS: %+v %+v", res, d)

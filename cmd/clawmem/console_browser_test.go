@@ -28,7 +28,6 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // chromium finds a headless-capable Chromium. Without one the browser
@@ -327,7 +326,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SetValue(css(`#edit-form input[name=importance]`), "0.95"),
 		chromedp.Submit(css(`#edit-form textarea[name=text]`)), chromedp.WaitVisible(css("#saved")))
 	shot("memory")
-	var shown query.ShowDetails
+	var shown schemas.ShowDetails
 	call(schemas.OpShow, "main", schemas.ShowRequest{MemoryID: target}, &shown)
 	if shown.Memory.Text != "Note 01: the staging database moved to eu-central" || shown.Memory.Category != schemas.CategoryDecision || shown.Memory.Importance != 0.95 {
 		t.Fatalf("after the edit the store holds %+v", shown.Memory)
@@ -366,7 +365,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var l query.ListDetails
+		var l schemas.ListDetails
 		call(schemas.OpList, "main", schemas.ListRequest{Text: "green tea"}, &l)
 		if l.Count == 1 {
 			break

@@ -588,7 +588,7 @@ func TestDeleteBulkDirect(t *testing.T) {
 	}
 	out = portCLI(t, "delete-bulk", "--data-dir", dir, "--before", "2100-01-01", "--scope", "custom:work", "--json")
 	var res struct {
-		Details query.DeleteBulkDetails
+		Details schemas.DeleteBulkDetails
 	}
 	if json.Unmarshal([]byte(out), &res) != nil || res.Details.Count != 10 {
 		t.Fatalf("delete: %s", out)

@@ -351,8 +351,8 @@ func TestServiceErrorDetails(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("forget of a missing id succeeded: %q", resultText(res))
 	}
-	if d := structured(t, res); d["code"] != query.CodeNotFound {
-		t.Errorf("error details = %v, want code %q", d, query.CodeNotFound)
+	if d := structured(t, res); d["code"] != schemas.CodeNotFound {
+		t.Errorf("error details = %v, want code %q", d, schemas.CodeNotFound)
 	}
 }
 

@@ -23,10 +23,6 @@ import (
 )
 
 const (
-	// ExportDefaultLimit and ExportMaxLimit bound an export page;
-	// a page also stops short of the NATS payload limit.
-	ExportDefaultLimit = 1000
-	ExportMaxLimit     = 10000
 	// exportIdle ends an export nobody asked for a page of this long.
 	exportIdle = 2 * time.Minute
 	// exportMax bounds the exports open at once: each holds a
@@ -35,16 +31,6 @@ const (
 	// replyOverhead is room left in a reply for all but the memories.
 	replyOverhead = 4 << 10
 )
-
-// ExportDetails is an export page: the memories in clawmem's export
-// shape ({id,text,category,scope,importance,timestamp,metadata[,vector]}),
-// and the cursor of the next page, empty after the last.
-type ExportDetails struct {
-	Page       int               `json:"page"`
-	Count      int               `json:"count"`
-	Memories   []json.RawMessage `json:"memories"`
-	NextCursor string            `json:"nextCursor,omitempty"`
-}
 
 // exportCursor is one export in progress: a store iteration running in its
 // own goroutine, handing rows over as pages are asked for. Holding the
@@ -81,9 +67,9 @@ func (s *Service) opExport(req request) (okReply, error) {
 	case r.Limit < 0:
 		return okReply{}, fmt.Errorf("%w: limit %d is negative", schemas.ErrInvalid, r.Limit)
 	case r.Limit == 0:
-		r.Limit = ExportDefaultLimit
+		r.Limit = schemas.ExportDefaultLimit
 	}
-	r.Limit = min(r.Limit, ExportMaxLimit)
+	r.Limit = min(r.Limit, schemas.ExportMaxLimit)
 	var (
 		ex   *exportCursor
 		want int
@@ -183,13 +169,13 @@ func (s *Service) findExport(cursor string) (*exportCursor, int, error) {
 
 // exportPage takes the next rows, up to limit and the reply size limit.
 // Callers hold ex.mu.
-func (s *Service) exportPage(ctx context.Context, ex *exportCursor, limit int) (ExportDetails, error) {
-	budget := int64(MaxRequestBytes)
+func (s *Service) exportPage(ctx context.Context, ex *exportCursor, limit int) (schemas.ExportDetails, error) {
+	budget := int64(schemas.MaxRequestBytes)
 	if s.nc != nil {
 		budget = s.nc.MaxPayload()
 	}
 	budget -= replyOverhead
-	d := ExportDetails{Memories: []json.RawMessage{}}
+	d := schemas.ExportDetails{Memories: []json.RawMessage{}}
 	var size int64
 	for d.Count < limit {
 		var m schemas.Memory
@@ -248,23 +234,6 @@ func (s *Service) closeExports() {
 	}
 }
 
-// ImportDetails is an import batch's outcome. Results lists the rows
-// not imported (their line is the memory's 1-based position in the
-// request), leaving out rows skipped for an existing id when the request
-// said skipExisting.
-type ImportDetails struct {
-	Imported   int               `json:"imported"`
-	Skipped    int               `json:"skipped"`
-	Failed     int               `json:"failed"`
-	Exists     int               `json:"exists"`
-	Duplicates int               `json:"duplicates"`
-	Results    []portable.Result `json:"results"`
-	DryRun     bool              `json:"dryRun,omitempty"`
-}
-
-// MaxImportBatch bounds the memories of one import request.
-const MaxImportBatch = 10000
-
 func (s *Service) opImport(req request) (okReply, error) {
 	ctx, who, data := req.ctx, req.who, req.data
 	if err := adminOnly(who, schemas.OpImport); err != nil {
@@ -274,8 +243,8 @@ func (s *Service) opImport(req request) (okReply, error) {
 	if err := decode(data, &r); err != nil {
 		return okReply{}, err
 	}
-	if len(r.Memories) > MaxImportBatch {
-		return okReply{}, fmt.Errorf("%w: %d memories in one request (max %d)", schemas.ErrInvalid, len(r.Memories), MaxImportBatch)
+	if len(r.Memories) > schemas.MaxImportBatch {
+		return okReply{}, fmt.Errorf("%w: %d memories in one request (max %d)", schemas.ErrInvalid, len(r.Memories), schemas.MaxImportBatch)
 	}
 	if r.Scope != "" {
 		if err := s.eng.Scopes().Validate(r.Scope); err != nil {
@@ -297,33 +266,21 @@ func (s *Service) opImport(req request) (okReply, error) {
 	}
 	rep := portable.Report{QuietExists: r.SkipExisting}
 	rep.Add(results)
-	d := ImportDetails{Imported: rep.Imported, Skipped: rep.Skipped, Failed: rep.Failed, Exists: rep.Exists,
-		Duplicates: rep.Duplicates, Results: append(rep.Failures, rep.Skips...), DryRun: r.DryRun}
+	d := schemas.ImportDetails{Imported: rep.Imported, Skipped: rep.Skipped, Failed: rep.Failed, Exists: rep.Exists,
+		Duplicates: rep.Duplicates, Results: importResults(append(rep.Failures, rep.Skips...)), DryRun: r.DryRun}
 	if d.Results == nil {
-		d.Results = []portable.Result{}
+		d.Results = []schemas.ImportResult{}
 	}
 	return importReply(d, len(recs)), nil
 }
 
-func importReply(d ImportDetails, n int) okReply {
+func importReply(d schemas.ImportDetails, n int) okReply {
 	verb := "Imported"
 	if d.DryRun {
 		verb = "Would import"
 	}
 	return okReply{text: fmt.Sprintf("%s %d of %d memories: %d skipped (%d exist, %d duplicates), %d failed.",
 		verb, d.Imported, n, d.Skipped, d.Exists, d.Duplicates, d.Failed), details: d}
-}
-
-// DeleteBulkDetails is delete-bulk's outcome: Count memories deleted,
-// or with DryRun the number that would be.
-type DeleteBulkDetails struct {
-	Count  int    `json:"count"`
-	DryRun bool   `json:"dryRun,omitempty"`
-	Scope  string `json:"scope,omitempty"`
-	Before int64  `json:"before,omitempty"`
-	// Purged and PurgeNote: as ForgetDetails', for every memory deleted.
-	Purged    int    `json:"purged"`
-	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
 func (s *Service) opDeleteBulk(req request) (okReply, error) {
@@ -349,7 +306,7 @@ func (s *Service) opDeleteBulk(req request) (okReply, error) {
 		return okReply{}, err
 	}
 	bf := engine.BulkFilter{Scopes: f, Before: r.Before}
-	d := DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
+	d := schemas.DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
 	if r.DryRun {
 		d.Count, err = s.eng.Backend().CountBulk(ctx, bf)
 		if err != nil {
@@ -377,7 +334,7 @@ func (s *Service) opDeleteBulk(req request) (okReply, error) {
 	return deleteBulkReply(d), nil
 }
 
-func deleteBulkReply(d DeleteBulkDetails) okReply {
+func deleteBulkReply(d schemas.DeleteBulkDetails) okReply {
 	what := "in " + orDefault(d.Scope, "every scope")
 	if d.Before > 0 {
 		what += " created before " + time.UnixMilli(d.Before).UTC().Format(time.RFC3339)
@@ -410,10 +367,10 @@ func (s *Service) opConsolidate(req request) (okReply, error) {
 	if err != nil {
 		return okReply{}, err
 	}
-	return consolidateReply(rep), nil
+	return consolidateReply(consolidateDetails(rep)), nil
 }
 
-func consolidateReply(rep memory.ConsolidateReport) okReply {
+func consolidateReply(rep schemas.ConsolidateDetails) okReply {
 	verb := map[bool]string{true: "would merge", false: "merged"}[rep.DryRun]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Consolidation over %d memories: %s %d group(s), archived %d.", rep.Scanned, verb, len(rep.Merges), len(rep.Archived))

@@ -27,9 +27,9 @@ func TestQueryAdminEndpoints(t *testing.T) {
 
 	eng = queryTestEngine(t, nil)
 	nc, _ = queryStart(t, eng, DefaultConfig())
-	queryOKReply[StoreDetails](t, nc, querySubj("alice", "store"), schemas.StoreRequest{Text: queryCorpus[0]})
-	queryOKReply[StoreDetails](t, nc, querySubj("bob", "store"), schemas.StoreRequest{Text: queryCorpus[1]})
-	_, sd := queryOKReply[StoreDetails](t, nc, schemas.AdminSubject("store"), schemas.StoreRequest{Text: queryCorpus[2], Scope: "agent:carol"})
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("alice", "store"), schemas.StoreRequest{Text: queryCorpus[0]})
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("bob", "store"), schemas.StoreRequest{Text: queryCorpus[1]})
+	_, sd := queryOKReply[schemas.StoreDetails](t, nc, schemas.AdminSubject("store"), schemas.StoreRequest{Text: queryCorpus[2], Scope: "agent:carol"})
 	if sd.Scope != "agent:carol" {
 		t.Fatalf("admin store: %+v", sd)
 	}
@@ -37,11 +37,11 @@ func TestQueryAdminEndpoints(t *testing.T) {
 	if st.Total != 3 || st.ByScope["agent:alice"] != 1 || st.ByScope["agent:bob"] != 1 {
 		t.Fatalf("admin stats %+v", st)
 	}
-	_, rd := queryOKReply[RecallDetails](t, nc, schemas.AdminSubject("recall"), schemas.RecallRequest{Query: queryCorpus[1]})
+	_, rd := queryOKReply[schemas.RecallDetails](t, nc, schemas.AdminSubject("recall"), schemas.RecallRequest{Query: queryCorpus[1]})
 	if rd.Count == 0 || rd.Memories[0].Scope != "agent:bob" {
 		t.Fatalf("admin recall %+v", rd)
 	}
-	_, fd := queryOKReply[ForgetDetails](t, nc, schemas.AdminSubject("forget"), schemas.ForgetRequest{MemoryID: sd.ID})
+	_, fd := queryOKReply[schemas.ForgetDetails](t, nc, schemas.AdminSubject("forget"), schemas.ForgetRequest{MemoryID: sd.ID})
 	if fd.ID != sd.ID {
 		t.Fatalf("admin forget %+v", fd)
 	}
@@ -53,7 +53,7 @@ func queryExportAll(t *testing.T, nc *nats.Conn, req schemas.ExportRequest) ([]s
 	var out []schemas.Memory
 	pages := 0
 	for {
-		_, d := queryOKReply[ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), req)
+		_, d := queryOKReply[schemas.ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), req)
 		pages++
 		if d.Page != pages || d.Count != len(d.Memories) {
 			t.Fatalf("page %d: %+v", pages, d)
@@ -120,18 +120,18 @@ func TestQueryAdminExport(t *testing.T) {
 	}
 
 	// A lost reply: asking with the same cursor again gives the same page.
-	_, first := queryOKReply[ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Limit: 5})
-	_, second := queryOKReply[ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: first.NextCursor, Limit: 5})
-	_, again := queryOKReply[ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: first.NextCursor, Limit: 5})
+	_, first := queryOKReply[schemas.ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Limit: 5})
+	_, second := queryOKReply[schemas.ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: first.NextCursor, Limit: 5})
+	_, again := queryOKReply[schemas.ExportDetails](t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: first.NextCursor, Limit: 5})
 	if second.Page != 2 || again.Page != 2 || string(second.Memories[0]) != string(again.Memories[0]) || again.NextCursor != second.NextCursor {
 		t.Fatalf("repeated page: %+v vs %+v", second, again)
 	}
 	id, _, _ := strings.Cut(first.NextCursor, ".")
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: id + ".9"}, CodeInvalid)
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: "0123abcd.2"}, CodeNotFound)
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: "nope"}, CodeInvalid)
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Scope: "bad scope"}, CodeInvalid)
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Limit: -1}, CodeInvalid)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: id + ".9"}, schemas.CodeInvalid)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: "0123abcd.2"}, schemas.CodeNotFound)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Cursor: "nope"}, schemas.CodeInvalid)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Scope: "bad scope"}, schemas.CodeInvalid)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpExport), schemas.ExportRequest{Limit: -1}, schemas.CodeInvalid)
 
 	// Agents have no bulk endpoints, and the in-process path refuses them.
 	if _, err := nc.Request(querySubj("main", schemas.OpExport), nil, time.Second); !errors.Is(err, nats.ErrNoResponders) {
@@ -174,11 +174,11 @@ func TestQueryAdminImport(t *testing.T) {
 	nc, _ := queryStart(t, dst, DefaultConfig())
 	subj := schemas.AdminSubject(schemas.OpImport)
 
-	_, d := queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows, DryRun: true})
+	_, d := queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows, DryRun: true})
 	if d.Imported != 12 || !d.DryRun || queryCount(t, dst) != 0 {
 		t.Fatalf("dry run: %+v", d)
 	}
-	r, d := queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows})
+	r, d := queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows})
 	if d.Imported != 12 || d.Skipped != 0 || d.Failed != 0 || len(d.Results) != 0 || !strings.HasPrefix(r.text(), "Imported 12 of 12") {
 		t.Fatalf("import: %q %+v", r.text(), d)
 	}
@@ -193,11 +193,11 @@ func TestQueryAdminImport(t *testing.T) {
 	}
 
 	// Again: every id exists. Reported, unless the caller expects it.
-	_, d = queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows})
+	_, d = queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows})
 	if d.Skipped != 12 || d.Exists != 12 || len(d.Results) != 12 || d.Results[0].Reason != "exists" {
 		t.Fatalf("re-import: %+v", d)
 	}
-	_, d = queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows, SkipExisting: true})
+	_, d = queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: rows, SkipExisting: true})
 	if d.Skipped != 12 || len(d.Results) != 0 {
 		t.Fatalf("re-import, skip existing: %+v", d)
 	}
@@ -209,7 +209,7 @@ func TestQueryAdminImport(t *testing.T) {
 	other.Scope = "project:elsewhere"
 	bad := schemas.Memory{Text: "fine text", Scope: "no spaces"}
 	fresh := schemas.Memory{Text: "The quarterly planning doc lives in the shared drive", Category: "fact"}
-	_, d = queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: []schemas.Memory{dup, other, bad, fresh}})
+	_, d = queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: []schemas.Memory{dup, other, bad, fresh}})
 	if d.Imported != 2 || d.Duplicates != 1 || d.Failed != 1 || len(d.Results) != 2 {
 		t.Fatalf("mixed batch: %+v", d)
 	}
@@ -227,12 +227,12 @@ func TestQueryAdminImport(t *testing.T) {
 			t.Fatalf("unexpected result %+v", res)
 		}
 	}
-	_, d = queryOKReply[ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: []schemas.Memory{dup}, NoDedup: true, Scope: "custom:copy"})
+	_, d = queryOKReply[schemas.ImportDetails](t, nc, subj, schemas.ImportRequest{Memories: []schemas.Memory{dup}, NoDedup: true, Scope: "custom:copy"})
 	if d.Imported != 1 {
 		t.Fatalf("no dedup, scope override: %+v", d)
 	}
-	queryWantError(t, nc, subj, `{"memories":[{"text":"x","colour":"red"}]}`, CodeInvalid)
-	queryWantError(t, nc, subj, schemas.ImportRequest{Memories: rows, Scope: "team:undefined"}, CodeInvalid)
+	queryWantError(t, nc, subj, `{"memories":[{"text":"x","colour":"red"}]}`, schemas.CodeInvalid)
+	queryWantError(t, nc, subj, schemas.ImportRequest{Memories: rows, Scope: "team:undefined"}, schemas.CodeInvalid)
 	if _, err := nc.Request(querySubj("main", schemas.OpImport), nil, time.Second); !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("agent import endpoint: %v", err)
 	}
@@ -262,19 +262,19 @@ func TestQueryAdminDeleteBulk(t *testing.T) {
 	nc, _ := queryStart(t, eng, DefaultConfig())
 	queryFill(t, eng, 9)
 	subj := schemas.AdminSubject(schemas.OpDeleteBulk)
-	r, d := queryOKReply[DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Scope: "custom:work", DryRun: true})
+	r, d := queryOKReply[schemas.DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Scope: "custom:work", DryRun: true})
 	if d.Count != 3 || !d.DryRun || queryCount(t, eng) != 9 || !strings.Contains(r.text(), "Would delete 3 memories in custom:work") {
 		t.Fatalf("dry run: %q %+v", r.text(), d)
 	}
-	_, d = queryOKReply[DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Scope: "custom:work"})
+	_, d = queryOKReply[schemas.DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Scope: "custom:work"})
 	if d.Count != 3 || queryCount(t, eng) != 6 {
 		t.Fatalf("delete: %+v", d)
 	}
-	_, d = queryOKReply[DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Before: time.Now().Add(time.Hour).UnixMilli()})
+	_, d = queryOKReply[schemas.DeleteBulkDetails](t, nc, subj, schemas.DeleteBulkRequest{Before: time.Now().Add(time.Hour).UnixMilli()})
 	if d.Count != 6 || queryCount(t, eng) != 0 {
 		t.Fatalf("delete before: %+v", d)
 	}
-	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{}, CodeInvalid)
-	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Before: -1, Scope: "global"}, CodeInvalid)
-	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Scope: "a b"}, CodeInvalid)
+	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{}, schemas.CodeInvalid)
+	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Before: -1, Scope: "global"}, schemas.CodeInvalid)
+	queryWantError(t, nc, subj, schemas.DeleteBulkRequest{Scope: "a b"}, schemas.CodeInvalid)
 }

@@ -42,8 +42,8 @@ func RunRecallBench(ctx context.Context, nc *nats.Conn, agent string, queries []
 		}
 		lat = append(lat, time.Since(start))
 		var res struct {
-			IsError bool         `json:"isError"`
-			Details ErrorDetails `json:"details"`
+			IsError bool                 `json:"isError"`
+			Details schemas.ErrorDetails `json:"details"`
 		}
 		if err := json.Unmarshal(msg.Data, &res); err != nil {
 			return 0, 0, fmt.Errorf("recall %d: reply is not a tool result: %w", i, err)

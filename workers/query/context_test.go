@@ -14,34 +14,34 @@ import (
 func TestQueryContextBudgetCoreExclude(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
-	_, name := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "My name is Anna"})
-	_, tea := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I prefer green tea over coffee in the afternoon"})
+	_, name := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "My name is Anna"})
+	_, tea := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I prefer green tea over coffee in the afternoon"})
 	for _, text := range []string{"The office coffee machine is on the third floor", "Lunch with the design team is every Friday at noon"} {
-		queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
+		queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
 	}
-	queryOKReply[StoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "My name is Bob"})
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "My name is Bob"})
 	subj := querySubj("main", "context")
 	asked := "What do I prefer to drink in the afternoon, green tea or coffee?"
 	loose := "Any plans for this afternoon?"
 
-	_, d := queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked})
+	_, d := queryOKReply[schemas.ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked})
 	if len(d.MemoryIDs) == 0 || d.MemoryIDs[0] != tea.ID || !slices.Equal(d.CoreIDs, []string{name.ID}) || d.Count != len(d.MemoryIDs) ||
 		!strings.Contains(d.PrependContext, "[core]") || strings.Contains(d.PrependContext, "Bob") {
 		t.Fatalf("context: %+v", d)
 	}
-	_, d = queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: loose})
+	_, d = queryOKReply[schemas.ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: loose})
 	if !slices.Contains(d.MemoryIDs, tea.ID) {
 		t.Fatalf("loose prompt without exclude: %+v", d)
 	}
-	_, d = queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: loose, Exclude: []string{tea.ID, name.ID}})
+	_, d = queryOKReply[schemas.ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: loose, Exclude: []string{tea.ID, name.ID}})
 	if slices.Contains(d.MemoryIDs, tea.ID) || strings.Contains(d.PrependContext, "green tea") || !slices.Equal(d.CoreIDs, []string{name.ID}) {
 		t.Fatalf("loose prompt, tea excluded: %+v", d)
 	}
-	_, d = queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked, Exclude: []string{tea.ID}})
+	_, d = queryOKReply[schemas.ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked, Exclude: []string{tea.ID}})
 	if !slices.Contains(d.MemoryIDs, tea.ID) {
 		t.Fatalf("asked again, tea excluded: %+v", d)
 	}
-	_, d = queryOKReply[ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked, TokenBudget: 55})
+	_, d = queryOKReply[schemas.ContextDetails](t, nc, subj, schemas.ContextRequest{Prompt: asked, TokenBudget: 55})
 	if d.PrependContext != "" || len(d.MemoryIDs)+len(d.CoreIDs)+d.Count != 0 {
 		t.Fatalf("budget 55: %+v", d)
 	}
@@ -55,6 +55,6 @@ func TestQueryContextBudgetCoreExclude(t *testing.T) {
 		schemas.ContextRequest{Prompt: asked, Exclude: []string{"not-an-id"}},
 		`{"prompt":"x","exclude":"` + tea.ID + `"}`,
 	} {
-		queryWantError(t, nc, subj, body, CodeInvalid)
+		queryWantError(t, nc, subj, body, schemas.CodeInvalid)
 	}
 }

@@ -15,19 +15,19 @@ import (
 func TestQueryContext(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
-	queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I prefer green tea over coffee in the afternoon"})
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I prefer green tea over coffee in the afternoon"})
 
-	r, d := queryOKReply[ContextDetails](t, nc, querySubj("main", "context"),
+	r, d := queryOKReply[schemas.ContextDetails](t, nc, querySubj("main", "context"),
 		schemas.ContextRequest{Prompt: "What do I prefer to drink in the afternoon, green tea or coffee?"})
 	if d.Count != 1 || d.TimedOut || d.Skipped != "" || !strings.Contains(d.PrependContext, "<relevant-memories>") ||
 		!strings.Contains(d.PrependContext, "green tea") || r.text() != d.PrependContext {
 		t.Fatalf("context: %q %+v", r.text(), d)
 	}
-	r, d = queryOKReply[ContextDetails](t, nc, querySubj("main", "context"), schemas.ContextRequest{Prompt: "hi"})
+	r, d = queryOKReply[schemas.ContextDetails](t, nc, querySubj("main", "context"), schemas.ContextRequest{Prompt: "hi"})
 	if d.Skipped == "" || d.PrependContext != "" || r.text() != "" {
 		t.Fatalf("greeting: %q %+v", r.text(), d)
 	}
-	queryWantError(t, nc, querySubj("main", "context"), `{"prompt":"x","timeoutMs":-1}`, CodeInvalid)
+	queryWantError(t, nc, querySubj("main", "context"), `{"prompt":"x","timeoutMs":-1}`, schemas.CodeInvalid)
 }
 
 // querySlowEmbedder stands for an embedding backend that hangs: query
@@ -70,7 +70,7 @@ func TestQueryContextDeadline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			_, d := queryOKReply[ContextDetails](t, nc, querySubj("main", "context"), schemas.ContextRequest{Prompt: prompt, TimeoutMs: tc.timeoutMs})
+			_, d := queryOKReply[schemas.ContextDetails](t, nc, querySubj("main", "context"), schemas.ContextRequest{Prompt: prompt, TimeoutMs: tc.timeoutMs})
 			took := time.Since(start)
 			if !d.TimedOut || d.PrependContext != "" {
 				t.Fatalf("details %+v, want timedOut and no block", d)
@@ -89,7 +89,7 @@ func TestQueryDefaultContextDeadline(t *testing.T) {
 	cfg.DefaultContextTimeout = 300 * time.Millisecond
 	nc, _ := queryStart(t, eng, cfg)
 	start := time.Now()
-	_, d := queryOKReply[ContextDetails](t, nc, querySubj("main", "context"),
+	_, d := queryOKReply[schemas.ContextDetails](t, nc, querySubj("main", "context"),
 		schemas.ContextRequest{Prompt: "What did we decide about the staging database password last week?"})
 	if took := time.Since(start); !d.TimedOut || took >= time.Second {
 		t.Fatalf("timedOut=%v after %v; want a timed-out reply in < 1 s", d.TimedOut, took)
@@ -119,7 +119,7 @@ func TestQuerySlowRequestsRunConcurrently(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	fast := time.Now()
 	queryOKReply[memory.Stats](t, nc, querySubj("main", "stats"), nil)
-	queryOKReply[ListDetails](t, nc, querySubj("main", "list"), nil)
+	queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), nil)
 	if took := time.Since(fast); took > delay/2 {
 		t.Fatalf("stats and list took %v behind slow recalls", took)
 	}

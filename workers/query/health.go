@@ -11,16 +11,6 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// statsDetails is memory_stats' details: the engine's figures and the
-// caller's dead letters.
-type statsDetails struct {
-	memory.Stats
-	// DeadLetters counts the caller's hook events and transcript entries
-	// that exhausted their deliveries (clawmem dlq list shows them); nil
-	// when the dead-letter stream cannot be read.
-	DeadLetters *int `json:"deadLetters,omitempty"`
-}
-
 // deadLetterWait bounds the stream-info call a stats reply waits for.
 const deadLetterWait = 2 * time.Second
 

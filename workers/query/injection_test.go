@@ -37,10 +37,10 @@ func injectionProbes(t *testing.T) []string {
 func TestQueryStoreRefusesProbes(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
-	_, sd := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "The staging database listens on port 6543"})
+	_, sd := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "The staging database listens on port 6543"})
 	for _, p := range injectionProbes(t) {
-		queryWantError(t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: p}, CodeRejected)
-		queryWantError(t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: sd.ID, Text: &p}, CodeRejected)
+		queryWantError(t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: p}, schemas.CodeRejected)
+		queryWantError(t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: sd.ID, Text: &p}, schemas.CodeRejected)
 	}
 	_, st := queryOKReply[memory.Stats](t, nc, schemas.AdminSubject("stats"), nil)
 	if st.Total != 1 {
@@ -79,7 +79,7 @@ func TestQueryFramesHostileMemories(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, cd := queryOKReply[ContextDetails](t, nc, querySubj("main", "context"),
+	_, cd := queryOKReply[schemas.ContextDetails](t, nc, querySubj("main", "context"),
 		schemas.ContextRequest{Prompt: "Which port does the staging database listen on, and which Postgres version does it run?"})
 	if cd.Count == 0 {
 		t.Fatalf("auto-recall found none of the hostile rows: %+v", cd)
@@ -90,11 +90,11 @@ func TestQueryFramesHostileMemories(t *testing.T) {
 	}
 	checkFramedReply(t, "auto-recall", block, 2, cd.Count)
 
-	r, rd := queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "staging database"})
+	r, rd := queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "staging database"})
 	checkFramedReply(t, "memory_recall", r.text(), 0, rd.Count)
-	r, ld := queryOKReply[ListDetails](t, nc, querySubj("main", "list"), nil)
+	r, ld := queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), nil)
 	checkFramedReply(t, "memory_list", r.text(), 0, ld.Count)
-	r, fd := queryOKReply[ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: "staging database"})
+	r, fd := queryOKReply[schemas.ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: "staging database"})
 	if fd.Action != "candidates" {
 		t.Fatalf("forget by query deleted a memory: %+v", fd)
 	}

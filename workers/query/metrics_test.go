@@ -35,7 +35,7 @@ func TestQueryMetrics(t *testing.T) {
 	defer svc2.Stop()
 	queryOKReply[memory.Stats](t, nc, querySubj("main", "stats"), nil)
 	queryOKReply[memory.Stats](t, nc, querySubj("main", "stats"), nil)
-	queryWantError(t, nc, querySubj("main", "recall"), `{}`, CodeInvalid)
+	queryWantError(t, nc, querySubj("main", "recall"), `{}`, schemas.CodeInvalid)
 
 	counts, observed := queryGather(t, reg)
 	if counts["stats/ok"] != 2 || counts["recall/invalid"] != 1 || observed != 3 {
@@ -74,7 +74,7 @@ func TestQueryRecallBenchHelper(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
 	for _, text := range queryCorpus {
-		queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
+		queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
 	}
 	p50, p99, err := RunRecallBench(context.Background(), nc, "main", []string{"database password", "green tea"}, 20)
 	if err != nil || p50 <= 0 || p99 < p50 {

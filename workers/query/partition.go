@@ -2,20 +2,19 @@ package query
 
 // Partitioned writers: every scope belongs to one partition
 // (schemas.ScopePartition), and each partition has one writer at a time,
-// answering on its own endpoints (WriterPrefix.<partition>). A write is
-// sent to the writer of the scope it changes: a store to its target
-// scope's, a forget or an update to the named (or the confidently
-// matched) memory's, an import's memories each to their scope's; a bulk
-// delete or a consolidation over every scope goes to every writer, each
-// doing its own scopes. A writer's endpoints check it again and pass a
-// write that is not theirs on, once.
+// answering on its own endpoints (schemas.WriterSubject). A write is sent
+// to the writer of the scope it changes: a store to its target scope's, a
+// forget or an update to the named (or the confidently matched) memory's,
+// an import's memories each to their scope's; a bulk delete or a
+// consolidation over every scope goes to every writer, each doing its own
+// scopes. A writer's endpoints check it again and pass a write that is not
+// theirs on, once.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -23,23 +22,12 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // headerHop marks a write one writer passed to another: it is not passed
 // on again (writers that disagree on the partitions would loop).
 const headerHop = "Clawmem-Hop"
-
-// WriterSubject is where the writer of partition answers op for agent
-// (admin: agent is empty).
-func WriterSubject(partition int, agent, op string) string {
-	p := strconv.Itoa(partition)
-	if agent == "" {
-		return WriterAdminPrefix + "." + p + "." + op
-	}
-	return WriterPrefix + "." + p + "." + agent + "." + op
-}
 
 func (r *Replication) partitions() int {
 	if r == nil {
@@ -211,7 +199,7 @@ func (s *Service) checkRoute(ctx context.Context, ep *endpoint, who memory.Who, 
 		res, code := s.failure(ep, subject, fmt.Errorf("%w: partition %d (do every process's nats.partitions agree?)", ErrMisrouted, p))
 		return nil, &res, code
 	}
-	res, code := s.request(ctx, ep, subject, WriterSubject(p, who.AgentID(), ep.op), out, true)
+	res, code := s.request(ctx, ep, subject, schemas.WriterSubject(p, who.AgentID(), ep.op), out, true)
 	return nil, &res, code
 }
 
@@ -231,11 +219,11 @@ func (s *Service) forwardWrite(ctx context.Context, ep *endpoint, who memory.Who
 		if err != nil {
 			return s.failure(ep, subject, err)
 		}
-		return s.request(ctx, ep, subject, WriterSubject(p, who.AgentID(), ep.op), out, false)
+		return s.request(ctx, ep, subject, schemas.WriterSubject(p, who.AgentID(), ep.op), out, false)
 	case schemas.OpExport:
 		// An export's cursor lives in the process that started it: every
 		// page goes to one writer, partition 0's.
-		return s.request(ctx, ep, subject, WriterSubject(0, "", ep.op), data, false)
+		return s.request(ctx, ep, subject, schemas.WriterSubject(0, "", ep.op), data, false)
 	case schemas.OpImport:
 		return s.forwardImport(ctx, ep, subject, data)
 	case schemas.OpDeleteBulk:
@@ -244,9 +232,9 @@ func (s *Service) forwardWrite(ctx context.Context, ep *endpoint, who memory.Who
 			return s.failure(ep, subject, err)
 		}
 		return s.fanOut(ctx, ep, subject, r.Scope, data, func(parts []json.RawMessage) (okReply, error) {
-			d := DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
+			d := schemas.DeleteBulkDetails{DryRun: r.DryRun, Scope: r.Scope, Before: r.Before}
 			for _, raw := range parts {
-				var one DeleteBulkDetails
+				var one schemas.DeleteBulkDetails
 				if err := json.Unmarshal(raw, &one); err != nil {
 					return okReply{}, err
 				}
@@ -264,9 +252,9 @@ func (s *Service) forwardWrite(ctx context.Context, ep *endpoint, who memory.Who
 			return s.failure(ep, subject, err)
 		}
 		return s.fanOut(ctx, ep, subject, r.Scope, data, func(parts []json.RawMessage) (okReply, error) {
-			rep := memory.ConsolidateReport{DryRun: r.DryRun, Merges: []memory.Merge{}, Archived: []string{}}
+			rep := schemas.ConsolidateDetails{DryRun: r.DryRun, Merges: []schemas.ConsolidateMerge{}, Archived: []string{}}
 			for _, raw := range parts {
-				var one memory.ConsolidateReport
+				var one schemas.ConsolidateDetails
 				if err := json.Unmarshal(raw, &one); err != nil {
 					return okReply{}, err
 				}
@@ -287,8 +275,8 @@ func (s *Service) forwardImport(ctx context.Context, ep *endpoint, subject strin
 	if err := decode(data, &r); err != nil {
 		return s.failure(ep, subject, err)
 	}
-	if len(r.Memories) > MaxImportBatch {
-		return s.failure(ep, subject, fmt.Errorf("%w: %d memories in one request (max %d)", schemas.ErrInvalid, len(r.Memories), MaxImportBatch))
+	if len(r.Memories) > schemas.MaxImportBatch {
+		return s.failure(ep, subject, fmt.Errorf("%w: %d memories in one request (max %d)", schemas.ErrInvalid, len(r.Memories), schemas.MaxImportBatch))
 	}
 	groups := map[int][]int{} // partition → indexes into r.Memories
 	for i, m := range r.Memories {
@@ -306,12 +294,12 @@ func (s *Service) forwardImport(ctx context.Context, ep *endpoint, subject strin
 		if err != nil {
 			return s.failure(ep, subject, err)
 		}
-		calls = append(calls, call{subject: WriterSubject(p, "", ep.op), data: body, lines: idx})
+		calls = append(calls, call{subject: schemas.WriterSubject(p, "", ep.op), data: body, lines: idx})
 	}
 	return s.gather(ctx, ep, subject, calls, func(parts []json.RawMessage) (okReply, error) {
-		d := ImportDetails{DryRun: r.DryRun, Results: []portable.Result{}}
+		d := schemas.ImportDetails{DryRun: r.DryRun, Results: []schemas.ImportResult{}}
 		for k, raw := range parts {
-			var one ImportDetails
+			var one schemas.ImportDetails
 			if err := json.Unmarshal(raw, &one); err != nil {
 				return okReply{}, err
 			}
@@ -337,10 +325,10 @@ func (s *Service) fanOut(ctx context.Context, ep *endpoint, subject, scope strin
 	n := s.cfg.Replication.partitions()
 	var calls []call
 	if scope != "" {
-		calls = append(calls, call{subject: WriterSubject(schemas.ScopePartition(scope, n), "", ep.op), data: data})
+		calls = append(calls, call{subject: schemas.WriterSubject(schemas.ScopePartition(scope, n), "", ep.op), data: data})
 	} else {
 		for p := range n {
-			calls = append(calls, call{subject: WriterSubject(p, "", ep.op), data: data})
+			calls = append(calls, call{subject: schemas.WriterSubject(p, "", ep.op), data: data})
 		}
 	}
 	return s.gather(ctx, ep, subject, calls, merge)
@@ -399,7 +387,7 @@ func (s *Service) request(ctx context.Context, ep *endpoint, subject, target str
 	}
 	reply, err := s.nc.RequestMsgWithContext(ctx, msg)
 	if errors.Is(err, nats.ErrNoResponders) {
-		return Failure(CodeUnavailable, "no memory writer answers for this partition right now (a failover takes up to a few seconds); retry", nil), CodeUnavailable
+		return schemas.Failure(schemas.CodeUnavailable, "no memory writer answers for this partition right now (a failover takes up to a few seconds); retry", nil), schemas.CodeUnavailable
 	}
 	if err != nil {
 		return s.failure(ep, subject, fmt.Errorf("forward %s to the writer: %w", ep.op, err))
@@ -413,7 +401,7 @@ func (s *Service) request(ctx context.Context, ep *endpoint, subject, target str
 		if raw, err := json.Marshal(res.Details); err == nil && json.Unmarshal(raw, &d) == nil && d.Code != "" {
 			return res, d.Code
 		}
-		return res, CodeInternal
+		return res, schemas.CodeInternal
 	}
 	return res, ""
 }

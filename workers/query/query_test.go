@@ -75,9 +75,9 @@ func (r queryReply) text() string {
 	return r.Content[0].Text
 }
 
-func (r queryReply) errorDetails(t testing.TB) ErrorDetails {
+func (r queryReply) errorDetails(t testing.TB) schemas.ErrorDetails {
 	t.Helper()
-	var d ErrorDetails
+	var d schemas.ErrorDetails
 	if err := json.Unmarshal(r.Details, &d); err != nil {
 		t.Fatalf("error details %s: %v", r.Details, err)
 	}
@@ -127,7 +127,7 @@ func queryOKReply[D any](t testing.TB, nc *nats.Conn, subject string, body any) 
 }
 
 // queryWantError asks and checks that the reply is an error with code.
-func queryWantError(t testing.TB, nc *nats.Conn, subject string, body any, code string) ErrorDetails {
+func queryWantError(t testing.TB, nc *nats.Conn, subject string, body any, code string) schemas.ErrorDetails {
 	t.Helper()
 	r := queryAsk(t, nc, subject, body)
 	if !r.IsError {
@@ -160,7 +160,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	var ids []string
 	stored := map[string]bool{} // the categories capture gave the corpus
 	for i, text := range queryCorpus {
-		r, d := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
+		r, d := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
 		if d.Action != "created" || !schemas.IsUUID(d.ID) || d.Scope != "agent:main" || d.ExistingID != "" {
 			t.Fatalf("store %d details %+v", i, d)
 		}
@@ -175,7 +175,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	imp := 0.9
-	r, sd := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{
+	r, sd := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{
 		Text: "Deploys to production need two approvals", Category: "decision", Scope: "global", Importance: &imp,
 		Metadata: json.RawMessage(`{"source":"test"}`)})
 	if sd.Scope != "global" || sd.Category != schemas.CategoryDecision {
@@ -186,7 +186,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		m.Importance != 0.9 || string(m.Metadata) != `{"source":"test"}` {
 		t.Fatalf("stored %+v, %v", m, err)
 	}
-	r, sd = queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: queryCorpus[1]})
+	r, sd = queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: queryCorpus[1]})
 	if sd.Action != "duplicate" || sd.ExistingID != ids[1] || sd.ID != ids[1] || sd.Similarity < memory.DedupTool {
 		t.Fatalf("duplicate store details %+v", sd)
 	}
@@ -195,7 +195,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	}
 
 	// recall
-	r, rd := queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "staging database password"})
+	r, rd := queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "staging database password"})
 	if rd.Count == 0 || rd.Count != len(rd.Memories) || rd.Memories[0].ID != ids[0] {
 		t.Fatalf("recall details %+v", rd)
 	}
@@ -219,17 +219,17 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if empty == "" {
 		t.Fatalf("the corpus took every category: %v", stored)
 	}
-	r, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "green tea", Category: empty})
+	r, rd = queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "green tea", Category: empty})
 	if rd.Count != 0 || r.text() != "No relevant memories found." {
 		t.Fatalf("recall in category %s, which no memory has: %q %+v", empty, r.text(), rd)
 	}
-	_, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "production approvals deploys", Scope: "global", Category: "decision"})
+	_, rd = queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "production approvals deploys", Scope: "global", Category: "decision"})
 	if rd.Count != 1 || rd.Memories[0].ID != globalID {
 		t.Fatalf("recall in global/decision: %+v", rd)
 	}
 
 	// list
-	r, ld := queryOKReply[ListDetails](t, nc, querySubj("main", "list"), nil)
+	r, ld := queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), nil)
 	if ld.Count != 5 || ld.Memories[0].ID != globalID || ld.Memories[4].ID != ids[0] {
 		t.Fatalf("list details %+v", ld)
 	}
@@ -237,7 +237,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		!strings.HasSuffix(r.text(), "\n"+rules.FrameEnd) {
 		t.Fatalf("list text %q", r.text())
 	}
-	r, ld = queryOKReply[ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{Scope: "agent:main", Limit: 2, Offset: 1})
+	r, ld = queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{Scope: "agent:main", Limit: 2, Offset: 1})
 	if ld.Count != 2 || ld.Memories[0].ID != ids[2] || !strings.Contains(r.text(), "\n2. ["+ids[2][:8]+"]") {
 		t.Fatalf("list page: %q %+v", r.text(), ld)
 	}
@@ -265,34 +265,34 @@ func TestQueryToolsOverNATS(t *testing.T) {
 
 	// update: by id, by prefix, by query
 	newText := "The staging database password rotates every thirty days"
-	r, ud := queryOKReply[UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: ids[0], Text: &newText})
+	r, ud := queryOKReply[schemas.UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: ids[0], Text: &newText})
 	if ud.Action != "updated" || ud.ID != ids[0] || ud.Memory == nil || ud.Memory.Text != newText || r.text() != "Memory "+ids[0][:8]+" updated." {
 		t.Fatalf("update by id: %q %+v", r.text(), ud)
 	}
 	cat := "fact"
-	_, ud = queryOKReply[UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: ids[2][:8], Category: &cat})
+	_, ud = queryOKReply[schemas.UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: ids[2][:8], Category: &cat})
 	if ud.ID != ids[2] || ud.Memory.Category != schemas.CategoryFact {
 		t.Fatalf("update by prefix: %+v", ud)
 	}
 	low := 0.2
-	_, ud = queryOKReply[UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: queryCorpus[3], Importance: &low})
+	_, ud = queryOKReply[schemas.UpdateDetails](t, nc, querySubj("main", "update"), schemas.UpdateRequest{MemoryID: queryCorpus[3], Importance: &low})
 	if ud.Action != "updated" || ud.ID != ids[3] || ud.Memory.Importance != 0.2 {
 		t.Fatalf("update by query: %+v", ud)
 	}
 
 	// forget: by id, by prefix, by query (one confident match, then several)
-	r, fd := queryOKReply[ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: ids[0]})
+	r, fd := queryOKReply[schemas.ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: ids[0]})
 	// A tool stored it: no stream message holds it, and the reply says so.
 	if fd.Action != "deleted" || fd.ID != ids[0] || !strings.HasPrefix(r.text(), "Memory "+ids[0][:8]+" forgotten. Note: 1 memory comes from no conversation") ||
 		fd.Purged != 0 {
 		t.Fatalf("forget by id: %q %+v", r.text(), fd)
 	}
-	queryWantError(t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: ids[0]}, CodeNotFound)
-	_, fd = queryOKReply[ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: strings.ToUpper(ids[2][:10])})
+	queryWantError(t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: ids[0]}, schemas.CodeNotFound)
+	_, fd = queryOKReply[schemas.ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{MemoryID: strings.ToUpper(ids[2][:10])})
 	if fd.ID != ids[2] {
 		t.Fatalf("forget by prefix: %+v", fd)
 	}
-	_, fd = queryOKReply[ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: queryCorpus[1]})
+	_, fd = queryOKReply[schemas.ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: queryCorpus[1]})
 	if fd.Action != "deleted" || fd.ID != ids[1] {
 		t.Fatalf("forget by query: %+v", fd)
 	}
@@ -300,9 +300,9 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		"The production database password rotates every thirty days",
 		"The analytics database password is shared with the data team",
 	} {
-		queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
+		queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
 	}
-	r, fd = queryOKReply[ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: "database password"})
+	r, fd = queryOKReply[schemas.ForgetDetails](t, nc, querySubj("main", "forget"), schemas.ForgetRequest{Query: "database password"})
 	if fd.Action != "candidates" || len(fd.Candidates) < 2 || fd.ID != "" {
 		t.Fatalf("vague forget: %+v", fd)
 	}
@@ -311,8 +311,8 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	}
 	// The local embedder scores any text against any other, so "no match"
 	// needs an agent with no memories (global holds the one above).
-	queryOKReply[ForgetDetails](t, nc, schemas.AdminSubject("forget"), schemas.ForgetRequest{MemoryID: globalID})
-	r, fd = queryOKReply[ForgetDetails](t, nc, querySubj("nobody", "forget"), schemas.ForgetRequest{Query: "green tea"})
+	queryOKReply[schemas.ForgetDetails](t, nc, schemas.AdminSubject("forget"), schemas.ForgetRequest{MemoryID: globalID})
+	r, fd = queryOKReply[schemas.ForgetDetails](t, nc, querySubj("nobody", "forget"), schemas.ForgetRequest{Query: "green tea"})
 	if fd.Action != "candidates" || len(fd.Candidates) != 0 || r.text() != "No matching memories found." {
 		t.Fatalf("forget with no match: %q %+v", r.text(), fd)
 	}
@@ -384,7 +384,7 @@ func TestQueryDiscovery(t *testing.T) {
 		if e.Name != "stats" {
 			continue
 		}
-		var data endpointStats
+		var data schemas.EndpointStats
 		if err := json.Unmarshal(e.Data, &data); err != nil {
 			t.Fatal(err)
 		}
@@ -402,10 +402,10 @@ func TestQueryRecallShowsResolvedDates(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
 	said := time.Date(2025, 3, 3, 9, 30, 0, 0, time.UTC)
-	queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{
 		Text:     "The plumber replaced the boiler valve yesterday",
 		Metadata: json.RawMessage(fmt.Sprintf(`{"saidAt":%d}`, said.UnixMilli()))})
-	r, rd := queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "When did the plumber replace the boiler valve?"})
+	r, rd := queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "When did the plumber replace the boiler valve?"})
 	if rd.Count == 0 || !strings.Contains(r.text(), "The plumber replaced the boiler valve yesterday [yesterday = 2025-03-02] (") {
 		t.Fatalf("recall text %q lacks the resolved date", r.text())
 	}
@@ -417,47 +417,47 @@ func TestQueryRecallShowsResolvedDates(t *testing.T) {
 func TestQuerySupersede(t *testing.T) {
 	eng := queryTestEngine(t, nil)
 	nc, _ := queryStart(t, eng, DefaultConfig())
-	_, paris := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I live in Paris"})
+	_, paris := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I live in Paris"})
 	time.Sleep(2 * time.Millisecond)
-	r, berlin := queryOKReply[StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I moved to Berlin"})
+	r, berlin := queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "I moved to Berlin"})
 	if !slices.Equal(berlin.Superseded, []string{paris.ID}) || !strings.Contains(r.text(), "It supersedes "+paris.ID[:8]) {
 		t.Fatalf("store Berlin: %q %+v", r.text(), berlin)
 	}
-	_, ld := queryOKReply[ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{})
+	_, ld := queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{})
 	if ld.Count != 1 || ld.Memories[0].ID != berlin.ID {
 		t.Fatalf("list: %+v", ld)
 	}
-	r, ld = queryOKReply[ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true})
+	r, ld = queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true})
 	if ld.Count != 2 || !strings.Contains(r.text(), "I live in Paris (") || !strings.Contains(r.text(), "; superseded by "+berlin.ID[:8]) {
 		t.Fatalf("list with history: %q", r.text())
 	}
-	_, rd := queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris"})
+	_, rd := queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris"})
 	for _, m := range rd.Memories {
 		if m.ID == paris.ID {
 			t.Fatalf("recall returned the superseded fact")
 		}
 	}
-	r, rd = queryOKReply[RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris", IncludeSuperseded: true})
+	r, rd = queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), schemas.RecallRequest{Query: "Paris", IncludeSuperseded: true})
 	if rd.Count == 0 || rd.Memories[0].ID != paris.ID || rd.Memories[0].SupersededBy != berlin.ID || !strings.Contains(r.text(), "; superseded by") {
 		t.Fatalf("recall with history: %q %+v", r.text(), rd)
 	}
-	r, sd := queryOKReply[ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: paris.ID[:8]})
+	r, sd := queryOKReply[schemas.ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: paris.ID[:8]})
 	if sd.Memory.ID != paris.ID || len(sd.ReplacedBy) != 1 || sd.ReplacedBy[0].ID != berlin.ID ||
 		!strings.Contains(r.text(), "\nreplaced by ["+berlin.ID[:8]+"]") || !strings.HasPrefix(r.text(), rules.FrameNotice+"\n") {
 		t.Fatalf("show Paris: %q %+v", r.text(), sd)
 	}
-	_, sd = queryOKReply[ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: berlin.ID})
+	_, sd = queryOKReply[schemas.ShowDetails](t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: berlin.ID})
 	if len(sd.Replaced) != 1 || sd.Replaced[0].ID != paris.ID {
 		t.Fatalf("show Berlin: %+v", sd)
 	}
 	// Explicit supersedes: another agent's memory is not found; bad types
 	// are refused; nothing is stored.
-	_, other := queryOKReply[StoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "Other agent's note on the deploy window"})
-	queryWantError(t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "The deploy window is Friday", Supersedes: other.ID}, CodeNotFound)
-	queryWantError(t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: other.ID}, CodeNotFound)
-	queryWantError(t, nc, querySubj("main", "list"), json.RawMessage(`{"includeSuperseded":"yes"}`), CodeInvalid)
-	queryWantError(t, nc, querySubj("main", "show"), json.RawMessage(`{}`), CodeInvalid)
-	if _, ld := queryOKReply[ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true}); ld.Count != 2 {
+	_, other := queryOKReply[schemas.StoreDetails](t, nc, querySubj("other", "store"), schemas.StoreRequest{Text: "Other agent's note on the deploy window"})
+	queryWantError(t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: "The deploy window is Friday", Supersedes: other.ID}, schemas.CodeNotFound)
+	queryWantError(t, nc, querySubj("main", "show"), schemas.ShowRequest{MemoryID: other.ID}, schemas.CodeNotFound)
+	queryWantError(t, nc, querySubj("main", "list"), json.RawMessage(`{"includeSuperseded":"yes"}`), schemas.CodeInvalid)
+	queryWantError(t, nc, querySubj("main", "show"), json.RawMessage(`{}`), schemas.CodeInvalid)
+	if _, ld := queryOKReply[schemas.ListDetails](t, nc, querySubj("main", "list"), schemas.ListRequest{IncludeSuperseded: true}); ld.Count != 2 {
 		t.Fatalf("a refused request stored something: %+v", ld)
 	}
 }
@@ -494,5 +494,5 @@ func TestQueryConsolidate(t *testing.T) {
 	if st, _ := eng.Backend().Stats(context.Background(), engine.AllScopes()); st.Total != 1 || st.History != 2 {
 		t.Fatalf("after the run: %+v", st)
 	}
-	queryWantError(t, nc, schemas.AdminSubject(schemas.OpConsolidate), json.RawMessage(`{"mergeMin":3}`), CodeInvalid)
+	queryWantError(t, nc, schemas.AdminSubject(schemas.OpConsolidate), json.RawMessage(`{"mergeMin":3}`), schemas.CodeInvalid)
 }

@@ -18,17 +18,6 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// RecallDetails is memory_recall's details.
-type RecallDetails struct {
-	Count    int                  `json:"count"`
-	Memories []schemas.MemoryView `json:"memories"`
-	Mode     string               `json:"mode,omitempty"`   // hybrid, vector or bm25, after any fallback
-	Rerank   string               `json:"rerank,omitempty"` // what the rerank stage did
-	// Fallback says why recall ran degraded: the embedder is down and it
-	// answered from BM25 alone.
-	Fallback string `json:"fallback,omitempty"`
-}
-
 func (s *Service) opRecall(req request) (okReply, error) {
 	ctx, who, data := req.ctx, req.who, req.data
 	var r recallBody
@@ -46,13 +35,13 @@ func (s *Service) opRecall(req request) (okReply, error) {
 	case limit == 0:
 		limit = defaultRecallLimit
 	}
-	limit = min(limit, MaxRecallLimit)
+	limit = min(limit, schemas.MaxRecallLimit)
 	res, err := s.eng.Recall(ctx, who, r.Query, memory.RecallOptions{Limit: limit, Scope: r.Scope, Category: cat, History: r.IncludeSuperseded})
 	if err != nil {
 		return okReply{}, err
 	}
 	views := memoryViews(res.Candidates)
-	d := RecallDetails{Count: len(views), Memories: views, Mode: res.Mode, Rerank: res.Rerank, Fallback: res.Fallback}
+	d := schemas.RecallDetails{Count: len(views), Memories: views, Mode: res.Mode, Rerank: res.Rerank, Fallback: res.Fallback}
 	if len(views) == 0 {
 		return okReply{text: "No relevant memories found." + fallbackNote(res.Fallback), details: d}, nil
 	}
@@ -78,19 +67,6 @@ func fallbackNote(why string) string {
 	return " (by keywords only: " + why + ")"
 }
 
-// ContextDetails is the context endpoint's details: PrependContext is
-// what the before_prompt_build hook returns.
-type ContextDetails struct {
-	PrependContext string `json:"prependContext"`
-	Count          int    `json:"count"`
-	// MemoryIDs are the recalled memories in the block, which the caller
-	// sends back as exclude in its next turns; CoreIDs its core facts.
-	MemoryIDs []string `json:"memoryIds,omitempty"`
-	CoreIDs   []string `json:"coreIds,omitempty"`
-	Skipped   string   `json:"skipped,omitempty"`
-	TimedOut  bool     `json:"timedOut,omitempty"`
-}
-
 func (s *Service) opContext(req request) (okReply, error) {
 	base, who, data, received := req.base, req.who, req.data, req.received
 	var r contextBody
@@ -108,13 +84,13 @@ func (s *Service) opContext(req request) (okReply, error) {
 	// queued here counts against its deadline.
 	left := timeout - time.Since(received)
 	if left <= 0 {
-		return okReply{details: ContextDetails{TimedOut: true}, label: CodeTimeout}, nil
+		return okReply{details: schemas.ContextDetails{TimedOut: true}, label: schemas.CodeTimeout}, nil
 	}
 	res, err := s.eng.Context(base, who, r.Prompt, memory.ContextOptions{Timeout: left, TokenBudget: r.TokenBudget, Exclude: r.Exclude})
 	if err != nil {
 		return okReply{}, err
 	}
-	d := ContextDetails{PrependContext: res.Block, Count: len(res.Memories), Skipped: res.Skipped, TimedOut: res.TimedOut}
+	d := schemas.ContextDetails{PrependContext: res.Block, Count: len(res.Memories), Skipped: res.Skipped, TimedOut: res.TimedOut}
 	for _, c := range res.Memories {
 		d.MemoryIDs = append(d.MemoryIDs, c.Memory.ID)
 	}
@@ -123,19 +99,9 @@ func (s *Service) opContext(req request) (okReply, error) {
 	}
 	ok := okReply{text: res.Block, details: d}
 	if res.TimedOut {
-		ok.label = CodeTimeout
+		ok.label = schemas.CodeTimeout
 	}
 	return ok, nil
-}
-
-// ListDetails is memory_list's details.
-type ListDetails struct {
-	Count    int                  `json:"count"`
-	Offset   int                  `json:"offset"`
-	Memories []schemas.MemoryView `json:"memories"`
-	// NextCursor asks for the next page (ListRequest.Cursor); absent on a
-	// page that is not full, the last.
-	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // listCursor is a page's next cursor: its last memory's timestamp and id.
@@ -189,7 +155,7 @@ func (s *Service) opList(req request) (okReply, error) {
 	for i, m := range ms {
 		views[i] = schemas.View(m)
 	}
-	d := ListDetails{Count: len(views), Offset: r.Offset, Memories: views}
+	d := schemas.ListDetails{Count: len(views), Offset: r.Offset, Memories: views}
 	if limit := cmp.Or(r.Limit, engine.DefaultListLimit); len(views) > 0 && len(views) == min(limit, memory.MaxListLimit) {
 		d.NextCursor = listCursor(views[len(views)-1])
 	}
@@ -245,20 +211,11 @@ func (s *Service) opStats(req request) (okReply, error) {
 	if !st.EmbedderOK {
 		fmt.Fprintf(&b, ", unavailable: %s", st.EmbedderError)
 	}
-	d := statsDetails{Stats: st, DeadLetters: s.deadLetters(ctx, who)}
+	d := statsDetails(st, s.deadLetters(ctx, who))
 	if d.DeadLetters != nil && *d.DeadLetters > 0 {
 		fmt.Fprintf(&b, "\nDead letters: %d of your events or transcript entries could not be processed (clawmem dlq list)", *d.DeadLetters)
 	}
 	return okReply{text: b.String(), details: d}, nil
-}
-
-// ShowDetails is memory_show's details: the memory, the memories it
-// replaced (newest first, back to the first), and those that replaced it
-// (oldest first, up to the one that holds now).
-type ShowDetails struct {
-	Memory     schemas.MemoryView   `json:"memory"`
-	Replaced   []schemas.MemoryView `json:"replaced,omitempty"`
-	ReplacedBy []schemas.MemoryView `json:"replacedBy,omitempty"`
 }
 
 func (s *Service) opShow(req request) (okReply, error) {
@@ -281,7 +238,7 @@ func (s *Service) opShow(req request) (okReply, error) {
 		}
 		return out
 	}
-	d := ShowDetails{Memory: schemas.View(ch.Memory), Replaced: views(ch.Replaced), ReplacedBy: views(ch.ReplacedBy)}
+	d := schemas.ShowDetails{Memory: schemas.View(ch.Memory), Replaced: views(ch.Replaced), ReplacedBy: views(ch.ReplacedBy)}
 	line := func(prefix string, v schemas.MemoryView) rules.FramedMemory {
 		return rules.FramedMemory{Label: prefix + "[" + shortID(v.ID) + "] " + label(v.Category, v.Scope), Text: v.Text,
 			Note: " (" + time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly) + life(v) + ")"}

@@ -16,24 +16,6 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// Writer endpoints: each partition's writer answers writes at
-// WriterPrefix.<partition>.<agent>.<op> and WriterAdminPrefix.<partition>.<op>
-// (WriterSubject), and query services forward writes there, so a write
-// never lands on a replica.
-const (
-	WriterPrefix      = "clawmem.writer.v1"
-	WriterAdminPrefix = "clawmem.writer.admin.v1"
-	WriterServiceName = "clawmem-writer"
-)
-
-// CodeStale and CodeUnavailable are the replication error codes: the
-// replica had not applied the asked-for sequence in time; no writer
-// answered a forwarded write (a failover in progress: retry).
-const (
-	CodeStale       = "stale"
-	CodeUnavailable = "unavailable"
-)
-
 // Replication makes a service part of a replicated deployment.
 type Replication struct {
 	// Flush, on the writer, publishes the changes made so far to the

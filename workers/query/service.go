@@ -3,14 +3,16 @@
 // endpoints per agent (clawmem.v1.<agent>.<op>), and the admin operations
 // (export, import, bulk delete, consolidate) on clawmem.admin.v1.<op>.
 // Every reply is a schemas.ToolResult: the text an agent reads, details,
-// and an error code. One file per group of operations: service.go (the
-// endpoints and their lifecycle), wire.go (decoding and replies), read.go,
-// write.go, erase.go (a forgotten memory's text deleted from the streams),
-// admin.go, answer.go (one operation answered in process, for the CLI),
-// format.go (tool-result text), health.go (memory_stats' figures and dead
-// letters), partition.go (one writer per partition of the scopes),
-// replica.go (replicas over the memory log) and bench.go (recall latency
-// over NATS, measured by clawmem bench).
+// and an error code. The contract (requests, replies, error codes, limits)
+// is package schemas', so clients do not import this package. One file per
+// group of operations: service.go (the endpoints and their lifecycle),
+// wire.go (decoding and replies), read.go, write.go, erase.go (a forgotten
+// memory's text deleted from the streams), admin.go, answer.go (one
+// operation answered in process, for the CLI), format.go (tool-result
+// text), details.go (the engine's results as reply details), health.go
+// (memory_stats' dead letters), partition.go (one writer per partition of
+// the scopes), replica.go (replicas over the memory log) and bench.go
+// (recall latency over NATS, measured by clawmem bench).
 package query
 
 import (
@@ -39,25 +41,7 @@ import (
 	"github.com/clawmem/clawmem/workers/purge"
 )
 
-// Error codes in the details of an error reply (schemas.ErrorDetails.Code).
 const (
-	CodeInvalid    = "invalid"
-	CodeNotFound   = "not_found"
-	CodeAmbiguous  = "ambiguous"
-	CodeDenied     = "denied"
-	CodeRejected   = "rejected"
-	CodeNoIdentity = "no_identity"
-	CodeTimeout    = "timeout"
-	CodeInternal   = "internal"
-)
-
-const (
-	// MaxRequestBytes bounds a request body. The largest legitimate
-	// request is a memory_store of 64 KB text with 64 KB metadata; anything
-	// near a megabyte is a mistake or an attack, refused before decoding.
-	MaxRequestBytes = 1 << 20
-	// MaxRecallLimit caps memory_recall's limit, as the plugin's tool does.
-	MaxRecallLimit = 20
 	// defaultRecallLimit is memory_recall's default (seed 004 §4.1).
 	defaultRecallLimit = 5
 	// snippetRunes is how much of a memory's text summary lines quote.
@@ -85,12 +69,12 @@ type Config struct {
 	// MergeJudge, when set, judges consolidation's look-alike groups.
 	MergeJudge memory.MergeJudge
 	// Name is the micro service's name; default schemas.ServiceName (a
-	// writer's endpoints are WriterServiceName, which `clawmem status`
-	// does not list as query instances).
+	// writer's endpoints are schemas.WriterServiceName, which `clawmem
+	// status` does not list as query instances).
 	Name string
 	// Prefix and AdminPrefix are the endpoints' subjects; default
 	// schemas.ServicePrefix and schemas.AdminPrefix (a writer's second
-	// service uses WriterPrefix and WriterAdminPrefix).
+	// service uses schemas.WriterPrefix and schemas.WriterAdminPrefix).
 	Prefix, AdminPrefix string
 	// Replication, when set, makes the service a writer's or a replica's
 	// in a replicated deployment.
@@ -181,19 +165,6 @@ type endpoint struct {
 	handled  atomic.Uint64
 	failed   atomic.Uint64
 	totalDur atomic.Int64
-}
-
-// endpointStats is the data of an endpoint in $SRV.STATS replies.
-type endpointStats struct {
-	InFlight              int64         `json:"in_flight"`
-	Handled               uint64        `json:"handled"`
-	ErrorReplies          uint64        `json:"error_replies"`
-	AverageProcessingTime time.Duration `json:"average_processing_time"`
-	// LogSeq is how far this instance's copy has the memory log: a
-	// replica's applied sequence, the writer's published one.
-	LogSeq uint64 `json:"log_seq,omitempty"`
-	// Role is "writer" or "replica" in a replicated deployment.
-	Role string `json:"role,omitempty"`
 }
 
 type serviceMetrics struct {
@@ -386,7 +357,7 @@ func (s *Service) dispatch(ep *endpoint) micro.HandlerFunc {
 		if s.stopped {
 			s.mu.Unlock()
 			<-sem
-			data, _ := s.encode(Failure(CodeInternal, "the query service is shutting down; retry", nil))
+			data, _ := s.encode(schemas.Failure(schemas.CodeInternal, "the query service is shutting down; retry", nil))
 			s.publish(req.Reply(), data)
 			return
 		}
@@ -407,7 +378,7 @@ func (s *Service) serve(base context.Context, ep *endpoint, req micro.Request, r
 	res, result := s.safeHandle(base, ep, req.Subject(), req.Data(), received, req.Headers().Get(headerHop) != "")
 	data, fits := s.encode(res)
 	if !fits {
-		result, res.IsError = CodeInvalid, true
+		result, res.IsError = schemas.CodeInvalid, true
 	}
 	// Counted before the reply goes out, so a caller that has its reply
 	// sees it in $SRV.STATS and the metrics. Publish only buffers, so the
@@ -433,10 +404,10 @@ func (s *Service) encode(res schemas.ToolResult) (data []byte, fits bool) {
 	data, err := json.Marshal(res)
 	if err != nil {
 		s.log.Error("query reply not encodable", "err", err)
-		data, _ = json.Marshal(Failure(CodeInternal, "internal error: the reply could not be encoded", nil))
+		data, _ = json.Marshal(schemas.Failure(schemas.CodeInternal, "internal error: the reply could not be encoded", nil))
 	}
 	if limit := s.nc.MaxPayload(); limit > 0 && int64(len(data)) > limit {
-		data, _ = json.Marshal(Failure(CodeInvalid, fmt.Sprintf(
+		data, _ = json.Marshal(schemas.Failure(schemas.CodeInvalid, fmt.Sprintf(
 			"the reply is %d bytes, over the NATS limit of %d; ask for fewer memories (limit)", len(data), limit), nil))
 		return data, false
 	}
@@ -462,7 +433,7 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("query handler panic", "op", ep.op, "subject", subject, "panic", r)
-			res, result = Failure(CodeInternal, "internal error; see the query service log", nil), CodeInternal
+			res, result = schemas.Failure(schemas.CodeInternal, "internal error; see the query service log", nil), schemas.CodeInternal
 		}
 	}()
 	who, err := parseWho(subject, ep, s.cfg.Prefix)
@@ -480,8 +451,8 @@ func (s *Service) safeHandle(base context.Context, ep *endpoint, subject string,
 
 // checkRequest refuses what no operation reads: an oversized or not UTF-8 request.
 func checkRequest(data []byte) error {
-	if len(data) > MaxRequestBytes {
-		return fmt.Errorf("%w: the request is %d bytes (max %d)", schemas.ErrInvalid, len(data), MaxRequestBytes)
+	if len(data) > schemas.MaxRequestBytes {
+		return fmt.Errorf("%w: the request is %d bytes (max %d)", schemas.ErrInvalid, len(data), schemas.MaxRequestBytes)
 	}
 	if !utf8.Valid(data) {
 		return fmt.Errorf("%w: the request is not valid UTF-8", schemas.ErrInvalid)
@@ -503,7 +474,7 @@ func (s *Service) replicate(base context.Context, ep *endpoint, who memory.Who, 
 		return res, code, true
 	}
 	if err := s.awaitSeq(base, *data); err != nil {
-		return Failure(CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), CodeStale, true
+		return schemas.Failure(schemas.CodeStale, err.Error()+"; retry, or ask without afterSeq", nil), schemas.CodeStale, true
 	}
 	if repl != nil && repl.PartitionWriter {
 		ctx, cancel := context.WithTimeout(base, s.cfg.RequestTimeout)
@@ -594,43 +565,43 @@ func (s *Service) failure(ep *endpoint, subject string, err error) (schemas.Tool
 	msg := err.Error()
 	var matches []string
 	switch code {
-	case CodeInternal:
+	case schemas.CodeInternal:
 		s.log.Error("query failed", "op", ep.op, "subject", subject, "err", err)
 		msg = "internal error; see the query service log"
-	case CodeTimeout:
+	case schemas.CodeTimeout:
 		s.log.Warn("query timed out", "op", ep.op, "subject", subject, "err", err)
 		msg = fmt.Sprintf("the request took longer than %s and was abandoned", s.cfg.RequestTimeout)
-	case CodeAmbiguous:
+	case schemas.CodeAmbiguous:
 		if amb, ok := errors.AsType[*engine.AmbiguousError](err); ok {
 			matches = amb.Matches
 		}
 	default:
 		s.log.Debug("query refused", "op", ep.op, "subject", subject, "code", code, "err", err)
 	}
-	return Failure(code, msg, matches), code
+	return schemas.Failure(code, msg, matches), code
 }
 
 // ErrorCode maps an engine error to the code an error reply carries.
 func ErrorCode(err error) string {
 	switch {
 	case errors.Is(err, memory.ErrNoIdentity):
-		return CodeNoIdentity
+		return schemas.CodeNoIdentity
 	case errors.Is(err, engine.ErrScopeDenied):
-		return CodeDenied
+		return schemas.CodeDenied
 	case errors.Is(err, engine.ErrAmbiguous):
-		return CodeAmbiguous
+		return schemas.CodeAmbiguous
 	case errors.Is(err, engine.ErrNotFound):
-		return CodeNotFound
+		return schemas.CodeNotFound
 	case errors.Is(err, memory.ErrRejected):
-		return CodeRejected
+		return schemas.CodeRejected
 	case errors.Is(err, schemas.ErrInvalid), errors.Is(err, scopes.ErrUnknownScope):
-		return CodeInvalid
+		return schemas.CodeInvalid
 	case errors.Is(err, context.DeadlineExceeded):
-		return CodeTimeout
+		return schemas.CodeTimeout
 	case errors.Is(err, ErrMisrouted):
-		return CodeUnavailable
+		return schemas.CodeUnavailable
 	}
-	return CodeInternal
+	return schemas.CodeInternal
 }
 
 // opsFor lists the operations an endpoint kind serves: admin endpoints
@@ -651,8 +622,8 @@ func adminOnly(who memory.Who, op string) error {
 	return fmt.Errorf("%w: %s is an operator (admin) operation", engine.ErrScopeDenied, op)
 }
 
-func (ep *endpoint) stats() endpointStats {
-	st := endpointStats{InFlight: ep.active.Load(), Handled: ep.handled.Load(), ErrorReplies: ep.failed.Load()}
+func (ep *endpoint) stats() schemas.EndpointStats {
+	st := schemas.EndpointStats{InFlight: ep.active.Load(), Handled: ep.handled.Load(), ErrorReplies: ep.failed.Load()}
 	if st.Handled > 0 {
 		st.AverageProcessingTime = time.Duration(ep.totalDur.Load() / int64(st.Handled))
 	}

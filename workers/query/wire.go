@@ -1,7 +1,7 @@
 package query
 
-// Wire: the replies the service sends and how requests are decoded and
-// checked, in one place for every operation.
+// Wire: how requests are decoded and checked, and replies made, for every
+// operation. The shapes themselves are package schemas'.
 
 import (
 	"bytes"
@@ -22,30 +22,7 @@ type okReply struct {
 	label   string // metrics result; "" means ok
 }
 
-// Reply is a successful tool result with text and details, as the
-// service answers (other endpoints that answer like it use it).
-func Reply(text string, details any) schemas.ToolResult {
-	return okReply{text: text, details: details}.result()
-}
-
-func (o okReply) result() schemas.ToolResult {
-	return schemas.ToolResult{Content: []schemas.TextContent{{Type: "text", Text: o.text}}, Details: o.details}
-}
-
-// ErrorDetails is the details object of an error reply: the code, and
-// for an ambiguous id prefix the ids it matched.
-type ErrorDetails struct {
-	schemas.ErrorDetails
-	Matches []string `json:"matches,omitempty"`
-}
-
-func Failure(code, msg string, matches []string) schemas.ToolResult {
-	return schemas.ToolResult{
-		Content: []schemas.TextContent{{Type: "text", Text: msg}},
-		Details: ErrorDetails{ErrorDetails: schemas.ErrorDetails{Error: msg, Code: code}, Matches: matches},
-		IsError: true,
-	}
-}
+func (o okReply) result() schemas.ToolResult { return schemas.Reply(o.text, o.details) }
 
 // Request bodies: the schemas request plus agentId, which bridges forward
 // with the tool arguments. It is accepted so such requests work, and never

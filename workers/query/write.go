@@ -11,18 +11,6 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// StoreDetails is memory_store's details. ID is the memory the text now
-// lives in: the new one, or for a duplicate the existing one (ExistingID).
-type StoreDetails struct {
-	Action     string           `json:"action"` // created or duplicate
-	ID         string           `json:"id"`
-	Scope      string           `json:"scope"`
-	Category   schemas.Category `json:"category"`
-	ExistingID string           `json:"existingId,omitempty"`
-	Similarity float64          `json:"similarity,omitempty"`
-	Superseded []string         `json:"superseded,omitempty"` // memories the new one replaced
-}
-
 func (s *Service) opStore(req request) (okReply, error) {
 	ctx, who, data := req.ctx, req.who, req.data
 	var r storeBody
@@ -45,7 +33,7 @@ func (s *Service) opStore(req request) (okReply, error) {
 		return okReply{}, err
 	}
 	m := res.Memory
-	d := StoreDetails{Action: string(res.Status), ID: m.ID, Scope: m.Scope, Category: m.Category}
+	d := schemas.StoreDetails{Action: string(res.Status), ID: m.ID, Scope: m.Scope, Category: m.Category}
 	if res.Status == memory.Duplicate {
 		d.ExistingID, d.Similarity = m.ID, res.Score
 		return okReply{text: fmt.Sprintf("Similar memory already exists (%.0f%% similar), not stored again:\n", res.Score*100) +
@@ -58,18 +46,6 @@ func (s *Service) opStore(req request) (okReply, error) {
 		text += fmt.Sprintf("\nIt supersedes %s (kept as history).", shortID(id))
 	}
 	return okReply{text: text, details: d}, nil
-}
-
-// ForgetDetails is memory_forget's details.
-type ForgetDetails struct {
-	Action     string               `json:"action"` // deleted or candidates
-	ID         string               `json:"id,omitempty"`
-	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
-	// Purged is how many stream messages holding the memory's text were
-	// securely deleted (events, transcript entries, dead letters);
-	// PurgeNote says what was left and why.
-	Purged    int    `json:"purged"`
-	PurgeNote string `json:"purgeNote,omitempty"`
 }
 
 func (s *Service) opForget(req request) (okReply, error) {
@@ -91,10 +67,10 @@ func (s *Service) opForget(req request) (okReply, error) {
 	if res.Deleted != "" {
 		e := s.erase(ctx, []schemas.Memory{res.Memory})
 		return okReply{text: fmt.Sprintf("Memory %s forgotten.", shortID(res.Deleted)) + e.text(),
-			details: ForgetDetails{Action: "deleted", ID: res.Deleted, Purged: e.purged, PurgeNote: e.note}}, nil
+			details: schemas.ForgetDetails{Action: "deleted", ID: res.Deleted, Purged: e.purged, PurgeNote: e.note}}, nil
 	}
 	views := memoryViews(res.Candidates)
-	return okReply{text: candidatesText(views), details: ForgetDetails{Action: "candidates", Candidates: views}}, nil
+	return okReply{text: candidatesText(views), details: schemas.ForgetDetails{Action: "candidates", Candidates: views}}, nil
 }
 
 func candidatesText(views []schemas.MemoryView) string {
@@ -107,14 +83,6 @@ func candidatesText(views []schemas.MemoryView) string {
 	}
 	return fmt.Sprintf("Found %d %s; specify memoryId:\n", len(views), plural(len(views), "candidate", "candidates")) +
 		rules.FrameMemories(lines, snippetRunes)
-}
-
-// UpdateDetails is memory_update's details.
-type UpdateDetails struct {
-	Action     string               `json:"action"` // updated or candidates
-	ID         string               `json:"id,omitempty"`
-	Memory     *schemas.MemoryView  `json:"memory,omitempty"`
-	Candidates []schemas.MemoryView `json:"candidates,omitempty"`
 }
 
 func (s *Service) opUpdate(req request) (okReply, error) {
@@ -142,8 +110,8 @@ func (s *Service) opUpdate(req request) (okReply, error) {
 	if res.Memory != nil {
 		v := schemas.View(*res.Memory)
 		return okReply{text: fmt.Sprintf("Memory %s updated.", shortID(v.ID)),
-			details: UpdateDetails{Action: "updated", ID: v.ID, Memory: &v}}, nil
+			details: schemas.UpdateDetails{Action: "updated", ID: v.ID, Memory: &v}}, nil
 	}
 	views := memoryViews(res.Candidates)
-	return okReply{text: candidatesText(views), details: UpdateDetails{Action: "candidates", Candidates: views}}, nil
+	return okReply{text: candidatesText(views), details: schemas.UpdateDetails{Action: "candidates", Candidates: views}}, nil
 }

@@ -104,7 +104,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	if err != nil || res.IsError {
 		return rep, fmt.Errorf("list: %v %v", err, res.Content)
 	}
-	var mid query.ListDetails
+	var mid schemas.ListDetails
 	if err := client.DecodeDetails(res, &mid); err != nil || len(mid.Memories) == 0 {
 		return rep, fmt.Errorf("list: %v", err)
 	}
