@@ -28,10 +28,10 @@ type Health struct {
 
 func (e *Engine) health(ctx context.Context, f engine.ScopeFilter) (Health, error) {
 	h := Health{EmbedderOK: true}
-	if until := e.embedDownUntil.Load(); time.Now().UnixNano() < until {
+	if until, down := e.embedderDown(e.now()); down {
 		h.EmbedderOK = false
 		h.EmbedderError = "the embedder failed a recent query; recall runs on BM25 alone until " +
-			time.Unix(0, until).UTC().Format(time.TimeOnly)
+			until.UTC().Format(time.TimeOnly)
 	}
 	newest, err := e.store.List(ctx, engine.ListOptions{Scopes: f, Limit: 1, History: true})
 	if err != nil {

@@ -321,13 +321,21 @@ const QueryEmbedTimeout = 5 * time.Second
 // query, so an outage costs each recall nothing rather than a timeout.
 const EmbedDownFor = 10 * time.Second
 
+// embedderDown says whether a query's embedding failed within
+// EmbedDownFor of now, and until when recall skips the embedder: the one
+// rule recall and Health both follow.
+func (e *Engine) embedderDown(now time.Time) (until time.Time, down bool) {
+	u := e.embedDownUntil.Load()
+	return time.Unix(0, u), now.UnixNano() < u
+}
+
 // queryVector embeds a query. An embedder that is down (a provider's
 // failure, schemas.ErrUnavailable), too slow, or failed within the last
 // EmbedDownFor yields down instead: the caller falls back to BM25.
 func (e *Engine) queryVector(ctx context.Context, query string) (vec []float32, down, err error) {
 	now := e.now()
-	if until := e.embedDownUntil.Load(); now.UnixNano() < until {
-		return nil, fmt.Errorf("the embedder failed a query %s ago", now.Sub(time.Unix(0, until).Add(-EmbedDownFor)).Round(time.Millisecond)), nil
+	if until, off := e.embedderDown(now); off {
+		return nil, fmt.Errorf("the embedder failed a query %s ago", now.Sub(until.Add(-EmbedDownFor)).Round(time.Millisecond)), nil
 	}
 	budget := QueryEmbedTimeout
 	if dl, ok := ctx.Deadline(); ok {
