@@ -1,7 +1,8 @@
 // Package testkit holds helpers shared by tests of several packages: a real
 // engine on a temporary SQLite store, polling with a deadline, fake model
 // replies and distinct texts. Tests import it, and so do the harnesses
-// under cmd/clawmem/internal for their texts; nothing else does.
+// under cmd/clawmem/internal for their texts and percentiles; nothing else
+// does.
 package testkit
 
 import (

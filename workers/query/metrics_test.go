@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -68,42 +68,6 @@ func queryGather(t *testing.T, reg *prometheus.Registry) (map[string]float64, ui
 		}
 	}
 	return counts, observed
-}
-
-func TestQueryRecallBenchHelper(t *testing.T) {
-	eng := queryTestEngine(t, nil)
-	nc, _ := queryStart(t, eng, DefaultConfig())
-	for _, text := range queryCorpus {
-		queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), schemas.StoreRequest{Text: text})
-	}
-	p50, p99, err := RunRecallBench(context.Background(), nc, "main", []string{"database password", "green tea"}, 20)
-	if err != nil || p50 <= 0 || p99 < p50 {
-		t.Fatalf("p50 %v p99 %v err %v", p50, p99, err)
-	}
-	if _, _, err := RunRecallBench(context.Background(), nc, "main", []string{"  "}, 1); err == nil || !strings.Contains(err.Error(), "invalid") {
-		t.Fatalf("bench of refused queries: %v", err)
-	}
-	if _, _, err := RunRecallBench(context.Background(), nc, "a.b", []string{"tea"}, 1); !errors.Is(err, schemas.ErrInvalid) {
-		t.Fatalf("bench with a bad agent: %v", err)
-	}
-}
-
-func TestQueryPercentile(t *testing.T) {
-	var ds []time.Duration
-	for i := 100; i >= 1; i-- {
-		ds = append(ds, time.Duration(i))
-	}
-	for _, tc := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 50}, {0.99, 99}, {1, 100}, {0.001, 1}} {
-		if got := Percentile(ds, tc.q); got != tc.want {
-			t.Errorf("q=%v: %v, want %v", tc.q, got, tc.want)
-		}
-	}
-	if Percentile(nil, 0.5) != 0 || Percentile([]time.Duration{7}, 0.99) != 7 {
-		t.Error("degenerate inputs")
-	}
 }
 
 // BenchmarkRecallNATS compares recall through the service (request-reply
@@ -189,13 +153,13 @@ func BenchmarkRecallNATS(b *testing.B) {
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(ms(Percentile(direct, 0.5)), "direct-p50-ms")
-	b.ReportMetric(ms(Percentile(direct, 0.99)), "direct-p99-ms")
-	b.ReportMetric(ms(Percentile(viaNATS, 0.5)), "nats-p50-ms")
-	b.ReportMetric(ms(Percentile(viaNATS, 0.99)), "nats-p99-ms")
-	b.ReportMetric(ms(Percentile(overhead, 0.5)), "overhead-p50-ms")
-	b.ReportMetric(ms(Percentile(inProcess, 0.5)), "handler-p50-ms")
-	b.ReportMetric(ms(Percentile(ping, 0.5)), "ping-p50-ms")
+	b.ReportMetric(ms(testkit.Percentile(direct, 0.5)), "direct-p50-ms")
+	b.ReportMetric(ms(testkit.Percentile(direct, 0.99)), "direct-p99-ms")
+	b.ReportMetric(ms(testkit.Percentile(viaNATS, 0.5)), "nats-p50-ms")
+	b.ReportMetric(ms(testkit.Percentile(viaNATS, 0.99)), "nats-p99-ms")
+	b.ReportMetric(ms(testkit.Percentile(overhead, 0.5)), "overhead-p50-ms")
+	b.ReportMetric(ms(testkit.Percentile(inProcess, 0.5)), "handler-p50-ms")
+	b.ReportMetric(ms(testkit.Percentile(ping, 0.5)), "ping-p50-ms")
 }
 
 // queryBenchTexts makes n distinct, fact-like sentences from a small

@@ -207,7 +207,7 @@ func freshness(ctx context.Context, js jetstream.JetStream, pub *memlog.Publishe
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	return Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99)), nil
+	return Ms(testkit.Percentile(lat, 0.5)), Ms(testkit.Percentile(lat, 0.99)), nil
 }
 
 // recallLoad serves recall from the given replica stores, one query

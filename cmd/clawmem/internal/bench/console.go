@@ -17,6 +17,7 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
@@ -137,7 +138,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 				lat = append(lat, d)
 			}
 		}
-		pg.P50ms, pg.P99ms = Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))
+		pg.P50ms, pg.P99ms = Ms(testkit.Percentile(lat, 0.5)), Ms(testkit.Percentile(lat, 0.99))
 		rep.Pages = append(rep.Pages, pg)
 	}
 	return rep, nil

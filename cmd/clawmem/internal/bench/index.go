@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/vecindex"
-	"github.com/clawmem/clawmem/workers/query"
+	"github.com/clawmem/clawmem/internal/testkit"
 )
 
 // IndexReport is what indexBench measured. FloorP50 is the time to stream
@@ -61,8 +61,8 @@ func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 			truth[i] = h
 		}
 	}
-	rep.FloorP50 = query.Percentile(floor, 0.5)
-	rep.ExactP50, rep.ExactP99 = query.Percentile(exact, 0.5), query.Percentile(exact, 0.99)
+	rep.FloorP50 = testkit.Percentile(floor, 0.5)
+	rep.ExactP50, rep.ExactP99 = testkit.Percentile(exact, 0.5), testkit.Percentile(exact, 0.99)
 
 	fmt.Fprintf(progress, "building IVF\n")
 	t0 := time.Now()
@@ -85,7 +85,7 @@ func indexBench(n, dim, queries int, progress io.Writer) (IndexReport, error) {
 			found += vecindex.Overlap(truth[i], h)
 		}
 	}
-	rep.IVFP50, rep.IVFP99 = query.Percentile(ivf, 0.5), query.Percentile(ivf, 0.99)
+	rep.IVFP50, rep.IVFP99 = testkit.Percentile(ivf, 0.5), testkit.Percentile(ivf, 0.99)
 	want := 0
 	for _, t := range truth {
 		want += len(t)

@@ -192,8 +192,8 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	rep.RecallEngine = [2]float64{Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))}
-	p50, p99, err := query.RunRecallBench(ctx, nc, "bench", qs, queries)
+	rep.RecallEngine = [2]float64{Ms(testkit.Percentile(lat, 0.5)), Ms(testkit.Percentile(lat, 0.99))}
+	p50, p99, err := recallOverNATS(ctx, nc, "bench", qs, queries)
 	if err != nil {
 		return rep, err
 	}
@@ -286,7 +286,7 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, st interface {
 	rep.Captured = st.Len() - base
 	rep.CapturePerSec = float64(rep.Captured) / el.Seconds()
 	rep.OfferedPerSec = float64(events) / published.Seconds()
-	rep.FreshP50ms, rep.FreshP99ms = Ms(query.Percentile(fresh, 0.5)), Ms(query.Percentile(fresh, 0.99))
+	rep.FreshP50ms, rep.FreshP99ms = Ms(testkit.Percentile(fresh, 0.5)), Ms(testkit.Percentile(fresh, 0.99))
 	return nil
 }
 

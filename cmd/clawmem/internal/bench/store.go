@@ -22,8 +22,8 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/engine/vecindex"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers/query"
 )
 
 // StoreOptions are `clawmem bench store`'s settings.
@@ -362,7 +362,7 @@ func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode str
 			approx = append(approx, res)
 		}
 		rep.QueriedMem = memUse()
-		rep.IVFP50ms, rep.IVFP99ms = Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99))
+		rep.IVFP50ms, rep.IVFP99ms = Ms(testkit.Percentile(lat, 0.5)), Ms(testkit.Percentile(lat, 0.99))
 		if rep.HybridP50ms, rep.HybridP99ms, err = hybrid(ctx, s, qs, rng); err != nil {
 			return rep, err
 		}
@@ -394,7 +394,7 @@ func OpenOnce(ctx context.Context, dir string, dim int, noSegment bool, mode str
 			}
 		}
 	}
-	rep.SearchP50ms = Ms(query.Percentile(lat, 0.5))
+	rep.SearchP50ms = Ms(testkit.Percentile(lat, 0.5))
 	if want > 0 {
 		rep.Recall10 = float64(found) / float64(want)
 	}
@@ -420,7 +420,7 @@ func hybrid(ctx context.Context, s *sqlitestore.Store, qs [][]float32, rng *rand
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	return Ms(query.Percentile(lat, 0.5)), Ms(query.Percentile(lat, 0.99)), nil
+	return Ms(testkit.Percentile(lat, 0.5)), Ms(testkit.Percentile(lat, 0.99)), nil
 }
 
 // memUse reads this process's resident memory by kind, and its peak, from /proc.

@@ -1,25 +1,24 @@
-package query
+package bench
 
-// Measuring the service from outside: recall latency over NATS.
+// Measuring the query service from outside: recall latency over NATS.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
 )
 
-// RunRecallBench sends n memory_recall requests for agent one after another,
+// recallOverNATS sends n memory_recall requests for agent one after another,
 // cycling through queries, and returns the 50th and 99th percentile of the
 // round-trip time. An error reply fails the run: a benchmark of refusals
 // measures nothing.
-func RunRecallBench(ctx context.Context, nc *nats.Conn, agent string, queries []string, n int) (p50, p99 time.Duration, err error) {
+func recallOverNATS(ctx context.Context, nc *nats.Conn, agent string, queries []string, n int) (p50, p99 time.Duration, err error) {
 	if err := schemas.ValidateAgentID(agent); err != nil {
 		return 0, 0, err
 	}
@@ -52,7 +51,7 @@ func RunRecallBench(ctx context.Context, nc *nats.Conn, agent string, queries []
 			return 0, 0, fmt.Errorf("recall %d: %s: %s", i, res.Details.Code, res.Details.Error)
 		}
 	}
-	return Percentile(lat, 0.50), Percentile(lat, 0.99), nil
+	return testkit.Percentile(lat, 0.50), testkit.Percentile(lat, 0.99), nil
 }
 
 func requestOf(ctx context.Context, nc *nats.Conn, subject string, body []byte) (*nats.Msg, error) {
@@ -63,15 +62,4 @@ func requestOf(ctx context.Context, nc *nats.Conn, subject string, body []byte) 
 		defer cancel()
 	}
 	return nc.RequestWithContext(ctx, subject, body)
-}
-
-// Percentile is the nearest-rank q-quantile (0 < q ≤ 1) of ds.
-func Percentile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := int(math.Ceil(float64(len(s))*q)) - 1
-	return s[min(max(rank, 0), len(s)-1)]
 }
