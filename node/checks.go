@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/producers/watcher"
 )
 
@@ -237,7 +238,7 @@ func writeStartupReport(dir string, checks []Check) error {
 func ReadStartupReport(dir string) (StartupReport, bool) {
 	var r StartupReport
 	b, err := os.ReadFile(filepath.Join(dir, StartupChecksFile))
-	if err != nil || json.Unmarshal(b, &r) != nil || r.PID <= 0 || !processAlive(r.PID) {
+	if err != nil || json.Unmarshal(b, &r) != nil || r.PID <= 0 || !instance.ProcessAlive(r.PID) {
 		return r, false
 	}
 	return r, true
@@ -342,7 +343,7 @@ func Doctor(ctx context.Context, cfg *config.Config, dial func() (*nats.Conn, er
 	}
 	checks = append(checks, embedder)
 	checks = append(checks, StoreChecks(ctx, cfg)...)
-	if InstanceRunning(cfg.DataDir) {
+	if instance.Running(cfg.DataDir) {
 		checks = append(checks, transcriptChecks(ctx, dial)...)
 	}
 	return checks

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
@@ -100,7 +101,7 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		return rep, err
 	}
 	defer srv.Stop()
-	nc, err := node.Connect(srv.ClientURL(), cfg, "clawmem-bench")
+	nc, err := instance.Connect(srv.ClientURL(), cfg, "clawmem-bench")
 	if err != nil {
 		return rep, err
 	}
