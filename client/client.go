@@ -27,7 +27,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -128,7 +128,7 @@ type Local struct {
 // engine.ErrLocked: the caller then talks to that process over NATS.
 func OpenLocal(ctx context.Context, cfg *config.Config) (*Local, error) {
 	log := slog.New(slog.DiscardHandler)
-	eng, st, err := node.OpenEngine(ctx, cfg, log)
+	eng, st, err := storeopen.Engine(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -396,12 +396,12 @@ func (p *LocalPipeline) BackupNow(ctx context.Context) (workers.BackupResult, er
 	if err != nil {
 		return workers.BackupResult{}, fmt.Errorf("embedding: %w", err)
 	}
-	st, err := node.OpenStore(ctx, p.cfg, emb.Dimensions())
+	st, err := storeopen.Store(ctx, p.cfg, emb.Dimensions())
 	if err != nil {
 		return workers.BackupResult{}, err
 	}
 	defer st.Close()
-	job, err := workers.NewBackupJob(st, nil, node.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
+	job, err := workers.NewBackupJob(st, nil, storeopen.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
 	if err != nil {
 		return workers.BackupResult{}, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/node"
@@ -49,9 +50,9 @@ const seededMemories = 3
 
 // seedMemories stores seededMemories memories in cfg's store and returns
 // the engine's store, still open.
-func seedMemories(t *testing.T, cfg *config.Config) node.EngineStore {
+func seedMemories(t *testing.T, cfg *config.Config) storeopen.EngineStore {
 	t.Helper()
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	eng, st, err := storeopen.Engine(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/instance"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/producers/watcher"
 )
 
@@ -144,7 +145,7 @@ func StoreChecks(ctx context.Context, cfg *config.Config) []Check {
 // and checks it.
 func openStoreChecks(ctx context.Context, cfg *config.Config) []Check {
 	dir := cfg.DBPath
-	eng, s, err := OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+	eng, s, err := storeopen.Engine(ctx, cfg, slog.New(slog.DiscardHandler))
 	switch {
 	case errors.Is(err, engine.ErrLocked):
 		return append([]Check{{Name: "store", OK: true, Detail: dir + " is open in a running clawmem"}}, RunningChecks(cfg.DataDir)...)

@@ -18,6 +18,7 @@ import (
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
@@ -67,7 +68,7 @@ func (n *nodeRun) holdStore(closeStore func()) {
 }
 
 func startWriter(ctx context.Context, n *nodeRun) error {
-	eng, st, err := openWriterEngine(ctx, n.cfg, n.log)
+	eng, st, err := storeopen.WriterEngine(ctx, n.cfg, n.log)
 	if err != nil {
 		return err
 	}

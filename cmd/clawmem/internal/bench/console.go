@@ -17,7 +17,7 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
 	"github.com/clawmem/clawmem/internal/authdir"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -60,7 +60,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.DiscardHandler)
-	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
+	eng, st, err := storeopen.Engine(ctx, cfg, quiet)
 	if err != nil {
 		return rep, err
 	}
