@@ -15,7 +15,8 @@ import (
 // command decides it: the store at DB directly when given; else a running
 // clawmem over NATS when a server is named (NATSURL, else the config's
 // nats.url) or a `clawmem up` runs on the data dir; else the data dir's
-// store (and NATS store) in process.
+// store in process. The pipeline's operations go over NATS when Running,
+// else to the data dir's NATS store, which the CLI serves itself.
 type Target struct {
 	Config *config.Config
 	// DB is a store directory to open directly (the CLI's --db).
@@ -126,13 +127,4 @@ func (t Target) Bulk(ctx context.Context, exportOnly bool) (Bulk, error) {
 		return nil, err
 	}
 	return NewNATSBulk(nc), nil
-}
-
-// Pipeline is the pipeline's client: over NATS when remote, else on the
-// data dir (its NATS store, and Store()'s store for a direct backup).
-func (t Target) Pipeline(remote bool) Pipeline {
-	if remote {
-		return NewNATSPipeline(t.Dial)
-	}
-	return NewLocalPipeline(t.Store())
 }

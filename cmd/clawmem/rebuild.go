@@ -39,7 +39,7 @@ running clawmem's NATS; when none runs, to the data dir's NATS store.`,
 			if err != nil {
 				return err
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			rep, err := p.Rebuild(cmd.Context(), into, dim)
 			if err != nil {

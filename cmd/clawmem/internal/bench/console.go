@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/offline"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
 	"github.com/clawmem/clawmem/internal/authdir"
@@ -80,7 +81,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	}
 	rep.Memories = st.Len()
 	c := client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, quiet), nil)
-	p := client.NewLocalPipeline(cfg)
+	p := offline.NewPipeline(cfg)
 	defer p.Close()
 	token := authdir.NewToken()
 	srv, err := console.New(console.Config{AdminToken: token}, console.Options{Client: c, Pipeline: p, Log: quiet})
