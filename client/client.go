@@ -2,15 +2,17 @@
 // MCP server, the web console): Client (one Call per memory tool or admin
 // operation), Bulk (export pages and import batches, with the export,
 // import, migrate and reembed drivers and their row sources) and Pipeline
-// (dead letters, distillation, backups), each answered either over NATS by
-// a running clawmem or in process on a data dir this process opened;
-// Target picks which. Both reply alike (a Client with the same
-// schemas.ToolResult), so a front end prints the same thing whichever
+// (dead letters, distillation, backups). Client and Bulk are answered
+// either over NATS by a running clawmem or in process on a store this
+// process opened; Target picks which. Both reply alike (a Client with the
+// same schemas.ToolResult), so a front end prints the same thing whichever
 // answers; the conformance suites in this package hold both to the same
-// expectations.
+// expectations. Pipeline works over NATS only: where no clawmem runs, the
+// CLI serves the data dir's NATS store itself (cmd/clawmem).
 //
 // It sits above workers/query (which it calls or talks to) and below the
-// front ends; nothing in the engine or the workers imports it.
+// front ends; nothing in the engine or the workers imports it. It starts
+// no server and does not import node, so a front end links neither.
 package client
 
 import (
@@ -27,7 +29,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -128,7 +130,7 @@ type Local struct {
 // engine.ErrLocked: the caller then talks to that process over NATS.
 func OpenLocal(ctx context.Context, cfg *config.Config) (*Local, error) {
 	log := slog.New(slog.DiscardHandler)
-	eng, st, err := node.OpenEngine(ctx, cfg, log)
+	eng, st, err := storeopen.Engine(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}

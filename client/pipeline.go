@@ -14,17 +14,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
-	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
-	"github.com/clawmem/clawmem/internal/natsauth"
-	"github.com/clawmem/clawmem/internal/natsembed"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -32,10 +26,11 @@ import (
 
 // Pipeline is what the front ends do to the pipeline rather than to the
 // memories: the dead letters, distillation and backups. NATSPipeline works
-// on a running clawmem; LocalPipeline on a data dir nothing runs on. Both
-// reach JetStream only when an operation needs it, so that what can do
-// without (a backup file in a directory) still works when NATS cannot be
-// reached; Close lets go of it.
+// on a running clawmem; the CLI's offline pipeline (cmd/clawmem) on the
+// data dir of one that is not running, serving its NATS store itself.
+// Both reach JetStream only when an operation needs it, so that what can
+// do without (a backup file in a directory) still works when NATS cannot
+// be reached; Close lets go of it.
 type Pipeline interface {
 	// DeadLetters lists the dead letters of stage ("" for every stage),
 	// oldest first; never nil.
@@ -81,7 +76,7 @@ type Pipeline interface {
 	// memory log, with vectors of dim dimensions.
 	Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error)
 
-	// Close lets go of NATS (and a LocalPipeline's embedded server); a
+	// Close lets go of NATS (and of what was started to serve it); a
 	// later call reaches it again.
 	Close() error
 }
@@ -89,8 +84,9 @@ type Pipeline interface {
 var (
 	// ErrNoDeadLetter is wrapped when the DLQ holds no such sequence.
 	ErrNoDeadLetter = errors.New("no dead letter")
-	// ErrNoNATSData is wrapped when a LocalPipeline's data dir has no
-	// NATS store: clawmem up never ran there, so there is nothing to read.
+	// ErrNoNATSData is wrapped when a data dir has no NATS store to serve
+	// (clawmem up never ran there, so there is nothing to read); a
+	// pipeline's opener returns it (see NewNATSPipelineWith).
 	ErrNoNATSData = errors.New("no NATS data")
 )
 
@@ -106,9 +102,11 @@ type BackupList struct {
 	ObjectStoreError string               `json:"objectStoreError,omitempty"`
 }
 
-// jetStream is a NATS connection made on first use and kept until Close,
-// with the operations every Pipeline does the same way on it.
-type jetStream struct {
+// NATSPipeline works on a clawmem's NATS: JetStream for the dead letters,
+// the distill jobs and the Object Store, and a request to the store worker
+// for a backup. It connects on first use and keeps the connection until
+// Close.
+type NATSPipeline struct {
 	open  func() (*nats.Conn, func(), error) // the connection and what ends it
 	mu    sync.Mutex
 	nc    *nats.Conn
@@ -116,13 +114,34 @@ type jetStream struct {
 	close func()
 }
 
-func (s *jetStream) get() (*nats.Conn, jetstream.JetStream, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.js != nil {
-		return s.nc, s.js, nil
+// NewNATSPipeline connects with dial on first use; Close closes that
+// connection.
+func NewNATSPipeline(dial func() (*nats.Conn, error)) *NATSPipeline {
+	return NewNATSPipelineWith(func() (*nats.Conn, func(), error) {
+		nc, err := dial()
+		if err != nil {
+			return nil, nil, err
+		}
+		return nc, nc.Close, nil
+	})
+}
+
+// NewNATSPipelineWith connects with open on first use, which returns the
+// connection and what ends it: more than the connection when open started
+// something to serve it (a server over a data dir), which then lives no
+// longer than the connection. Close calls that.
+func NewNATSPipelineWith(open func() (*nats.Conn, func(), error)) *NATSPipeline {
+	return &NATSPipeline{open: open}
+}
+
+// get is the connection and its JetStream, made on first use.
+func (p *NATSPipeline) get() (*nats.Conn, jetstream.JetStream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.js != nil {
+		return p.nc, p.js, nil
 	}
-	nc, closeFn, err := s.open()
+	nc, closeFn, err := p.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,26 +150,26 @@ func (s *jetStream) get() (*nats.Conn, jetstream.JetStream, error) {
 		closeFn()
 		return nil, nil, err
 	}
-	s.nc, s.js, s.close = nc, js, closeFn
+	p.nc, p.js, p.close = nc, js, closeFn
 	return nc, js, nil
 }
 
 // Close ends the connection; a later call connects again.
-func (s *jetStream) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.close != nil {
-		s.close()
+func (p *NATSPipeline) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.close != nil {
+		p.close()
 	}
-	s.nc, s.js, s.close = nil, nil, nil
+	p.nc, p.js, p.close = nil, nil, nil
 	return nil
 }
 
 // Rebuild applies the memory log to the store in dir. The store keeps its
 // change log on: it may become a writer's store, and what the log brings
 // is not logged again.
-func (s *jetStream) Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error) {
-	_, js, err := s.get()
+func (p *NATSPipeline) Rebuild(ctx context.Context, dir string, dim int) (memlog.RebuildReport, error) {
+	_, js, err := p.get()
 	if err != nil {
 		return memlog.RebuildReport{}, err
 	}
@@ -164,8 +183,8 @@ func (s *jetStream) Rebuild(ctx context.Context, dir string, dim int) (memlog.Re
 
 // DistillJobs reads the job records in the distill bucket, as the
 // workers write them.
-func (s *jetStream) DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error) {
-	_, js, err := s.get()
+func (p *NATSPipeline) DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error) {
+	_, js, err := p.get()
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +203,8 @@ func (s *jetStream) DistillJobs(ctx context.Context, agent, session string) ([]w
 
 // DistillQueue reads the distill consumer's figures: the jobs not yet in
 // the job table.
-func (s *jetStream) DistillQueue(ctx context.Context) (uint64, int, error) {
-	_, js, err := s.get()
+func (p *NATSPipeline) DistillQueue(ctx context.Context) (uint64, int, error) {
+	_, js, err := p.get()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -201,8 +220,8 @@ func (s *jetStream) DistillQueue(ctx context.Context) (uint64, int, error) {
 }
 
 // Distill runs a cursor distiller of its own, once, on this NATS.
-func (s *jetStream) Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error) {
-	_, js, err := s.get()
+func (p *NATSPipeline) Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error) {
+	_, js, err := p.get()
 	if err != nil {
 		return workers.CursorReport{}, err
 	}
@@ -218,13 +237,13 @@ func (s *jetStream) Distill(ctx context.Context, d *distill.Distiller, cfg worke
 
 // Backups lists dir first, so that the files are listed even when
 // NATS is out of reach.
-func (s *jetStream) Backups(ctx context.Context, dir string) (BackupList, error) {
+func (p *NATSPipeline) Backups(ctx context.Context, dir string) (BackupList, error) {
 	local, err := workers.ListBackups(dir, true)
 	if err != nil {
 		return BackupList{}, err
 	}
 	out := BackupList{Dir: dir, Local: local}
-	if _, js, err := s.get(); err != nil {
+	if _, js, err := p.get(); err != nil {
 		out.ObjectStoreError = err.Error()
 	} else if out.ObjectStore, err = workers.ListBackupObjects(ctx, js); err != nil {
 		out.ObjectStoreError = err.Error()
@@ -240,16 +259,16 @@ func (s *jetStream) Backups(ctx context.Context, dir string) (BackupList, error)
 
 // OpenBackup looks on disk first and reaches NATS only for a bare name
 // found on neither path, so that restoring a file needs no NATS.
-func (s *jetStream) OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error) {
+func (p *NATSPipeline) OpenBackup(ctx context.Context, name, dir string) (io.ReadCloser, string, error) {
 	bare := filepath.Base(name) == name
 	paths := []string{name}
 	if bare {
 		paths = append(paths, filepath.Join(dir, name))
 	}
-	for _, p := range paths {
-		f, err := os.Open(p)
+	for _, path := range paths {
+		f, err := os.Open(path)
 		if err == nil {
-			return f, p, nil
+			return f, path, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, "", err
@@ -258,7 +277,7 @@ func (s *jetStream) OpenBackup(ctx context.Context, name, dir string) (io.ReadCl
 	if !bare {
 		return nil, "", fmt.Errorf("%s: no such file", name)
 	}
-	_, js, err := s.get()
+	_, js, err := p.get()
 	if errors.Is(err, ErrNoNATSData) {
 		return nil, "", fmt.Errorf("%s: no such file in . or %s, and no Object Store here", name, dir)
 	}
@@ -276,23 +295,6 @@ func (s *jetStream) OpenBackup(ctx context.Context, name, dir string) (io.ReadCl
 		return nil, "", fmt.Errorf("%s: no such file in . or %s, nor in the Object Store %s (see `clawmem backup list`)", name, dir, schemas.BucketBackups)
 	}
 	return nil, "", fmt.Errorf("object store: %w", err)
-}
-
-// NATSPipeline works on a running clawmem through its NATS: JetStream for
-// the dead letters, the distill jobs and the Object Store, and a request
-// to the store worker for a backup.
-type NATSPipeline struct{ jetStream }
-
-// NewNATSPipeline connects with dial on first use; Close closes that
-// connection.
-func NewNATSPipeline(dial func() (*nats.Conn, error)) *NATSPipeline {
-	return &NATSPipeline{jetStream{open: func() (*nats.Conn, func(), error) {
-		nc, err := dial()
-		if err != nil {
-			return nil, nil, err
-		}
-		return nc, nc.Close, nil
-	}}}
 }
 
 // downError says that no store worker answers, in words fit for a backup
@@ -339,73 +341,6 @@ func (p *NATSPipeline) BackupNow(ctx context.Context) (workers.BackupResult, err
 		return res, fmt.Errorf("bad reply to the backup request: %w", err)
 	}
 	return res, nil
-}
-
-// LocalPipeline works in process on the data dir of a clawmem that is not
-// running. It takes the whole configuration, as OpenLocal does, and uses
-// three things of it: DataDir, whose NATS store (<DataDir>/nats) it serves
-// with an embedded server started on first use, on a free loopback port;
-// the store at DBPath with the configured embedder's dimensions, opened by
-// BackupNow alone (so the other operations never lock it); and
-// jobs.backup, which says where BackupNow writes and how many it keeps.
-// Nothing else may use the data dir meanwhile: the caller checks that no
-// clawmem runs there.
-type LocalPipeline struct {
-	jetStream
-	cfg *config.Config
-}
-
-// NewLocalPipeline works on cfg's data dir.
-func NewLocalPipeline(cfg *config.Config) *LocalPipeline {
-	storeDir := filepath.Join(cfg.DataDir, "nats")
-	return &LocalPipeline{cfg: cfg, jetStream: jetStream{open: func() (*nats.Conn, func(), error) {
-		// Starting a server on a missing dir would create an empty store
-		// where clawmem never ran.
-		if _, err := os.Stat(storeDir); err != nil {
-			return nil, nil, fmt.Errorf("%w in %s (clawmem up never ran here)", ErrNoNATSData, cfg.DataDir)
-		}
-		// The data dir's JetStream state lives in clawmem's account (moved
-		// there from a store of before credentials), behind its own users.
-		if _, err := natsauth.MigrateStore(storeDir); err != nil {
-			return nil, nil, err
-		}
-		srv, err := natsembed.Start(natsembed.Options{StoreDir: storeDir, Port: -1,
-			Base: func() (*server.Options, error) { return natsauth.ServerOptions(cfg.DataDir) }})
-		if err != nil {
-			return nil, nil, err
-		}
-		auth, err := natsauth.ClientOption(natsauth.AdminSeed(cfg.DataDir))
-		if err != nil {
-			srv.Stop()
-			return nil, nil, err
-		}
-		nc, err := srv.Connect(auth)
-		if err != nil {
-			srv.Stop()
-			return nil, nil, err
-		}
-		return nc, func() { nc.Close(); srv.Stop() }, nil
-	}}}
-}
-
-// BackupNow writes a backup from the store directly, to the files only:
-// no Object Store copy. A store another process holds fails with an
-// error wrapping engine.ErrLocked.
-func (p *LocalPipeline) BackupNow(ctx context.Context) (workers.BackupResult, error) {
-	emb, err := embed.New(p.cfg.EmbedConfig())
-	if err != nil {
-		return workers.BackupResult{}, fmt.Errorf("embedding: %w", err)
-	}
-	st, err := node.OpenStore(ctx, p.cfg, emb.Dimensions())
-	if err != nil {
-		return workers.BackupResult{}, err
-	}
-	defer st.Close()
-	job, err := workers.NewBackupJob(st, nil, node.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
-	if err != nil {
-		return workers.BackupResult{}, err
-	}
-	return job.RunOnce(ctx)
 }
 
 // WriteText prints the list for a person: one row per file and Object

@@ -109,12 +109,12 @@ func dlqFilter(stage string) (string, error) {
 }
 
 // dlq opens the DLQ stream and returns it with the subject filter for stage.
-func (s *jetStream) dlq(ctx context.Context, stage string) (jetstream.JetStream, jetstream.Stream, string, error) {
+func (p *NATSPipeline) dlq(ctx context.Context, stage string) (jetstream.JetStream, jetstream.Stream, string, error) {
 	filter, err := dlqFilter(stage)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	_, js, err := s.get()
+	_, js, err := p.get()
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -143,8 +143,8 @@ func dlqCount(ctx context.Context, st jetstream.Stream, filter string) (int, err
 
 // CountDeadLetters asks the stream for its per-subject counts, without
 // reading a message.
-func (s *jetStream) CountDeadLetters(ctx context.Context, stage string) (int, error) {
-	_, st, filter, err := s.dlq(ctx, stage)
+func (p *NATSPipeline) CountDeadLetters(ctx context.Context, stage string) (int, error) {
+	_, st, filter, err := p.dlq(ctx, stage)
 	if err != nil {
 		return 0, err
 	}
@@ -153,8 +153,8 @@ func (s *jetStream) CountDeadLetters(ctx context.Context, stage string) (int, er
 
 // DeadLetters reads the DLQ with an ordered consumer, which leaves no
 // state on the server.
-func (s *jetStream) DeadLetters(ctx context.Context, stage string) ([]DeadLetter, error) {
-	js, st, filter, err := s.dlq(ctx, stage)
+func (p *NATSPipeline) DeadLetters(ctx context.Context, stage string) ([]DeadLetter, error) {
+	js, st, filter, err := p.dlq(ctx, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +215,8 @@ func dlqGet(ctx context.Context, st jetstream.Stream, seq uint64) (DeadLetterMes
 }
 
 // DeadLetter reads the message by sequence straight from the stream.
-func (s *jetStream) DeadLetter(ctx context.Context, seq uint64) (DeadLetterMessage, error) {
-	_, st, _, err := s.dlq(ctx, "")
+func (p *NATSPipeline) DeadLetter(ctx context.Context, seq uint64) (DeadLetterMessage, error) {
+	_, st, _, err := p.dlq(ctx, "")
 	if err != nil {
 		return DeadLetterMessage{}, err
 	}
@@ -225,8 +225,8 @@ func (s *jetStream) DeadLetter(ctx context.Context, seq uint64) (DeadLetterMessa
 
 // Replay reads every dead letter again before replaying it, so that one
 // replayed or purged meanwhile fails alone.
-func (s *jetStream) Replay(ctx context.Context, stage string, seq uint64) ([]ReplayResult, error) {
-	js, st, filter, err := s.dlq(ctx, stage)
+func (p *NATSPipeline) Replay(ctx context.Context, stage string, seq uint64) ([]ReplayResult, error) {
+	js, st, filter, err := p.dlq(ctx, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +287,8 @@ func replay(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, m 
 
 // PurgeDeadLetters counts before it purges: jetstream's Purge does not
 // say how many messages it removed.
-func (s *jetStream) PurgeDeadLetters(ctx context.Context, stage string) (int, error) {
-	_, st, filter, err := s.dlq(ctx, stage)
+func (p *NATSPipeline) PurgeDeadLetters(ctx context.Context, stage string) (int, error) {
+	_, st, filter, err := p.dlq(ctx, stage)
 	if err != nil {
 		return 0, err
 	}

@@ -83,8 +83,8 @@ const statusWait = 500 * time.Millisecond
 
 // Status reads the lease, the log, the dead letters and every query
 // service instance's $SRV.STATS.
-func (s *jetStream) Status(ctx context.Context) (Status, error) {
-	nc, js, err := s.get()
+func (p *NATSPipeline) Status(ctx context.Context) (Status, error) {
+	nc, js, err := p.get()
 	if err != nil {
 		return Status{}, err
 	}
@@ -101,7 +101,7 @@ func (s *jetStream) Status(ctx context.Context) (Status, error) {
 	if st.Writers, err = writers(ctx, js); err != nil {
 		return st, err
 	}
-	if st.DeadLetters, err = s.CountDeadLetters(ctx, ""); err != nil {
+	if st.DeadLetters, err = p.CountDeadLetters(ctx, ""); err != nil {
 		return st, err
 	}
 	if st.Consumers, err = consumers(ctx, js); err != nil {

@@ -8,14 +8,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/instance"
 )
 
 // Target says which clawmem a front end talks to, as every clawmem
 // command decides it: the store at DB directly when given; else a running
 // clawmem over NATS when a server is named (NATSURL, else the config's
 // nats.url) or a `clawmem up` runs on the data dir; else the data dir's
-// store (and NATS store) in process.
+// store in process. The pipeline's operations go over NATS when Running,
+// else to the data dir's NATS store, which the CLI serves itself.
 type Target struct {
 	Config *config.Config
 	// DB is a store directory to open directly (the CLI's --db).
@@ -36,7 +37,7 @@ func (t Target) URL() (url string, named bool) {
 	if url != "" {
 		return url, true
 	}
-	return node.LocalNATS(t.Config), false
+	return instance.LocalNATS(t.Config), false
 }
 
 // AwaitStart waits up to wait for a `clawmem up` starting on the data dir
@@ -48,7 +49,7 @@ func (t Target) AwaitStart(ctx context.Context, wait time.Duration, starting fun
 	if _, named := t.URL(); named {
 		return nil
 	}
-	pid := node.StartingPID(t.Config.DataDir)
+	pid := instance.StartingPID(t.Config.DataDir)
 	if pid == 0 {
 		return nil
 	}
@@ -56,7 +57,7 @@ func (t Target) AwaitStart(ctx context.Context, wait time.Duration, starting fun
 		return fmt.Errorf("clawmem (pid %d) is starting on %s and is about to open %s: leave out --db to talk to it once it is up",
 			pid, t.Config.DataDir, t.DB)
 	}
-	return node.AwaitStart(ctx, t.Config.DataDir, wait, starting)
+	return instance.AwaitStart(ctx, t.Config.DataDir, wait, starting)
 }
 
 // Running reports whether a clawmem answers over NATS: a server was
@@ -64,7 +65,7 @@ func (t Target) AwaitStart(ctx context.Context, wait time.Duration, starting fun
 // pipeline's streams are NATS's whatever store a command names.
 func (t Target) Running() bool {
 	_, named := t.URL()
-	return named || node.InstanceRunning(t.Config.DataDir)
+	return named || instance.Running(t.Config.DataDir)
 }
 
 // Remote reports whether store operations go over NATS: not with DB, else
@@ -74,7 +75,7 @@ func (t Target) Remote() bool { return t.DB == "" && t.Running() }
 // Dial connects to URL() as Name.
 func (t Target) Dial() (*nats.Conn, error) {
 	url, _ := t.URL()
-	return node.Connect(url, t.Config, t.Name)
+	return instance.Connect(url, t.Config, t.Name)
 }
 
 // Store is the configuration with DBPath pointing at DB, if given.
@@ -126,13 +127,4 @@ func (t Target) Bulk(ctx context.Context, exportOnly bool) (Bulk, error) {
 		return nil, err
 	}
 	return NewNATSBulk(nc), nil
-}
-
-// Pipeline is the pipeline's client: over NATS when remote, else on the
-// data dir (its NATS store, and Store()'s store for a direct backup).
-func (t Target) Pipeline(remote bool) Pipeline {
-	if remote {
-		return NewNATSPipeline(t.Dial)
-	}
-	return NewLocalPipeline(t.Store())
 }

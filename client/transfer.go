@@ -16,7 +16,7 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/portable"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -41,7 +41,7 @@ func OpenLocalBulk(ctx context.Context, cfg *config.Config, exportOnly bool) (*L
 			err = noStore(cfg.DBPath)
 		}
 	} else {
-		t.Engine, t.Store, err = node.OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+		t.Engine, t.Store, err = storeopen.Engine(ctx, cfg, slog.New(slog.DiscardHandler))
 	}
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%w\nThe store is held by a running clawmem: stop it, or let this command go through it "+
@@ -416,7 +416,7 @@ func Restore(ctx context.Context, cfg *config.Config, src io.Reader, progress fu
 	if err != nil {
 		return workers.RestoreReport{}, fmt.Errorf("embedding: %w", err)
 	}
-	st, err := node.OpenStore(ctx, cfg, emb.Dimensions())
+	st, err := storeopen.Store(ctx, cfg, emb.Dimensions())
 	if err != nil {
 		return workers.RestoreReport{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -54,7 +55,7 @@ func Service(cfg *config.Config, file *config.Options, log *slog.Logger) node.Se
 			ln.Close()
 			return err
 		}
-		p := client.NewNATSPipeline(func() (*nats.Conn, error) { return node.Connect(natsURL, cfg, "clawmem-console") })
+		p := client.NewNATSPipeline(func() (*nats.Conn, error) { return instance.Connect(natsURL, cfg, "clawmem-console") })
 		defer p.Close()
 		opts := Options{
 			Client:        client.NewNATS(nc),

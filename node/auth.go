@@ -1,51 +1,20 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/config"
-	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/schemas"
 )
-
-// credentials is the option that authenticates a connection: the
-// configured credentials file (a .creds file, or an nkey seed as `clawmem
-// agent add` writes), else the data dir's own seed when it has one. A
-// server that requires no credentials ignores them, and an nkey proves
-// itself by signing the server's nonce, so the seed never leaves the
-// machine.
-func credentials(cfg *config.Config) (nats.Option, error) {
-	path, err := envsubst.Expand(cfg.NATS.Credentials)
-	if err != nil {
-		return nil, fmt.Errorf("nats.credentials: %w", err)
-	}
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("nats.credentials: %w", err)
-		}
-		if strings.HasPrefix(strings.TrimSpace(string(b)), "SU") {
-			return natsauth.ClientOption(path)
-		}
-		return nats.UserCredentials(path), nil
-	}
-	seed := natsauth.AdminSeed(cfg.DataDir)
-	if _, err := os.Stat(seed); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return natsauth.ClientOption(seed)
-}
 
 // serveAuthReload answers clawmem.admin.v1.auth-reload for the embedded
 // server: `clawmem agent add|remove` changed the data dir's users, and the
@@ -70,11 +39,11 @@ func serveAuthReload(nc *nats.Conn, srv *natsembed.Server, log *slog.Logger) (*n
 // changed users, and waits until it has; without a running instance
 // there is nothing to do (the next start reads them).
 func ReloadAuth(cfg *config.Config) error {
-	if !InstanceRunning(cfg.DataDir) {
+	if !instance.Running(cfg.DataDir) {
 		return nil
 	}
-	url := LocalNATS(cfg)
-	nc, err := Connect(url, cfg, "clawmem-agent")
+	url := instance.LocalNATS(cfg)
+	nc, err := instance.Connect(url, cfg, "clawmem-agent")
 	if err != nil {
 		return err
 	}
@@ -109,7 +78,7 @@ type AgentCreds struct {
 // AgentCredentials are agent's credentials on cfg's data dir; created
 // says whether they are new.
 func AgentCredentials(cfg *config.Config, agent string, created bool) AgentCreds {
-	return AgentCreds{Agent: agent, NATSURL: LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, agent),
+	return AgentCreds{Agent: agent, NATSURL: instance.LocalNATS(cfg), CredentialsFile: natsauth.AgentSeed(cfg.DataDir, agent),
 		Reaches: natsauth.Reaches(cfg.DataDir, agent), Created: created}
 }
 
@@ -128,7 +97,7 @@ func (c AgentCreds) WriteText(w io.Writer) {
 // whoever was handed the seed can use it at once. Without a running
 // instance there is nothing to wait for.
 func AwaitAdmitted(cfg *config.Config, path string) error {
-	if !InstanceRunning(cfg.DataDir) {
+	if !instance.Running(cfg.DataDir) {
 		return nil
 	}
 	opt, err := natsauth.ClientOption(path)
@@ -137,7 +106,7 @@ func AwaitAdmitted(cfg *config.Config, path string) error {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		nc, err := nats.Connect(LocalNATS(cfg), opt, nats.Name("clawmem-agent-check"))
+		nc, err := nats.Connect(instance.LocalNATS(cfg), opt, nats.Name("clawmem-agent-check"))
 		if err == nil {
 			nc.Close()
 			return nil

@@ -21,6 +21,8 @@ import (
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/instance"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/producers/watcher"
 )
 
@@ -143,7 +145,7 @@ func StoreChecks(ctx context.Context, cfg *config.Config) []Check {
 // and checks it.
 func openStoreChecks(ctx context.Context, cfg *config.Config) []Check {
 	dir := cfg.DBPath
-	eng, s, err := OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+	eng, s, err := storeopen.Engine(ctx, cfg, slog.New(slog.DiscardHandler))
 	switch {
 	case errors.Is(err, engine.ErrLocked):
 		return append([]Check{{Name: "store", OK: true, Detail: dir + " is open in a running clawmem"}}, RunningChecks(cfg.DataDir)...)
@@ -237,7 +239,7 @@ func writeStartupReport(dir string, checks []Check) error {
 func ReadStartupReport(dir string) (StartupReport, bool) {
 	var r StartupReport
 	b, err := os.ReadFile(filepath.Join(dir, StartupChecksFile))
-	if err != nil || json.Unmarshal(b, &r) != nil || r.PID <= 0 || !processAlive(r.PID) {
+	if err != nil || json.Unmarshal(b, &r) != nil || r.PID <= 0 || !instance.ProcessAlive(r.PID) {
 		return r, false
 	}
 	return r, true
@@ -342,7 +344,7 @@ func Doctor(ctx context.Context, cfg *config.Config, dial func() (*nats.Conn, er
 	}
 	checks = append(checks, embedder)
 	checks = append(checks, StoreChecks(ctx, cfg)...)
-	if InstanceRunning(cfg.DataDir) {
+	if instance.Running(cfg.DataDir) {
 		checks = append(checks, transcriptChecks(ctx, dial)...)
 	}
 	return checks

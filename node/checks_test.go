@@ -17,6 +17,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/storeopen"
 )
 
 // stuckEmbedder never answers and ignores its context, like a client with
@@ -108,7 +109,7 @@ func TestStoreChecksReportTheVectorSource(t *testing.T) {
 	if _, err := os.Stat(cfg.DBPath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the checks made a store at %s (%v)", cfg.DBPath, err)
 	}
-	_, st, err := OpenEngine(ctx, cfg, slog.New(slog.DiscardHandler))
+	_, st, err := storeopen.Engine(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/promreg"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/memlog"
 	"github.com/clawmem/clawmem/workers/query"
@@ -23,7 +24,7 @@ import (
 // the role, and with it the process: a replica must not answer from a
 // state the log does not say.
 func replica(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstream.JetStream, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) error, func(), error) {
-	eng, st, err := OpenReplicaEngine(ctx, cfg, log)
+	eng, st, err := storeopen.ReplicaEngine(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

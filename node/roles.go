@@ -19,6 +19,7 @@ import (
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
@@ -68,7 +69,7 @@ func (n *nodeRun) holdStore(closeStore func()) {
 }
 
 func startWriter(ctx context.Context, n *nodeRun) error {
-	eng, st, err := openWriterEngine(ctx, n.cfg, n.log)
+	eng, st, err := storeopen.WriterEngine(ctx, n.cfg, n.log)
 	if err != nil {
 		return err
 	}

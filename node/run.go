@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/jsbound"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
@@ -28,19 +27,6 @@ import (
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/workers"
 )
-
-// RunFile records how to reach a running `clawmem up`, so other clawmem
-// commands with the same data dir find it without flags.
-const RunFile = "run.json"
-
-type RunInfo struct {
-	PID       int    `json:"pid"`
-	NATSURL   string `json:"natsUrl"`
-	IngestURL string `json:"ingestUrl,omitempty"`
-	// URLs are the services' addresses by name (the console's).
-	URLs    map[string]string `json:"urls,omitempty"`
-	Started string            `json:"started"`
-}
 
 // Roles `clawmem up` runs and `clawmem worker` runs one of.
 const (
@@ -100,10 +86,10 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	if natsURL == "" && o.Embedded {
 		// Until the run file is written, this marker makes other commands
 		// wait for this instance rather than open its store themselves.
-		if err := markStarting(cfg.DataDir); err != nil {
+		if err := instance.MarkStarting(cfg.DataDir); err != nil {
 			return err
 		}
-		defer unmarkStarting(cfg.DataDir)
+		defer instance.UnmarkStarting(cfg.DataDir)
 	}
 	// Every listener is bound before anything starts: a taken port is then
 	// the one error, not one among the failures of roles stopped halfway.
@@ -124,7 +110,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	var srv *natsembed.Server
 	if natsURL == "" {
 		if !o.Embedded {
-			natsURL = LocalNATS(cfg)
+			natsURL = instance.LocalNATS(cfg)
 		} else {
 			always, interval, err := cfg.NATS.SyncPolicy()
 			if err != nil {
@@ -157,7 +143,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 			defer stopGuard()
 		}
 	}
-	nc, err := Connect(natsURL, cfg, "clawmem-"+roles[0])
+	nc, err := instance.Connect(natsURL, cfg, "clawmem-"+roles[0])
 	if err != nil {
 		return err
 	}
@@ -230,63 +216,14 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 				return g.wait()
 			}
 		}
-		if err := writeRunInfo(cfg.DataDir, RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL, URLs: urls,
+		if err := instance.WriteRunInfo(cfg.DataDir, instance.RunInfo{PID: os.Getpid(), NATSURL: natsURL, IngestURL: ingestURL, URLs: urls,
 			Started: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 			return err
 		}
-		defer os.Remove(filepath.Join(cfg.DataDir, RunFile))
+		defer os.Remove(filepath.Join(cfg.DataDir, instance.RunFile))
 	}
 	log.Info("clawmem running", "roles", roles, "dataDir", cfg.DataDir)
 	<-ctx.Done()
 	log.Info("shutting down: draining in-flight work")
 	return g.wait()
-}
-
-func writeRunInfo(dir string, info RunInfo) error {
-	b, _ := json.MarshalIndent(info, "", "  ")
-	tmp := filepath.Join(dir, RunFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, RunFile)); err != nil {
-		return err
-	}
-	// The marker goes only once the run file is there: a command reading
-	// the marker and then the run file never misses the instance.
-	unmarkStarting(dir)
-	return nil
-}
-
-// LocalNATS is the NATS of the `clawmem up` using this data dir, else the
-// default embedded address.
-func LocalNATS(cfg *config.Config) string {
-	if info, ok := ReadRunInfo(cfg.DataDir); ok && info.NATSURL != "" {
-		return info.NATSURL
-	}
-	return fmt.Sprintf("nats://127.0.0.1:%d", cfg.NATS.Port)
-}
-
-// Connect connects to the NATS server at url as name, reconnecting for
-// ever, with the configured credentials (nats.credentials: a .creds file
-// or an nkey seed), else as clawmem's own user of the data dir, which the
-// embedded server requires.
-func Connect(url string, cfg *config.Config, name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
-	auth, err := credentials(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if auth != nil {
-		opts = append(opts, auth)
-	}
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		if errors.Is(err, nats.ErrAuthorization) {
-			return nil, fmt.Errorf("connect to NATS at %s: %w (the server wants credentials: clawmem's embedded server admits the "+
-				"processes of its own data dir (--data-dir) and agents given credentials by `clawmem agent add`; "+
-				"elsewhere set nats.credentials)", url, err)
-		}
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is `clawmem up` running?)", url, err)
-	}
-	return nc, nil
 }

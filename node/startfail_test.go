@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 )
@@ -37,7 +38,7 @@ func TestFailedStartStopsTheRolesFirst(t *testing.T) {
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Fatalf("errors logged besides the cause:\n%s", logs.String())
 	}
-	if node.StartingPID(dir) != 0 || node.InstanceRunning(dir) {
+	if instance.StartingPID(dir) != 0 || instance.Running(dir) {
 		t.Fatal("a failed start left its marker or run file")
 	}
 }

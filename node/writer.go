@@ -21,6 +21,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/jsretry"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 	"github.com/clawmem/clawmem/workers/memlog"
@@ -40,7 +41,7 @@ type writer struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	eng     *memory.Engine
-	st      EngineStore
+	st      storeopen.EngineStore
 	reg     prometheus.Registerer
 	metrics *workers.StageMetrics
 	log     *slog.Logger
@@ -101,7 +102,7 @@ func (w *writer) runAlone(ctx context.Context) error {
 	w.log.Warn("memory log off: this store backend records no changes", "backend", w.cfg.Store.Backend)
 	g := newGroup(ctx, w.log)
 	defer g.cancel()
-	backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(w.cfg, ""), w.log)
+	backup, err := workers.NewBackupJob(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (pw partitionWork) run(ctx context.Context, p int) error {
 	svc := query.New(w.nc, w.eng, wcfg, nil, w.log)
 	g.start("writer endpoints", svc.Run)
 	if p == 0 {
-		backup, err := workers.NewBackupJob(w.st, w.js, BackupConfig(w.cfg, ""), w.log)
+		backup, err := workers.NewBackupJob(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
 		if err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func (a *app) backupNowCmd() *cobra.Command {
 			if dir != "" {
 				t.Config.Jobs.Backup.Dir = dir
 			}
-			p := t.Pipeline(remote)
+			p := pipeline(t, remote)
 			defer p.Close()
 			res, err := p.BackupNow(cmd.Context())
 			if err != nil {
@@ -96,7 +96,7 @@ func (a *app) backupListCmd() *cobra.Command {
 			if dir == "" {
 				dir = t.Config.Jobs.Backup.Dir
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			out, err := p.Backups(cmd.Context(), dir)
 			if err != nil {
@@ -131,7 +131,7 @@ memories included, as the backup counts them); exits 1 when they differ.`,
 			if dir == "" {
 				dir = t.Config.Jobs.Backup.Dir
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			src, source, err := p.OpenBackup(cmd.Context(), args[0], dir)
 			if err != nil {

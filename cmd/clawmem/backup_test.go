@@ -15,6 +15,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
@@ -67,7 +68,7 @@ func serveInProcess(t *testing.T, dir string, roles ...string) (*testkit.Buffer,
 			t.Fatalf("serve ended: %v\n%s", err, logs.String())
 		default:
 		}
-		if !node.InstanceRunning(dir) {
+		if !instance.Running(dir) {
 			return errors.New("no run file yet")
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/offline"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -30,6 +31,16 @@ func (a *app) Target(name string) (client.Target, error) {
 		return client.Target{}, err
 	}
 	return t, nil
+}
+
+// pipeline is the pipeline's client for t: over NATS when remote, else
+// on the data dir (its NATS store, served by this process, and Store()'s
+// store for a direct backup).
+func pipeline(t client.Target, remote bool) client.Pipeline {
+	if remote {
+		return client.NewNATSPipeline(t.Dial)
+	}
+	return offline.NewPipeline(t.Store())
 }
 
 // startWait bounds how long a command waits for a `clawmem up` that is

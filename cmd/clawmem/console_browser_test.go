@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
@@ -414,7 +415,7 @@ func TestUICommand(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, "")
 	serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
-	info, ok := node.ReadRunInfo(dir)
+	info, ok := instance.ReadRunInfo(dir)
 	if !ok {
 		t.Fatal("no run file")
 	}

@@ -35,7 +35,7 @@ func (a *app) distillStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			jobs, err := p.DistillJobs(cmd.Context(), agent, session)
 			if err != nil {
@@ -81,7 +81,7 @@ lessons are handed to the store worker.`,
 			if err != nil {
 				return err
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			run := workers.CursorRun{Agent: agent, Session: session, Since: since, IgnoreIdle: true}
 			var finish func()

@@ -35,7 +35,7 @@ func (a *app) dlqPipeline(stage string) (client.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.Pipeline(t.Running()), nil
+	return pipeline(t, t.Running()), nil
 }
 
 func (a *app) dlqListCmd() *cobra.Command {

@@ -20,8 +20,8 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/topology"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers"
 )
@@ -40,7 +40,7 @@ func dlqPipeline(t *testing.T) (string, jetstream.JetStream, *memory.Engine) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	eng, st, err := node.OpenEngine(ctx, cfg, log)
+	eng, st, err := storeopen.Engine(ctx, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

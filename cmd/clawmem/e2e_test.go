@@ -24,17 +24,18 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/testkit"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers/watcher"
 	"github.com/clawmem/clawmem/schemas"
 )
 
-type instance struct {
+// upProcess is a `clawmem up` of a test, with its data dir and run file.
+type upProcess struct {
 	cmd  *exec.Cmd
 	dir  string
-	info node.RunInfo
+	info instance.RunInfo
 	logs *testkit.Buffer
 }
 
@@ -67,7 +68,7 @@ func clawmemBinary(t *testing.T) string {
 }
 
 // startUp runs `clawmem up` in a subprocess on dir and waits for it.
-func startUp(t *testing.T, dir string) *instance {
+func startUp(t *testing.T, dir string) *upProcess {
 	t.Helper()
 	in := launchUp(t, dir)
 	in.awaitRunFile(t)
@@ -76,7 +77,7 @@ func startUp(t *testing.T, dir string) *instance {
 
 // launchUp starts `clawmem up` in a subprocess on dir, and returns at
 // once.
-func launchUp(t *testing.T, dir string) *instance {
+func launchUp(t *testing.T, dir string) *upProcess {
 	t.Helper()
 	// The watcher follows the test's own OpenClaw state dir, never the
 	// machine's ~/.openclaw; every listener takes a free port.
@@ -84,7 +85,7 @@ func launchUp(t *testing.T, dir string) *instance {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, node.RunFile))
+	os.Remove(filepath.Join(dir, instance.RunFile))
 	logs := &testkit.Buffer{}
 	cmd := exec.Command(clawmemBinary(t), "up", "--data-dir", dir)
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -92,16 +93,16 @@ func launchUp(t *testing.T, dir string) *instance {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return &instance{cmd: cmd, dir: dir, logs: logs}
+	return &upProcess{cmd: cmd, dir: dir, logs: logs}
 }
 
 // awaitRunFile waits until the instance has written its run file.
-func (in *instance) awaitRunFile(t *testing.T) {
+func (in *upProcess) awaitRunFile(t *testing.T) {
 	t.Helper()
 	cmd, dir, logs := in.cmd, in.dir, in.logs
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b, err := os.ReadFile(filepath.Join(dir, node.RunFile))
+		b, err := os.ReadFile(filepath.Join(dir, instance.RunFile))
 		if err == nil && json.Unmarshal(b, &in.info) == nil && in.info.PID == cmd.Process.Pid {
 			return
 		}
@@ -124,7 +125,7 @@ func adminConn(dir, url string) (*nats.Conn, error) {
 
 // hook posts a hook body to the instance's ingest as a hook does: JSON,
 // with the data dir's token.
-func (in *instance) hook(client *http.Client, kind string, body []byte) (*http.Response, error) {
+func (in *upProcess) hook(client *http.Client, kind string, body []byte) (*http.Response, error) {
 	token, err := authdir.Read(in.dir, authdir.IngestToken)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func (in *instance) hook(client *http.Client, kind string, body []byte) (*http.R
 	return client.Do(req)
 }
 
-func postAgentEnd(client *http.Client, in *instance, i int, text string) error {
+func postAgentEnd(client *http.Client, in *upProcess, i int, text string) error {
 	body, _ := json.Marshal(map[string]any{
 		"event": map[string]any{"success": true, "messages": []map[string]any{{"role": "user", "content": text}}},
 		"ctx":   map[string]any{"agentId": "main", "sessionKey": fmt.Sprintf("session-%d", i), "runId": "run-1"},
@@ -172,7 +173,7 @@ func TestCrashSafety(t *testing.T) {
 	acked := make([]atomic.Bool, total)
 	var ackCount atomic.Int64
 	client := &http.Client{Timeout: 5 * time.Second}
-	send := func(in *instance, idx []int) {
+	send := func(in *upProcess, idx []int) {
 		var wg sync.WaitGroup
 		work := make(chan int)
 		for w := 0; w < 16; w++ {
@@ -253,7 +254,7 @@ func TestCrashSafety(t *testing.T) {
 
 // waitStats polls the store's count through the running instance's
 // process: the store is locked, so it asks over the ingest-side NATS.
-func waitStats(t *testing.T, in *instance, want int) {
+func waitStats(t *testing.T, in *upProcess, want int) {
 	t.Helper()
 	deadline := time.Now().Add(120 * time.Second)
 	for {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/eval"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 )
 
 func (a *app) evalCmd() *cobra.Command {
@@ -50,7 +50,7 @@ Every file is read and checked before anything is written.`,
 				cfg.DBPath = dir
 			}
 			ctx := cmd.Context()
-			eng, st, err := node.OpenEngine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			eng, st, err := storeopen.Engine(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if errors.Is(err, engine.ErrLocked) {
 				return fmt.Errorf("%w\n(a clawmem is running on %s; evaluate into another --db)", err, cfg.DBPath)
 			}

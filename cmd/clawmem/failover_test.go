@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
@@ -169,7 +170,7 @@ func TestWriterFailover(t *testing.T) {
 	t.Logf("the surviving writer holds every partition %v after the kill", time.Since(killedAt).Round(time.Millisecond))
 
 	// The log is the truth: rebuild from it until every event is in.
-	dim, err := node.Dimensions(cfg)
+	dim, err := storeopen.Dimensions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

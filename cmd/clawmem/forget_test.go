@@ -9,20 +9,20 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 )
 
 // openDirEngine opens dir's store with its configuration (the default:
 // the local embedder) for a test to fill or read; nothing may run on it,
 // and the caller closes the store.
-func openDirEngine(t *testing.T, dir string) (*memory.Engine, node.EngineStore) {
+func openDirEngine(t *testing.T, dir string) (*memory.Engine, storeopen.EngineStore) {
 	t.Helper()
 	cfg, err := config.Load("", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	eng, st, err := storeopen.Engine(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/memory"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -93,7 +93,7 @@ func TestSearchExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, st, err := node.OpenEngine(context.Background(), cfg, slog.Default())
+	eng, st, err := storeopen.Engine(context.Background(), cfg, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

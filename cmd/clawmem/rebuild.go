@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -35,11 +35,11 @@ running clawmem's NATS; when none runs, to the data dir's NATS store.`,
 			if client.SameDir(into, t.Store().DBPath) {
 				return fmt.Errorf("--into %s is the store in use: rebuild into another directory, then point dbPath at it", into)
 			}
-			dim, err := node.Dimensions(t.Config)
+			dim, err := storeopen.Dimensions(t.Config)
 			if err != nil {
 				return err
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			rep, err := p.Rebuild(cmd.Context(), into, dim)
 			if err != nil {

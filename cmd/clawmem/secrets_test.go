@@ -20,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/embed"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
@@ -102,11 +103,11 @@ func TestSecretsNeverLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs, _ := serveInProcess(t, dir, node.RoleStore, node.RoleQuery, node.RoleCapture, node.RoleIngest, node.RoleDistill, node.RoleWatch)
-	info, _ := node.ReadRunInfo(dir)
+	info, _ := instance.ReadRunInfo(dir)
 	ctx := context.Background()
 
 	// 1. A captured turn, through the HTTP hook ingest.
-	if err := postAgentEnd(http.DefaultClient, &instance{dir: dir, info: info}, 1,
+	if err := postAgentEnd(http.DefaultClient, &upProcess{dir: dir, info: info}, 1,
 		"Remember: my OpenAI key is "+secretCapture+" and my db password is "+secretHookPw+" and I prefer postgres"); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	})
 	body, _ := json.Marshal(map[string]any{"event": map[string]any{"sessionId": "sess-s", "reason": "idle"},
 		"ctx": map[string]any{"agentId": "main", "sessionId": "sess-s"}})
-	resp, err := (&instance{dir: dir, info: info}).hook(http.DefaultClient, "session_end", body)
+	resp, err := (&upProcess{dir: dir, info: info}).hook(http.DefaultClient, "session_end", body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ for longer than twice its ack wait. It talks to the running clawmem's NATS; when
 			if err != nil {
 				return err
 			}
-			p := t.Pipeline(t.Running())
+			p := pipeline(t, t.Running())
 			defer p.Close()
 			st, err := p.Status(cmd.Context())
 			if err != nil {

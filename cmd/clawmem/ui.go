@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/node"
 )
 
@@ -74,7 +75,7 @@ make one. The console is the one clawmem up runs on this data dir, else the one 
 				return err
 			}
 			if base == "" {
-				if info, ok := node.ReadRunInfo(cfg.DataDir); ok && info.URLs["console"] != "" {
+				if info, ok := instance.ReadRunInfo(cfg.DataDir); ok && info.URLs["console"] != "" {
 					base = info.URLs["console"]
 				} else if cfg.UI.Listen != "off" {
 					base = "http://" + cfg.UI.Listen

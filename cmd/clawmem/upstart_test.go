@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/instance"
 )
 
 // TestUpWinsTheStartRace: `clawmem stats` run over and over from the
@@ -30,7 +30,7 @@ func TestUpWinsTheStartRace(t *testing.T) {
 		runs := 0
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			ready := node.InstanceRunning(dir)
+			ready := instance.Running(dir)
 			out, err := exec.Command(bin, "stats", "--data-dir", dir).CombinedOutput()
 			runs++
 			if err != nil {
@@ -48,7 +48,7 @@ func TestUpWinsTheStartRace(t *testing.T) {
 		if logs := up.logs.String(); strings.Contains(logs, "is locked") || strings.Contains(logs, "level=ERROR") {
 			t.Fatalf("round %d: up's log:\n%s", round, logs)
 		}
-		if _, err := os.Stat(filepath.Join(dir, node.StartingFile)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(dir, instance.StartingFile)); !os.IsNotExist(err) {
 			t.Fatalf("round %d: the starting marker outlived the start: %v", round, err)
 		}
 		t.Logf("round %d: %d stats runs until up was ready", round, runs)
@@ -104,7 +104,7 @@ func TestUpPortTakenIsTheOnlyError(t *testing.T) {
 			if strings.Contains(string(out), "role failed") || strings.Contains(string(out), "embedded NATS started") {
 				t.Fatalf("up started before finding the port taken:\n%s", out)
 			}
-			if _, err := os.Stat(filepath.Join(dir, node.StartingFile)); !os.IsNotExist(err) {
+			if _, err := os.Stat(filepath.Join(dir, instance.StartingFile)); !os.IsNotExist(err) {
 				t.Fatalf("the starting marker outlived the failed start: %v", err)
 			}
 		})
@@ -143,7 +143,7 @@ func TestCommandsWaitForAStartingUp(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeConfig(t, dir, "")
-			if err := os.WriteFile(filepath.Join(dir, node.StartingFile), fmt.Appendf(nil, `{"pid":%d}`, c.pid), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, instance.StartingFile), fmt.Appendf(nil, `{"pid":%d}`, c.pid), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			args := []string{"stats", "--data-dir", dir}

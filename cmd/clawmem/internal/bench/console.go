@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/cmd/clawmem/internal/offline"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/testkit"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/query"
 )
@@ -61,7 +62,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.DiscardHandler)
-	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
+	eng, st, err := storeopen.Engine(ctx, cfg, quiet)
 	if err != nil {
 		return rep, err
 	}
@@ -81,7 +82,7 @@ func Console(ctx context.Context, o ConsoleOptions) (ConsoleReport, error) {
 	}
 	rep.Memories = st.Len()
 	c := client.NewLocal(query.New(nil, eng, query.DefaultConfig(), nil, quiet), nil)
-	p := client.NewLocalPipeline(cfg)
+	p := offline.NewPipeline(cfg)
 	defer p.Close()
 	token := authdir.NewToken()
 	srv, err := console.New(console.Config{AdminToken: token}, console.Options{Client: c, Pipeline: p, Log: quiet})

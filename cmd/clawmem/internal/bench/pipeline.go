@@ -22,10 +22,11 @@ import (
 
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/authdir"
+	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
-	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/schemas"
@@ -100,7 +101,7 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 		return rep, err
 	}
 	defer srv.Stop()
-	nc, err := node.Connect(srv.ClientURL(), cfg, "clawmem-bench")
+	nc, err := instance.Connect(srv.ClientURL(), cfg, "clawmem-bench")
 	if err != nil {
 		return rep, err
 	}
@@ -109,7 +110,7 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	if err := topology.Ensure(ctx, js, topology.Config{}); err != nil {
 		return rep, err
 	}
-	eng, st, err := node.OpenEngine(ctx, cfg, quiet)
+	eng, st, err := storeopen.Engine(ctx, cfg, quiet)
 	if err != nil {
 		return rep, err
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/internal/authdir"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/instance"
 )
 
 // CLI is what the chaos commands take from clawmem's command line: the
@@ -117,7 +117,7 @@ is not refused may store something.`,
 				return err
 			}
 			if ingestURL == "" {
-				info, ok := node.ReadRunInfo(cfg.DataDir)
+				info, ok := instance.ReadRunInfo(cfg.DataDir)
 				if !ok || info.IngestURL == "" {
 					return fmt.Errorf("no running clawmem on %s: start clawmem up, or give --ingest-url and --nats-url", cfg.DataDir)
 				}
@@ -134,9 +134,9 @@ is not refused may store something.`,
 			}
 			url := c.NATSURL()
 			if url == "" {
-				url = node.LocalNATS(cfg)
+				url = instance.LocalNATS(cfg)
 			}
-			nc, err := node.Connect(url, cfg, "clawmem-chaos")
+			nc, err := instance.Connect(url, cfg, "clawmem-chaos")
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/internal/authdir"
-	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/internal/instance"
 )
 
 // Up is a `clawmem up` the harness runs, kills and restarts on one data
@@ -37,7 +37,7 @@ type Up struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	logs *tail
-	Info node.RunInfo
+	Info instance.RunInfo
 }
 
 // NewUp prepares an instance on dir; it starts nothing.
@@ -137,7 +137,7 @@ func (u *Up) Start(ctx context.Context) error {
 	if err := u.writeConfig(); err != nil {
 		return err
 	}
-	os.Remove(filepath.Join(u.Dir, node.RunFile))
+	os.Remove(filepath.Join(u.Dir, instance.RunFile))
 	cmd := exec.Command(u.Bin, "up", "--data-dir", u.Dir, "--config", filepath.Join(u.Dir, "config.json"))
 	cmd.Stdout, cmd.Stderr = u.logs, u.logs
 	mark := u.logs.written()
@@ -152,14 +152,14 @@ func (u *Up) Start(ctx context.Context) error {
 	deadline := time.Now().Add(60 * time.Second)
 	external := u.NATSURL() != "nats://127.0.0.1:"+strconv.Itoa(u.NATSPort)
 	for {
-		if info, ok := node.ReadRunInfo(u.Dir); ok && info.PID == cmd.Process.Pid {
+		if info, ok := instance.ReadRunInfo(u.Dir); ok && info.PID == cmd.Process.Pid {
 			u.Info = info
 			return nil
 		}
 		// With an external server there is no run file: clawmem up says
 		// when it runs.
 		if external && strings.Contains(u.logs.since(mark), `msg="clawmem running"`) {
-			u.Info = node.RunInfo{PID: cmd.Process.Pid, NATSURL: u.NATSURL(), IngestURL: u.IngestURL()}
+			u.Info = instance.RunInfo{PID: cmd.Process.Pid, NATSURL: u.NATSURL(), IngestURL: u.IngestURL()}
 			return nil
 		}
 		select {

@@ -1,4 +1,4 @@
-package node
+package instance
 
 import (
 	"context"
@@ -96,16 +96,16 @@ func TestAwaitStart(t *testing.T) {
 // is written, which removes it.
 func TestStartingMarker(t *testing.T) {
 	dir := t.TempDir()
-	if err := markStarting(dir); err != nil {
+	if err := MarkStarting(dir); err != nil {
 		t.Fatal(err)
 	}
 	if got := StartingPID(dir); got != os.Getpid() {
 		t.Fatalf("starting pid %d, want %d", got, os.Getpid())
 	}
-	if err := writeRunInfo(dir, RunInfo{PID: os.Getpid()}); err != nil {
+	if err := WriteRunInfo(dir, RunInfo{PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, StartingFile)); !os.IsNotExist(err) || !InstanceRunning(dir) {
-		t.Fatalf("after the run file: marker %v, running %v", err, InstanceRunning(dir))
+	if _, err := os.Stat(filepath.Join(dir, StartingFile)); !os.IsNotExist(err) || !Running(dir) {
+		t.Fatalf("after the run file: marker %v, running %v", err, Running(dir))
 	}
 }

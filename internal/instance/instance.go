@@ -1,4 +1,10 @@
-package node
+// Package instance finds the `clawmem up` that runs on a data dir and
+// connects to it: the run file the instance writes once it is up, the
+// marker it keeps while it starts, and a NATS connection with the data
+// dir's credentials. node writes these files; the front ends read them.
+// It is a package of its own so that a front end finding an instance does
+// not link the node that runs one.
+package instance
 
 import (
 	"context"
@@ -8,6 +14,20 @@ import (
 	"path/filepath"
 	"time"
 )
+
+// RunFile records how to reach a running `clawmem up`, so other clawmem
+// commands with the same data dir find it without flags.
+const RunFile = "run.json"
+
+// RunInfo is RunFile's content.
+type RunInfo struct {
+	PID       int    `json:"pid"`
+	NATSURL   string `json:"natsUrl"`
+	IngestURL string `json:"ingestUrl,omitempty"`
+	// URLs are the services' addresses by name (the console's).
+	URLs    map[string]string `json:"urls,omitempty"`
+	Started string            `json:"started"`
+}
 
 // StartingFile marks a `clawmem up` on the data dir that has not written
 // its run file yet. It is written before anything else, so that other
@@ -20,10 +40,10 @@ type startingMark struct {
 	Since string `json:"since"`
 }
 
-// InstanceRunning reports a live `clawmem up` on dataDir.
-func InstanceRunning(dataDir string) bool {
+// Running reports a live `clawmem up` on dataDir.
+func Running(dataDir string) bool {
 	info, ok := ReadRunInfo(dataDir)
-	return ok && info.PID > 0 && processAlive(info.PID)
+	return ok && info.PID > 0 && ProcessAlive(info.PID)
 }
 
 // ReadRunInfo reads the run file of the `clawmem up` on dataDir; false
@@ -34,8 +54,25 @@ func ReadRunInfo(dataDir string) (RunInfo, bool) {
 	return info, err == nil && json.Unmarshal(b, &info) == nil
 }
 
-// markStarting writes this process's StartingFile on dir.
-func markStarting(dir string) error {
+// WriteRunInfo writes dir's run file, then removes this process's
+// StartingFile: the instance is up.
+func WriteRunInfo(dir string, info RunInfo) error {
+	b, _ := json.MarshalIndent(info, "", "  ")
+	tmp := filepath.Join(dir, RunFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, RunFile)); err != nil {
+		return err
+	}
+	// The marker goes only once the run file is there: a command reading
+	// the marker and then the run file never misses the instance.
+	UnmarkStarting(dir)
+	return nil
+}
+
+// MarkStarting writes this process's StartingFile on dir.
+func MarkStarting(dir string) error {
 	b, _ := json.Marshal(startingMark{PID: os.Getpid(), Since: time.Now().UTC().Format(time.RFC3339)})
 	tmp := filepath.Join(dir, StartingFile+".tmp")
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
@@ -44,8 +81,8 @@ func markStarting(dir string) error {
 	return os.Rename(tmp, filepath.Join(dir, StartingFile))
 }
 
-// unmarkStarting removes dir's StartingFile if this process wrote it.
-func unmarkStarting(dir string) {
+// UnmarkStarting removes dir's StartingFile if this process wrote it.
+func UnmarkStarting(dir string) {
 	if StartingPID(dir) == os.Getpid() {
 		os.Remove(filepath.Join(dir, StartingFile))
 	}
@@ -56,7 +93,7 @@ func unmarkStarting(dir string) {
 func StartingPID(dataDir string) int {
 	b, err := os.ReadFile(filepath.Join(dataDir, StartingFile))
 	var m startingMark
-	if err != nil || json.Unmarshal(b, &m) != nil || m.PID <= 0 || !processAlive(m.PID) {
+	if err != nil || json.Unmarshal(b, &m) != nil || m.PID <= 0 || !ProcessAlive(m.PID) {
 		return 0
 	}
 	return m.PID
@@ -81,7 +118,7 @@ func AwaitStart(ctx context.Context, dataDir string, max time.Duration, slow fun
 	for {
 		// The run file is written before the marker goes: read in this
 		// order, a ready instance is never missed.
-		if InstanceRunning(dataDir) || StartingPID(dataDir) == 0 {
+		if Running(dataDir) || StartingPID(dataDir) == 0 {
 			return nil
 		}
 		waited := time.Since(start)

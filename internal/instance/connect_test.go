@@ -1,4 +1,4 @@
-package node
+package instance
 
 import (
 	"path/filepath"
