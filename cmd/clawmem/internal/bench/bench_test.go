@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +149,39 @@ func TestConsoleBench(t *testing.T) {
 		if p.P50ms <= 0 || p.P99ms < p.P50ms {
 			t.Fatalf("page %+v", p)
 		}
+	}
+}
+
+// bench recall measures real recalls at each level, both in process and
+// over NATS (every recall answered, most with memories), and a second
+// run on the same directory reuses the store.
+func TestRecallThroughput(t *testing.T) {
+	dir := t.TempDir()
+	o := RecallOptions{N: 3000, Dim: 64, Concurrency: []int{1, 4}, Seconds: 0.5, Dir: dir}
+	rep, err := Recall(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Levels) != 2 || rep.Index != "auto" || rep.Queries == 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, l := range rep.Levels {
+		for name, f := range map[string]RecallFigures{"engine": l.Engine, "nats": l.NATS} {
+			if f.Recalls < 5 || f.QPS <= 0 || f.P50Ms <= 0 || f.P99Ms < f.P50Ms || f.CPUMsPerRecall <= 0 || f.EmptyOrRefused > f.Recalls/2 {
+				t.Errorf("%d callers, %s: %+v", l.Concurrency, name, f)
+			}
+		}
+	}
+	var logs []string
+	o.Concurrency, o.Logf = []int{2}, func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	if _, err := Recall(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) == 0 || !strings.Contains(logs[0], "reusing the store's 3000 memories") {
+		t.Fatalf("second run: %q", logs)
+	}
+	var out strings.Builder
+	if err := rep.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") {
+		t.Fatalf("text: %q %v", out.String(), err)
 	}
 }

@@ -42,8 +42,72 @@ func (c commands) benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure performance and print figures",
 	}
-	cmd.AddCommand(c.storeCmd(), c.storeOpenCmd(), c.pipelineCmd(), c.clusterCmd(), c.consoleCmd(), c.burnCmd())
+	cmd.AddCommand(c.storeCmd(), c.storeOpenCmd(), c.pipelineCmd(), c.clusterCmd(), c.recallCmd(), c.consoleCmd(), c.burnCmd())
 	return cmd
+}
+
+func (c commands) recallCmd() *cobra.Command {
+	o := RecallOptions{}
+	var levels []int
+	var cpuProfile string
+	cmd := &cobra.Command{
+		Use:   "recall",
+		Short: "Benchmark recall throughput: in process and over NATS, at several numbers of concurrent callers",
+		Long: `Builds a store of N memories of DIM dimensions (the default configuration and the local embedder;
+--dir keeps it for the next run), then for each --concurrency level runs the same query mix for
+--seconds in process against the engine and over NATS through the query service (default recall:
+hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.`,
+		Example: "  clawmem bench recall\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.N < 1 || o.Dim < 1 || o.Seconds <= 0 || len(levels) == 0 {
+				return fmt.Errorf("--n, --dim, --seconds and --concurrency must be positive")
+			}
+			for _, l := range levels {
+				if l < 1 || l > 4096 {
+					return fmt.Errorf("--concurrency %d: want 1 to 4096 callers", l)
+				}
+			}
+			o.Concurrency = levels
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
+			rep, err := Recall(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			return c.Emit(rep, rep.WriteText)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.N, "n", 100_000, "memories")
+	f.IntVar(&o.Dim, "dim", 384, "vector dimensions")
+	f.IntSliceVar(&levels, "concurrency", []int{1, 4, 16, 64}, "concurrent callers, one run per value")
+	f.Float64Var(&o.Seconds, "seconds", 5, "length of each run")
+	f.StringVar(&o.Memory, "memory", "", "store.memory: float32 or int8 (default: the configuration's)")
+	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	return cmd
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called
+// (path empty: no profile).
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func (c commands) consoleCmd() *cobra.Command {
@@ -165,17 +229,11 @@ func (c commands) pipelineCmd() *cobra.Command {
 		Example: "  clawmem bench pipeline\n  clawmem bench pipeline --preload 20000 --index approximate --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stop()
 			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
 			if o.Contend > 0 {
 				exe, err := os.Executable()

@@ -1,0 +1,330 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/storeopen"
+	"github.com/clawmem/clawmem/internal/testkit"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/workers/query"
+)
+
+// RecallOptions are `clawmem bench recall`'s settings.
+type RecallOptions struct {
+	N, Dim int
+	// Concurrency lists the numbers of concurrent callers, one run each.
+	Concurrency []int
+	// Seconds is how long each run lasts.
+	Seconds float64
+	// Memory is the vector memory mode (store.memory: float32 or int8;
+	// empty: the default).
+	Memory string
+	// Dir, when set, keeps the store there and reuses it when it already
+	// holds N memories of Dim dimensions (empty: a scratch directory).
+	Dir  string
+	Logf func(format string, args ...any)
+}
+
+// RecallFigures are one run's: recalls answered per second, latency
+// percentiles, and the process's CPU time per recall (every goroutine:
+// callers, NATS server and service alike).
+type RecallFigures struct {
+	QPS             float64 `json:"qps"`
+	P50Ms           float64 `json:"p50Ms"`
+	P99Ms           float64 `json:"p99Ms"`
+	CPUMsPerRecall  float64 `json:"cpuMsPerRecall"`
+	Recalls         int     `json:"recalls"`
+	EmptyOrRefused  int     `json:"emptyOrRefused,omitempty"`
+	SecondsMeasured float64 `json:"seconds"`
+}
+
+// RecallLevel is one concurrency level's runs: in process against the
+// engine, and over NATS through the query service.
+type RecallLevel struct {
+	Concurrency int           `json:"concurrency"`
+	Engine      RecallFigures `json:"engine"`
+	NATS        RecallFigures `json:"nats"`
+	// NATSShare is the NATS rate over the engine's.
+	NATSShare float64 `json:"natsShare"`
+}
+
+// RecallReport is what `clawmem bench recall` reports.
+type RecallReport struct {
+	N       int           `json:"n"`
+	Dim     int           `json:"dim"`
+	Memory  string        `json:"memory"`
+	Index   string        `json:"index"`
+	Cores   int           `json:"cores"`
+	Levels  []RecallLevel `json:"levels"`
+	Queries int           `json:"queries"`
+}
+
+// recallQueries is the query mix: a few words of stored sentences (as a
+// user's prompt shares words with a memory), and sentences of the same
+// vocabulary stored nowhere.
+func recallQueries(n int) []string {
+	rng := rand.New(rand.NewPCG(21, 4))
+	qs := make([]string, 256)
+	for i := range qs {
+		s := testkit.Sentence(rng, rng.IntN(max(n, 1)))
+		w := strings.Fields(s)[3:]
+		switch i % 4 {
+		case 0, 1:
+			qs[i] = strings.Join(w[:4], " ")
+		case 2:
+			qs[i] = "what do I know about " + strings.Join(w[:3], " ")
+		default:
+			qs[i] = strings.Join(w, " ")
+		}
+	}
+	return qs
+}
+
+// Recall measures recall throughput: a store of N memories (the default
+// configuration, the local embedder at Dim dimensions), then for each
+// concurrency level the same query mix in process against the engine and
+// over NATS through the query service.
+func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	rep := RecallReport{N: o.N, Dim: o.Dim, Cores: runtime.NumCPU()}
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "clawmem-bench-recall-")
+		if err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	cfg, err := config.Load("", dir)
+	if err != nil {
+		return rep, err
+	}
+	cfg.Embedding.Dimensions = o.Dim
+	if o.Memory != "" {
+		cfg.Store.Memory = o.Memory
+	}
+	rep.Memory, rep.Index = cfg.Store.Memory, cfg.Store.Index
+	if err := cfg.Validate(); err != nil {
+		return rep, err
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	eng, st, err := storeopen.Engine(ctx, cfg, quiet)
+	if err != nil {
+		return rep, err
+	}
+	defer st.Close()
+	if err := fillRecallStore(ctx, eng, st, o.N, logf); err != nil {
+		return rep, err
+	}
+	qs := recallQueries(o.N)
+	rep.Queries = len(qs)
+
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		return rep, err
+	}
+	defer srv.Stop()
+	svcConn, err := srv.Connect()
+	if err != nil {
+		return rep, err
+	}
+	defer svcConn.Close()
+	svc := query.New(svcConn, eng, query.DefaultConfig(), prometheus.NewRegistry(), quiet)
+	if err := svc.Start(); err != nil {
+		return rep, err
+	}
+	defer svc.Stop()
+	nc, err := srv.Connect()
+	if err != nil {
+		return rep, err
+	}
+	defer nc.Close()
+
+	seconds := time.Duration(o.Seconds * float64(time.Second))
+	// A short warm-up: the index's first searches and SQLite's page cache.
+	if _, err := runRecalls(ctx, 2, seconds/4, qs, engineRecall(eng)); err != nil {
+		return rep, err
+	}
+	for _, c := range o.Concurrency {
+		lv := RecallLevel{Concurrency: c}
+		logf("%d concurrent callers: in process...", c)
+		if lv.Engine, err = runRecalls(ctx, c, seconds, qs, engineRecall(eng)); err != nil {
+			return rep, err
+		}
+		logf("%d concurrent callers: over NATS...", c)
+		if lv.NATS, err = runRecalls(ctx, c, seconds, qs, natsRecall(nc)); err != nil {
+			return rep, err
+		}
+		lv.NATSShare = lv.NATS.QPS / max(lv.Engine.QPS, 1e-9)
+		rep.Levels = append(rep.Levels, lv)
+	}
+	return rep, nil
+}
+
+// fillRecallStore adds memories until the store holds n: sentences in the
+// agent's own scope and global, embedded by the engine's embedder.
+func fillRecallStore(ctx context.Context, eng *memory.Engine, st storeopen.EngineStore, n int, logf func(string, ...any)) error {
+	have := st.Len()
+	if have >= n {
+		logf("reusing the store's %d memories", have)
+		return nil
+	}
+	logf("storing %d memories...", n-have)
+	rng := rand.New(rand.NewPCG(17, uint64(have)))
+	emb := eng.Embedder()
+	now := time.Now().UnixMilli()
+	for done := have; done < n; {
+		k := min(1000, n-done)
+		texts := make([]string, k)
+		for i := range texts {
+			texts[i] = testkit.Sentence(rng, done+i)
+		}
+		vecs, err := emb.EmbedPassages(ctx, texts)
+		if err != nil {
+			return err
+		}
+		ms := make([]schemas.Memory, k)
+		for i := range ms {
+			ms[i] = schemas.Memory{Text: texts[i], Vector: vecs[i], Category: schemas.Categories[rng.IntN(len(schemas.Categories))],
+				Scope: []string{"agent:main", "agent:main", schemas.GlobalScope, "agent:ops"}[rng.IntN(4)], Importance: 0.7,
+				Timestamp: now - int64(n-done-i)*1000}
+		}
+		if err := st.Import(ctx, ms...); err != nil {
+			return err
+		}
+		done += k
+		if done%50_000 == 0 {
+			logf("  %d", done)
+		}
+	}
+	return nil
+}
+
+// recallFn answers one query; empty is false when it was answered with
+// memories.
+type recallFn func(ctx context.Context, q string) (empty bool, err error)
+
+func engineRecall(eng *memory.Engine) recallFn {
+	return func(ctx context.Context, q string) (bool, error) {
+		res, err := eng.Recall(ctx, memory.Agent("main"), q, memory.RecallOptions{Limit: 5})
+		return len(res.Candidates) == 0, err
+	}
+}
+
+func natsRecall(nc *nats.Conn) recallFn {
+	subject := schemas.ServiceSubject("main", schemas.OpRecall)
+	return func(ctx context.Context, q string) (bool, error) {
+		body, _ := json.Marshal(schemas.RecallRequest{Query: q})
+		msg, err := nc.RequestWithContext(ctx, subject, body)
+		if err != nil {
+			return false, err
+		}
+		var res struct {
+			IsError bool `json:"isError"`
+			Details struct {
+				Count int `json:"count"`
+			} `json:"details"`
+		}
+		if err := json.Unmarshal(msg.Data, &res); err != nil {
+			return false, fmt.Errorf("recall reply: %w", err)
+		}
+		return res.IsError || res.Details.Count == 0, nil
+	}
+}
+
+// runRecalls runs c callers, each cycling through qs from its own offset,
+// for d, and measures them. A failed recall fails the run.
+func runRecalls(ctx context.Context, c int, d time.Duration, qs []string, recall recallFn) (RecallFigures, error) {
+	cpu0 := cpuTime()
+	start := time.Now()
+	deadline := start.Add(d)
+	lats := make([][]time.Duration, c)
+	empties := make([]int, c)
+	errs := make([]error, c)
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Go(func() {
+			for i := w * 7; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				t0 := time.Now()
+				empty, err := recall(rctx, qs[i%len(qs)])
+				cancel()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+				if empty {
+					empties[w]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	if err := errors.Join(errs...); err != nil {
+		return RecallFigures{}, err
+	}
+	var all []time.Duration
+	f := RecallFigures{SecondsMeasured: elapsed.Seconds()}
+	for w := range c {
+		all = append(all, lats[w]...)
+		f.EmptyOrRefused += empties[w]
+	}
+	f.Recalls = len(all)
+	f.QPS = float64(len(all)) / elapsed.Seconds()
+	f.P50Ms, f.P99Ms = Ms(testkit.Percentile(all, 0.5)), Ms(testkit.Percentile(all, 0.99))
+	f.CPUMsPerRecall = Ms(cpu) / float64(max(len(all), 1))
+	return f, nil
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// WriteText prints the figures for a person.
+func (r RecallReport) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "recall throughput, %d memories x %d (store.memory %s, index %s), %d cores, %d queries in the mix\n",
+		r.N, r.Dim, r.Memory, r.Index, r.Cores, r.Queries)
+	fmt.Fprintf(w, "  %-8s %28s   %28s   %s\n", "callers", "in process (engine)", "over NATS (query service)", "NATS/engine")
+	fmt.Fprintf(w, "  %-8s %9s %8s %9s   %9s %8s %9s\n", "", "recalls/s", "p50 ms", "p99 ms", "recalls/s", "p50 ms", "p99 ms")
+	for _, l := range r.Levels {
+		fmt.Fprintf(w, "  %-8d %9.0f %8.2f %9.2f   %9.0f %8.2f %9.2f   %.2f\n", l.Concurrency,
+			l.Engine.QPS, l.Engine.P50Ms, l.Engine.P99Ms, l.NATS.QPS, l.NATS.P50Ms, l.NATS.P99Ms, l.NATSShare)
+	}
+	fmt.Fprintf(w, "  CPU per recall (ms, whole process):")
+	for _, l := range r.Levels {
+		fmt.Fprintf(w, " %d: %.2f/%.2f", l.Concurrency, l.Engine.CPUMsPerRecall, l.NATS.CPUMsPerRecall)
+	}
+	fmt.Fprintln(w, " (engine/NATS)")
+	return nil
+}
