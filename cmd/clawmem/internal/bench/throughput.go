@@ -78,23 +78,61 @@ type RecallReport struct {
 	Queries int           `json:"queries"`
 }
 
-// recallQueries is the query mix: a few words of stored sentences (as a
-// user's prompt shares words with a memory), and sentences of the same
-// vocabulary stored nowhere.
+// The benchmark's texts are words of a synthetic vocabulary drawn with
+// Zipf's law, as words of natural text are: a few words are in most
+// memories (and BM25 leaves them out), most are rare. A memory's text
+// depends only on its number, so a query can quote a stored memory
+// without keeping its text.
+const (
+	benchVocab = 30_000
+	zipfS      = 1.07
+)
+
+var syllables = strings.Fields("ka lo mi ne ru sa te vo zu pa di go ha je ki ma no pe ri so tu va we xi yo za be ce da fu")
+
+// benchWord is the vocabulary's word of rank r: syllables spelling r.
+func benchWord(r uint64) string {
+	var b strings.Builder
+	for {
+		b.WriteString(syllables[r%uint64(len(syllables))])
+		r /= uint64(len(syllables))
+		if r == 0 {
+			return b.String()
+		}
+	}
+}
+
+// benchText is memory i's text: 6 to 12 words.
+func benchText(i int) string {
+	rng := rand.New(rand.NewPCG(uint64(i), 0x7e47))
+	z := rand.NewZipf(rng, zipfS, 1, benchVocab-1)
+	w := make([]string, 6+rng.IntN(7))
+	for j := range w {
+		w[j] = benchWord(z.Uint64())
+	}
+	return strings.Join(w, " ")
+}
+
+// recallQueries is the query mix: three to five words of a stored memory
+// (a prompt that shares words with a memory), and as many words drawn
+// from the vocabulary that quote no memory.
 func recallQueries(n int) []string {
 	rng := rand.New(rand.NewPCG(21, 4))
+	z := rand.NewZipf(rng, zipfS, 1, benchVocab-1)
 	qs := make([]string, 256)
 	for i := range qs {
-		s := testkit.Sentence(rng, rng.IntN(max(n, 1)))
-		w := strings.Fields(s)[3:]
-		switch i % 4 {
-		case 0, 1:
-			qs[i] = strings.Join(w[:4], " ")
-		case 2:
-			qs[i] = "what do I know about " + strings.Join(w[:3], " ")
-		default:
-			qs[i] = strings.Join(w, " ")
+		k := 3 + rng.IntN(3)
+		if i%2 == 0 {
+			w := strings.Fields(benchText(rng.IntN(max(n, 1))))
+			start := rng.IntN(max(len(w)-k, 0) + 1)
+			qs[i] = strings.Join(w[start:min(start+k, len(w))], " ")
+			continue
 		}
+		w := make([]string, k)
+		for j := range w {
+			w[j] = benchWord(z.Uint64())
+		}
+		qs[i] = strings.Join(w, " ")
 	}
 	return qs
 }
@@ -184,8 +222,9 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	return rep, nil
 }
 
-// fillRecallStore adds memories until the store holds n: sentences in the
-// agent's own scope and global, embedded by the engine's embedder.
+// fillRecallStore adds memories until the store holds n: benchText's, in
+// the agent's own scope, global and another agent's, embedded by the
+// engine's embedder.
 func fillRecallStore(ctx context.Context, eng *memory.Engine, st storeopen.EngineStore, n int, logf func(string, ...any)) error {
 	have := st.Len()
 	if have >= n {
@@ -200,7 +239,7 @@ func fillRecallStore(ctx context.Context, eng *memory.Engine, st storeopen.Engin
 		k := min(1000, n-done)
 		texts := make([]string, k)
 		for i := range texts {
-			texts[i] = testkit.Sentence(rng, done+i)
+			texts[i] = benchText(done + i)
 		}
 		vecs, err := emb.EmbedPassages(ctx, texts)
 		if err != nil {
