@@ -20,7 +20,8 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
+	"github.com/clawmem/clawmem/workers/lessons"
 	"github.com/clawmem/clawmem/workers/memlog"
 )
 
@@ -51,16 +52,16 @@ type Pipeline interface {
 
 	// DistillJobs lists the distillation jobs, newest first, of one agent
 	// and one session ("" for every one); never nil.
-	DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error)
+	DistillJobs(ctx context.Context, agent, session string) ([]lessons.Distillation, error)
 	// DistillQueue counts the session-end events the distill consumer
 	// holds: waiting for a worker, and being handled by one.
 	DistillQueue(ctx context.Context) (waiting uint64, handling int, err error)
 	// Distill runs the cursor distiller once, with d, over what run
 	// selects; log receives its warnings (nil: none).
-	Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error)
+	Distill(ctx context.Context, d *distill.Distiller, cfg lessons.TranscriptConfig, run lessons.TranscriptRun, log *slog.Logger) (lessons.TranscriptReport, error)
 
 	// BackupNow writes a backup now.
-	BackupNow(ctx context.Context) (workers.BackupResult, error)
+	BackupNow(ctx context.Context) (jobs.BackupResult, error)
 	// Backups lists the backup files in dir and the Object Store copies;
 	// not reaching the Object Store is told in the list, not as an error.
 	Backups(ctx context.Context, dir string) (BackupList, error)
@@ -96,10 +97,10 @@ const BackupTimeout = 10 * time.Minute
 
 // BackupList is what Backups finds.
 type BackupList struct {
-	Dir              string               `json:"dir"`
-	Local            []workers.BackupFile `json:"local"`
-	ObjectStore      []workers.BackupFile `json:"objectStore"`
-	ObjectStoreError string               `json:"objectStoreError,omitempty"`
+	Dir              string            `json:"dir"`
+	Local            []jobs.BackupFile `json:"local"`
+	ObjectStore      []jobs.BackupFile `json:"objectStore"`
+	ObjectStoreError string            `json:"objectStoreError,omitempty"`
 }
 
 // NATSPipeline works on a clawmem's NATS: JetStream for the dead letters,
@@ -183,16 +184,16 @@ func (p *NATSPipeline) Rebuild(ctx context.Context, dir string, dim int) (memlog
 
 // DistillJobs reads the job records in the distill bucket, as the
 // workers write them.
-func (p *NATSPipeline) DistillJobs(ctx context.Context, agent, session string) ([]workers.DistillJob, error) {
+func (p *NATSPipeline) DistillJobs(ctx context.Context, agent, session string) ([]lessons.Distillation, error) {
 	_, js, err := p.get()
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := workers.Jobs(ctx, js, agent)
+	jobs, err := lessons.Distillations(ctx, js, agent)
 	if err != nil {
 		return nil, err
 	}
-	kept := []workers.DistillJob{}
+	kept := []lessons.Distillation{}
 	for _, j := range jobs {
 		if session == "" || j.Session == session {
 			kept = append(kept, j)
@@ -220,17 +221,17 @@ func (p *NATSPipeline) DistillQueue(ctx context.Context) (uint64, int, error) {
 }
 
 // Distill runs a cursor distiller of its own, once, on this NATS.
-func (p *NATSPipeline) Distill(ctx context.Context, d *distill.Distiller, cfg workers.CursorConfig, run workers.CursorRun, log *slog.Logger) (workers.CursorReport, error) {
+func (p *NATSPipeline) Distill(ctx context.Context, d *distill.Distiller, cfg lessons.TranscriptConfig, run lessons.TranscriptRun, log *slog.Logger) (lessons.TranscriptReport, error) {
 	_, js, err := p.get()
 	if err != nil {
-		return workers.CursorReport{}, err
+		return lessons.TranscriptReport{}, err
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cd, err := workers.NewCursorDistiller(js, d, cfg, log)
+	cd, err := lessons.NewTranscriptDistiller(js, d, cfg, log)
 	if err != nil {
-		return workers.CursorReport{}, err
+		return lessons.TranscriptReport{}, err
 	}
 	return cd.RunOnce(ctx, run)
 }
@@ -238,21 +239,21 @@ func (p *NATSPipeline) Distill(ctx context.Context, d *distill.Distiller, cfg wo
 // Backups lists dir first, so that the files are listed even when
 // NATS is out of reach.
 func (p *NATSPipeline) Backups(ctx context.Context, dir string) (BackupList, error) {
-	local, err := workers.ListBackups(dir, true)
+	local, err := jobs.ListBackups(dir, true)
 	if err != nil {
 		return BackupList{}, err
 	}
 	out := BackupList{Dir: dir, Local: local}
 	if _, js, err := p.get(); err != nil {
 		out.ObjectStoreError = err.Error()
-	} else if out.ObjectStore, err = workers.ListBackupObjects(ctx, js); err != nil {
+	} else if out.ObjectStore, err = jobs.ListBackupObjects(ctx, js); err != nil {
 		out.ObjectStoreError = err.Error()
 	}
 	if out.Local == nil {
-		out.Local = []workers.BackupFile{}
+		out.Local = []jobs.BackupFile{}
 	}
 	if out.ObjectStore == nil {
-		out.ObjectStore = []workers.BackupFile{}
+		out.ObjectStore = []jobs.BackupFile{}
 	}
 	return out, nil
 }
@@ -308,35 +309,35 @@ func (e downError) Unwrap() error { return ErrDown }
 // copies the backup to the Object Store, within BackupTimeout (or ctx's
 // earlier deadline). With no store worker listening it fails at once with
 // an error wrapping ErrDown.
-func (p *NATSPipeline) BackupNow(ctx context.Context) (workers.BackupResult, error) {
+func (p *NATSPipeline) BackupNow(ctx context.Context) (jobs.BackupResult, error) {
 	nc, _, err := p.get()
 	if err != nil {
-		return workers.BackupResult{}, err
+		return jobs.BackupResult{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, BackupTimeout)
 	defer cancel()
 	msg, err := nc.RequestWithContext(ctx, schemas.AdminSubject(schemas.OpBackup), []byte(`{}`))
 	if errors.Is(err, nats.ErrNoResponders) {
-		return workers.BackupResult{}, downError{fmt.Sprintf("no clawmem store worker answers backup requests on %s: is `clawmem up` (or `clawmem worker store`) running?", nc.ConnectedUrl())}
+		return jobs.BackupResult{}, downError{fmt.Sprintf("no clawmem store worker answers backup requests on %s: is `clawmem up` (or `clawmem worker store`) running?", nc.ConnectedUrl())}
 	}
 	if err != nil {
-		return workers.BackupResult{}, fmt.Errorf("backup request: %w", err)
+		return jobs.BackupResult{}, fmt.Errorf("backup request: %w", err)
 	}
 	var reply struct {
 		schemas.ToolResult
 		Details json.RawMessage `json:"details"`
 	}
 	if err := json.Unmarshal(msg.Data, &reply); err != nil {
-		return workers.BackupResult{}, fmt.Errorf("bad reply to the backup request: %w", err)
+		return jobs.BackupResult{}, fmt.Errorf("bad reply to the backup request: %w", err)
 	}
 	if reply.IsError {
 		text := "backup failed"
 		if len(reply.Content) > 0 {
 			text = reply.Content[0].Text
 		}
-		return workers.BackupResult{}, errors.New(text)
+		return jobs.BackupResult{}, errors.New(text)
 	}
-	var res workers.BackupResult
+	var res jobs.BackupResult
 	if err := json.Unmarshal(reply.Details, &res); err != nil {
 		return res, fmt.Errorf("bad reply to the backup request: %w", err)
 	}
@@ -385,7 +386,7 @@ func byteSize(n int64) string {
 }
 
 // WriteDistillJobs prints the jobs as a table, one per distilled range.
-func WriteDistillJobs(w io.Writer, jobs []workers.DistillJob) error {
+func WriteDistillJobs(w io.Writer, jobs []lessons.Distillation) error {
 	if len(jobs) == 0 {
 		_, err := fmt.Fprintln(w, "no distillation jobs")
 		return err

@@ -13,7 +13,7 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/internal/natsembed"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // No clawmem on NATS: a backup request fails at once with ErrDown, not
@@ -34,7 +34,7 @@ func TestNATSPipelineWhenClawmemIsDown(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	name := workers.BackupFileName(workers.BackupKindBackup, time.Now())
+	name := jobs.BackupFileName(jobs.BackupKindBackup, time.Now())
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("{}\n{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type Consumer struct {
 
 // stalledFor is how long a consumer's messages have waited with none
 // acknowledged, when that is longer than twice its ack wait (the stages'
-// own bound, workers.StageConfig.StallAfter); else 0. The server knows
+// own bound, stage.Config.StallAfter); else 0. The server knows
 // its last acknowledgement only since its consumer leader took over:
 // before the first, nothing can be told.
 func stalledFor(ci *jetstream.ConsumerInfo, now time.Time) time.Duration {

@@ -18,7 +18,7 @@ import (
 	"github.com/clawmem/clawmem/engine/sqlitestore"
 	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // The bulk operations — export, import, re-embed — stream memories between
@@ -408,18 +408,18 @@ func ParseBefore(s string) (int64, error) {
 	return 0, fmt.Errorf("%w: --before %q: want a date (2025-01-01), an RFC 3339 time or epoch milliseconds", schemas.ErrInvalid, s)
 }
 
-// Restore loads a backup or snapshot (see workers.Restore) into the empty
+// Restore loads a backup or snapshot (see jobs.Restore) into the empty
 // store cfg names, opened here with the configured embedder; a store a
 // running clawmem holds fails with engine.ErrLocked.
-func Restore(ctx context.Context, cfg *config.Config, src io.Reader, progress func(done, total int)) (workers.RestoreReport, error) {
+func Restore(ctx context.Context, cfg *config.Config, src io.Reader, progress func(done, total int)) (jobs.RestoreReport, error) {
 	emb, err := embed.New(cfg.EmbedConfig())
 	if err != nil {
-		return workers.RestoreReport{}, fmt.Errorf("embedding: %w", err)
+		return jobs.RestoreReport{}, fmt.Errorf("embedding: %w", err)
 	}
 	st, err := storeopen.Store(ctx, cfg, emb.Dimensions())
 	if err != nil {
-		return workers.RestoreReport{}, err
+		return jobs.RestoreReport{}, err
 	}
 	defer st.Close()
-	return workers.Restore(ctx, st, emb, src, progress)
+	return jobs.Restore(ctx, st, emb, src, progress)
 }

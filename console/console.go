@@ -40,7 +40,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/httpguard"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 // DefaultListen is the console's address by default (ui.listen).
@@ -71,7 +71,7 @@ type Options struct {
 	StartupChecks func() ([]StartupCheck, time.Time, bool)
 	// Distill distils one session now (nil: re-running is not available
 	// here).
-	Distill func(ctx context.Context, agent, session string) (workers.CursorReport, error)
+	Distill func(ctx context.Context, agent, session string) (lessons.TranscriptReport, error)
 	Log     *slog.Logger
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time

@@ -26,7 +26,7 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 	"github.com/clawmem/clawmem/workers/query"
 )
 
@@ -579,9 +579,9 @@ func TestDistillRerun(t *testing.T) {
 
 	var got []string
 	f = newFixture(t, console.Config{}, func(o *console.Options) {
-		o.Distill = func(_ context.Context, agent, session string) (workers.CursorReport, error) {
+		o.Distill = func(_ context.Context, agent, session string) (lessons.TranscriptReport, error) {
 			got = append(got, agent+"/"+session)
-			return workers.CursorReport{Sessions: 1, Distilled: 2, Lessons: 3}, nil
+			return lessons.TranscriptReport{Sessions: 1, Distilled: 2, Lessons: 3}, nil
 		}
 	})
 	b = f.login(t)

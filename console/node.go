@@ -15,7 +15,7 @@ import (
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/node"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 // AdminToken is the console's admin token: ui.adminToken, else the data
@@ -62,12 +62,12 @@ func Service(cfg *config.Config, file *config.Options, log *slog.Logger) node.Se
 			Pipeline:      p,
 			ConfigFile:    file,
 			StartupChecks: func() ([]StartupCheck, time.Time, bool) { return startupChecks(cfg.DataDir) },
-			Distill: func(ctx context.Context, agent, session string) (workers.CursorReport, error) {
+			Distill: func(ctx context.Context, agent, session string) (lessons.TranscriptReport, error) {
 				d, err := node.NewDistiller(cfg)
 				if err != nil {
-					return workers.CursorReport{}, err
+					return lessons.TranscriptReport{}, err
 				}
-				return p.Distill(ctx, d, node.CursorConfig(cfg), workers.CursorRun{Agent: agent, Session: session, IgnoreIdle: true}, log)
+				return p.Distill(ctx, d, node.TranscriptConfig(cfg), lessons.TranscriptRun{Agent: agent, Session: session, IgnoreIdle: true}, log)
 			},
 			Log: log,
 		}

@@ -9,12 +9,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 type distillView struct {
 	Agent, Session string
-	Jobs           []workers.DistillJob
+	Jobs           []lessons.Distillation
 	Waiting        uint64
 	Handling       int
 	CanRun         bool

@@ -12,7 +12,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 type overviewView struct {
@@ -36,7 +36,7 @@ type liveView struct {
 	StatusErr string
 	Waiting   uint64
 	Handling  int
-	Jobs      []workers.DistillJob
+	Jobs      []lessons.Distillation
 	Checks    []StartupCheck
 	ChecksAt  string
 	HasChecks bool

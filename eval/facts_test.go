@@ -266,7 +266,7 @@ func runFactScenario(t *testing.T, emb embed.Embedder, sc factScenario, llm bool
 // model follows the scenario's script: a new value of the fact (a stale
 // text after the first, or the current one) is an UPDATE of the value
 // before it — if the model is shown that memory: extraction shows the
-// agent's five memories most like the message (workers/extract.go), and a
+// agent's five memories most like the message (workers/capture/extract.go), and a
 // model cannot name a memory it was not shown, so it then ADDs the fact
 // (and the rules still may supersede). Everything else is an ADD.
 func scriptedExtraction(t *testing.T, eng *memory.Engine, who memory.Who, sc factScenario, step string, ids map[string]string) memory.StoreRequest {

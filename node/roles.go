@@ -23,7 +23,9 @@ import (
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/producers/watcher"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/capture"
+	"github.com/clawmem/clawmem/workers/lessons"
+	"github.com/clawmem/clawmem/workers/stage"
 )
 
 // nodeRun is what Run gives the roles it starts: the node's configuration,
@@ -34,7 +36,7 @@ type nodeRun struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	reg      *prometheus.Registry
-	metrics  *workers.StageMetrics
+	metrics  *stage.Metrics
 	log      *slog.Logger
 	srv      *natsembed.Server // the embedded server, or nil
 	ingestLn net.Listener      // bound before anything starts, with the ingest role
@@ -115,7 +117,7 @@ func startCapture(_ context.Context, n *nodeRun) error {
 	if err != nil {
 		return err
 	}
-	cc := workers.CaptureConfig{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
+	cc := capture.Config{CaptureAssistant: cfg.CaptureAssistant, MaxChars: cfg.CaptureMaxChars,
 		Partitions: cfg.NATS.Partitions, Scopes: sm, Secrets: cfg.SecretsMode()}
 	if cfg.SmartExtractionOn() {
 		llm, err := distill.NewLLM(cfg.LLMConfig())
@@ -123,11 +125,11 @@ func startCapture(_ context.Context, n *nodeRun) error {
 			return fmt.Errorf("smart extraction: %w", err)
 		}
 		x := cfg.SmartExtraction
-		cc.Extract = &workers.ExtractConfig{LLM: llm, TokensPerHour: x.TokensPerAgentPerHour, Parallelism: x.Parallelism,
+		cc.Extract = &capture.ExtractConfig{LLM: llm, TokensPerHour: x.TokensPerAgentPerHour, Parallelism: x.Parallelism,
 			Similar: x.Similar, Timeout: time.Duration(x.TimeoutSeconds) * time.Second, Registerer: n.reg}
 		n.log.Info("smart extraction on", "model", llm.Model())
 	}
-	n.g.start(RoleCapture, workers.NewCapture(n.js, emb, cc, n.metrics, n.log).Run)
+	n.g.start(RoleCapture, capture.New(n.js, emb, cc, n.metrics, n.log).Run)
 	return nil
 }
 
@@ -137,13 +139,13 @@ func startDistill(_ context.Context, n *nodeRun) error {
 	if err != nil {
 		return err
 	}
-	cc := CursorConfig(cfg)
-	dc := workers.DistillConfig{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
+	cc := TranscriptConfig(cfg)
+	dc := lessons.Config{Workers: cfg.Distill.Workers, StateDir: cfg.Watch.StateDir,
 		SessionMemory: cfg.SessionMemory.Enabled, SessionMemoryMessages: cfg.SessionMemory.MessageCount,
 		Partitions: cc.Partitions, Scopes: cc.Scopes}
-	n.g.start(RoleDistill, workers.NewDistillWorker(n.js, d, dc, n.metrics, n.log).Run)
+	n.g.start(RoleDistill, lessons.NewWorker(n.js, d, dc, n.metrics, n.log).Run)
 	if cfg.Distill.Schedule != "off" {
-		cd, err := workers.NewCursorDistiller(n.js, d, cc, n.log)
+		cd, err := lessons.NewTranscriptDistiller(n.js, d, cc, n.log)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ import (
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/promreg"
 	"github.com/clawmem/clawmem/internal/topology"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/stage"
 )
 
 // Roles `clawmem up` runs and `clawmem worker` runs one of.
@@ -177,7 +177,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	reg := prometheus.NewRegistry()
 	promreg.Register(reg, collectors.NewGoCollector(), log, "go runtime")
 	promreg.Register(reg, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), log, "process")
-	stageMetrics := workers.NewStageMetrics(reg)
+	stageMetrics := stage.NewMetrics(reg)
 
 	g := newGroup(ctx, log)
 	defer g.cancel()

@@ -13,7 +13,7 @@ import (
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/scopes"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 // NewDistiller builds the session distiller the config describes: the
@@ -30,12 +30,12 @@ func NewDistiller(cfg *config.Config) (*distill.Distiller, error) {
 	return distill.New(cfg.DistillConfig(), llm, emb), nil
 }
 
-// CursorConfig is the scheduled cursor distiller's configuration. Its
+// TranscriptConfig is the scheduled transcript distiller's configuration. Its
 // scope rules are the configuration's (validated when it was loaded; rules
 // that fail here fall back to the built-in ones, and the store's writers
 // move what that routes elsewhere).
-func CursorConfig(cfg *config.Config) workers.CursorConfig {
+func TranscriptConfig(cfg *config.Config) lessons.TranscriptConfig {
 	sm, _ := scopes.New(cfg.Scopes)
-	return workers.CursorConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
+	return lessons.TranscriptConfig{Schedule: cfg.Distill.Schedule, Idle: time.Duration(cfg.Distill.IdleMinutes) * time.Minute,
 		Agents: cfg.Distill.Agents, Partitions: cfg.NATS.Partitions, Scopes: sm}
 }

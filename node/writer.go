@@ -23,9 +23,11 @@ import (
 	"github.com/clawmem/clawmem/internal/jsretry"
 	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 	"github.com/clawmem/clawmem/workers/memlog"
 	"github.com/clawmem/clawmem/workers/query"
+	"github.com/clawmem/clawmem/workers/stage"
+	"github.com/clawmem/clawmem/workers/store"
 )
 
 // writerIDFile holds the data dir's writer identity: a restart of the same
@@ -43,7 +45,7 @@ type writer struct {
 	eng     *memory.Engine
 	st      storeopen.EngineStore
 	reg     prometheus.Registerer
-	metrics *workers.StageMetrics
+	metrics *stage.Metrics
 	log     *slog.Logger
 	query   bool // also answer the public query subjects
 	// ready is closed once this process is a writer and answers: it has
@@ -81,7 +83,7 @@ func (w *writer) markReady(ctx context.Context, waits ...<-chan struct{}) {
 
 // consolidation is the scheduled consolidation job over the scopes only
 // accepts (nil: all), and the merge judge when an LLM is configured.
-func (w *writer) consolidation(only func(string) bool) (*workers.ConsolidateJob, memory.MergeJudge, error) {
+func (w *writer) consolidation(only func(string) bool) (*jobs.Consolidation, memory.MergeJudge, error) {
 	cj := w.cfg.Jobs.Consolidate
 	copts := memory.ConsolidateOptions{MergeMin: cj.MergeMin, ArchiveFloor: cj.ArchiveFloor,
 		ArchiveHalfLifeDays: cj.ArchiveHalfLifeDays, Only: only}
@@ -90,9 +92,9 @@ func (w *writer) consolidation(only func(string) bool) (*workers.ConsolidateJob,
 		return nil, nil, fmt.Errorf("consolidation judge: %w", err)
 	}
 	if llm != nil {
-		copts.Judge = workers.LLMJudge(llm)
+		copts.Judge = jobs.LLMJudge(llm)
 	}
-	job, err := workers.NewConsolidateJob(w.eng, cj.Schedule, copts, w.log)
+	job, err := jobs.NewConsolidation(w.eng, cj.Schedule, copts, w.log)
 	return job, copts.Judge, err
 }
 
@@ -102,7 +104,7 @@ func (w *writer) runAlone(ctx context.Context) error {
 	w.log.Warn("memory log off: this store backend records no changes", "backend", w.cfg.Store.Backend)
 	g := newGroup(ctx, w.log)
 	defer g.cancel()
-	backup, err := workers.NewBackupJob(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
+	backup, err := jobs.NewBackup(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (w *writer) runAlone(ctx context.Context) error {
 		return err
 	}
 	g.start("consolidate", consolidate.Run)
-	sw := workers.NewStoreWorker(w.js, w.eng, workers.StageConfig{}, w.metrics, w.reg, w.log)
+	sw := store.New(w.js, w.eng, stage.Config{}, w.metrics, w.reg, w.log)
 	sw.Partitions = w.cfg.NATS.Partitions
 	g.start(RoleStore, sw.Run)
 	waits := []<-chan struct{}{backup.Ready()}
@@ -165,13 +167,13 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 	g := newGroup(ctx, w.log)
 	defer g.cancel()
 	g.start("memory log follower", follower.Run)
-	sw := workers.NewStoreWorker(w.js, w.eng, workers.StageConfig{}, w.metrics, w.reg, w.log)
+	sw := store.New(w.js, w.eng, stage.Config{}, w.metrics, w.reg, w.log)
 	sw.Partitions = n
 	// A batch is acknowledged once its memories are in the log, and only
 	// while the partition's lease is surely this writer's.
 	sw.Durable = func(ctx context.Context, p int) error {
 		if !share.Sure(p) {
-			return fmt.Errorf("%w: %w (partition %d)", workers.ErrNotWriter, memlog.ErrLeaseLost, p)
+			return fmt.Errorf("%w: %w (partition %d)", stage.ErrNotWriter, memlog.ErrLeaseLost, p)
 		}
 		_, err := pub.Flush(ctx)
 		return err
@@ -229,7 +231,7 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 // from before partitions.
 type partitionWork struct {
 	w        *writer
-	sw       *workers.StoreWorker
+	sw       *store.Worker
 	pub      *memlog.Publisher
 	follower *memlog.Follower
 	judge    memory.MergeJudge
@@ -250,7 +252,7 @@ func (pw partitionWork) run(ctx context.Context, p int) error {
 	svc := query.New(w.nc, w.eng, wcfg, nil, w.log)
 	g.start("writer endpoints", svc.Run)
 	if p == 0 {
-		backup, err := workers.NewBackupJob(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
+		backup, err := jobs.NewBackup(w.st, w.js, storeopen.BackupConfig(w.cfg, ""), w.log)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 func (a *app) backupCmd() *cobra.Command {
@@ -149,7 +149,7 @@ memories included, as the backup counts them); exits 1 when they differ.`,
 				if err := a.PrintJSON(struct {
 					Source string `json:"source"`
 					OK     bool   `json:"ok"`
-					workers.RestoreReport
+					jobs.RestoreReport
 				}{source, ok, rep}); err != nil {
 					return err
 				}

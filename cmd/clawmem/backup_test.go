@@ -19,7 +19,7 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // waitUntil polls fn until it returns nil or timeout passes.
@@ -125,19 +125,19 @@ func TestBackupNowListRestoreDirect(t *testing.T) {
 	seeded := seedStore(t, dir, 20)
 
 	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
-	var res workers.BackupResult
+	var res jobs.BackupResult
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("backup now: %d %s %s", code, out, errOut)
 	}
-	name := workers.BackupFileName(workers.BackupKindBackup, time.Now())
+	name := jobs.BackupFileName(jobs.BackupKindBackup, time.Now())
 	if res.Count != 20 || len(res.Files) != 1 || res.Files[0].Path != filepath.Join(dir, "backups", name) || res.Uploaded {
 		t.Fatalf("result %+v", res)
 	}
 
 	code, out, _ = runCLI(t, "backup", "list", "--data-dir", dir, "--json")
 	var list struct {
-		Local            []workers.BackupFile
-		ObjectStore      []workers.BackupFile
+		Local            []jobs.BackupFile
+		ObjectStore      []jobs.BackupFile
 		ObjectStoreError string
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
@@ -186,12 +186,12 @@ func TestBackupSnapshotRestoreKeepsVectors(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "backed up 5 memories") || !strings.Contains(out, "memory-snapshot-") {
 		t.Fatalf("backup now: %d %s %s", code, out, errOut)
 	}
-	snap := filepath.Join(dir, "backups", workers.BackupFileName(workers.BackupKindSnapshot, time.Now()))
+	snap := filepath.Join(dir, "backups", jobs.BackupFileName(jobs.BackupKindSnapshot, time.Now()))
 	restored := t.TempDir()
 	code, out, errOut = runCLI(t, "backup", "restore", snap, "--data-dir", dir, "--db", restored, "--json")
 	var rep struct {
 		OK bool
-		workers.RestoreReport
+		jobs.RestoreReport
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.OK || rep.Restored != 5 || rep.VectorsKept != 5 || rep.Embedded != 0 {
 		t.Fatalf("restore: %d %s %s", code, out, errOut)
@@ -209,7 +209,7 @@ func TestBackupThroughRunningInstance(t *testing.T) {
 	_, stop := serveInProcess(t, dir, node.RoleStore, node.RoleQuery)
 
 	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
-	var res workers.BackupResult
+	var res jobs.BackupResult
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Count != 12 || !res.Uploaded {
 		t.Fatalf("backup now: %d %s %s", code, out, errOut)
 	}
@@ -219,10 +219,10 @@ func TestBackupThroughRunningInstance(t *testing.T) {
 		t.Fatalf("direct backup of a running store: %d %s", code, errOut)
 	}
 
-	listed := func() (local, remote []workers.BackupFile) {
+	listed := func() (local, remote []jobs.BackupFile) {
 		t.Helper()
 		code, out, errOut := runCLI(t, "backup", "list", "--data-dir", dir, "--json")
-		var list struct{ Local, ObjectStore []workers.BackupFile }
+		var list struct{ Local, ObjectStore []jobs.BackupFile }
 		if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
 			t.Fatalf("backup list: %d %s %s", code, out, errOut)
 		}
@@ -280,7 +280,7 @@ func TestBackupRestoreKeepsHistory(t *testing.T) {
 		t.Fatalf("backup now: %d %s %s", code, out, errOut)
 	}
 	restored := filepath.Join(t.TempDir(), "store")
-	code, out, errOut = runCLI(t, "backup", "restore", workers.BackupFileName(workers.BackupKindBackup, time.Now()),
+	code, out, errOut = runCLI(t, "backup", "restore", jobs.BackupFileName(jobs.BackupKindBackup, time.Now()),
 		"--data-dir", dir, "--db", restored)
 	if code != 0 || !strings.Contains(out, "expected 5 memories, restored 5") || errOut != "" {
 		t.Fatalf("restore: %d %s %s", code, out, errOut)

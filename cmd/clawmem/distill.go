@@ -8,7 +8,7 @@ import (
 
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/node"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 func (a *app) distillCmd() *cobra.Command {
@@ -83,10 +83,10 @@ lessons are handed to the store worker.`,
 			}
 			p := pipeline(t, t.Running())
 			defer p.Close()
-			run := workers.CursorRun{Agent: agent, Session: session, Since: since, IgnoreIdle: true}
+			run := lessons.TranscriptRun{Agent: agent, Session: session, Since: since, IgnoreIdle: true}
 			var finish func()
 			run.Progress, finish = a.progressBar("distilling sessions")
-			rep, err := p.Distill(cmd.Context(), d, node.CursorConfig(t.Config), run, a.logger())
+			rep, err := p.Distill(cmd.Context(), d, node.TranscriptConfig(t.Config), run, a.logger())
 			finish()
 			if err != nil {
 				return err

@@ -23,7 +23,9 @@ import (
 	"github.com/clawmem/clawmem/internal/storeopen"
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/capture"
+	"github.com/clawmem/clawmem/workers/stage"
+	"github.com/clawmem/clawmem/workers/store"
 )
 
 // dlqPipeline runs the real capture and store stages on an embedded NATS
@@ -44,11 +46,11 @@ func dlqPipeline(t *testing.T) (string, jetstream.JetStream, *memory.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := workers.NewStageMetrics(nil)
+	m := stage.NewMetrics(nil)
 	var wg sync.WaitGroup
 	for _, run := range []func(context.Context) error{
-		workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, m, log).Run,
-		workers.NewStoreWorker(js, eng, workers.StageConfig{}, m, nil, log).Run,
+		capture.New(js, eng.Embedder(), capture.Config{}, m, log).Run,
+		store.New(js, eng, stage.Config{}, m, nil, log).Run,
 	} {
 		wg.Go(func() {
 			if err := run(ctx); err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // recordingEmbeddings is an OpenAI-compatible /v1/embeddings server that
@@ -215,7 +215,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 	_, where["export"], _ = runCLI(t, "export", "--data-dir", dir)
 	code, out, errOut := runCLI(t, "backup", "now", "--data-dir", dir, "--json")
-	var backup workers.BackupResult
+	var backup jobs.BackupResult
 	if code != 0 || json.Unmarshal([]byte(out), &backup) != nil || len(backup.Files) == 0 {
 		t.Fatalf("backup now: %d %s %s", code, out, errOut)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // EngineStore is the store as Engine's callers use it.
@@ -148,9 +148,9 @@ func Dimensions(cfg *config.Config) (int, error) {
 // BackupConfig is the backup job's configuration (jobs.backup), the same
 // for the writer's scheduled backups and a direct one; dir, when set,
 // replaces the configured directory.
-func BackupConfig(cfg *config.Config, dir string) workers.BackupConfig {
+func BackupConfig(cfg *config.Config, dir string) jobs.BackupConfig {
 	b := cfg.Jobs.Backup
-	bc := workers.BackupConfig{Dir: b.Dir, Schedule: b.Schedule, Keep: b.Keep, WithVectors: b.WithVectors}
+	bc := jobs.BackupConfig{Dir: b.Dir, Schedule: b.Schedule, Keep: b.Keep, WithVectors: b.WithVectors}
 	if dir != "" {
 		bc.Dir = dir
 	}

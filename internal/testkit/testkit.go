@@ -1,12 +1,14 @@
 // Package testkit holds helpers shared by tests of several packages: a real
-// engine on a temporary SQLite store, polling with a deadline, fake model
-// replies and distinct texts. Tests import it, and so do the harnesses
-// under cmd/clawmem/internal for their texts and percentiles; nothing else
-// does.
+// engine on a temporary SQLite store, polling with a deadline, hook
+// messages, fake model replies and distinct texts. Tests import it, and so
+// do the harnesses under cmd/clawmem/internal for their texts and
+// percentiles; nothing else does. Its subpackage pipelinetest runs the
+// capture and store stages for the workers' tests.
 package testkit
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/engine/sqlitestore"
+	"github.com/clawmem/clawmem/schemas"
 )
 
 // LocalEmbedder is the offline lexical embedder with dims dimensions.
@@ -103,4 +106,17 @@ func StreamMsgs(t testing.TB, js jetstream.JetStream, stream string) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// UserMsg is a hook message the user said, its content a JSON string.
+func UserMsg(text string) schemas.Message {
+	c, _ := json.Marshal(text)
+	return schemas.Message{Role: "user", Content: c}
+}
+
+// AssistantMsg is a hook message the assistant said, its content text
+// blocks.
+func AssistantMsg(text string) schemas.Message {
+	c, _ := json.Marshal([]schemas.ContentBlock{{Type: "text", Text: text}})
+	return schemas.Message{Role: "assistant", Content: c}
 }

@@ -30,8 +30,10 @@ import (
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/producers/ingest"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/capture"
 	"github.com/clawmem/clawmem/workers/query"
+	"github.com/clawmem/clawmem/workers/stage"
+	"github.com/clawmem/clawmem/workers/store"
 )
 
 // PipelineReport is what `clawmem bench pipeline` reports.
@@ -172,9 +174,9 @@ func Pipeline(ctx context.Context, o PipelineOptions) (PipelineReport, error) {
 	defer wg.Wait()
 	wctx, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
-	sm := workers.NewStageMetrics(nil)
-	wg.Go(func() { _ = workers.NewCapture(js, eng.Embedder(), workers.CaptureConfig{}, sm, quiet).Run(wctx) })
-	wg.Go(func() { _ = workers.NewStoreWorker(js, eng, workers.StageConfig{}, sm, nil, quiet).Run(wctx) })
+	sm := stage.NewMetrics(nil)
+	wg.Go(func() { _ = capture.New(js, eng.Embedder(), capture.Config{}, sm, quiet).Run(wctx) })
+	wg.Go(func() { _ = store.New(js, eng, stage.Config{}, sm, nil, quiet).Run(wctx) })
 	wg.Go(func() { _ = query.New(nc, eng, query.DefaultConfig(), nil, quiet).Run(wctx) })
 	if err := endToEnd(ctx, js, st, events, rate, &rep); err != nil {
 		return rep, err
@@ -261,7 +263,7 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, st interface {
 		body, _ := json.Marshal(schemas.HookEvent{V: schemas.Version, Kind: schemas.KindAgentEnd, SessionKey: session, Timestamp: time.Now().UnixMilli(), Event: ev})
 		if i%50 == 0 {
 			mu.Lock()
-			pending = append(pending, sample{id: workers.MemoryID("bench", workers.SourceID("bench", session, text)), pub: time.Now()})
+			pending = append(pending, sample{id: store.MemoryID("bench", capture.SourceID("bench", session, text)), pub: time.Now()})
 			mu.Unlock()
 		}
 		if _, err := js.PublishAsync(schemas.EventSubject(schemas.KindAgentEnd, "bench"), body); err != nil {

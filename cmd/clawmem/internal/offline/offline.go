@@ -21,7 +21,7 @@ import (
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/storeopen"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
 )
 
 // Pipeline works in process on the data dir of a clawmem that is not
@@ -80,19 +80,19 @@ func serve(dataDir string) (*nats.Conn, func(), error) {
 // BackupNow writes a backup from the store directly, to the files only:
 // no Object Store copy. A store another process holds fails with an
 // error wrapping engine.ErrLocked.
-func (p *Pipeline) BackupNow(ctx context.Context) (workers.BackupResult, error) {
+func (p *Pipeline) BackupNow(ctx context.Context) (jobs.BackupResult, error) {
 	emb, err := embed.New(p.cfg.EmbedConfig())
 	if err != nil {
-		return workers.BackupResult{}, fmt.Errorf("embedding: %w", err)
+		return jobs.BackupResult{}, fmt.Errorf("embedding: %w", err)
 	}
 	st, err := storeopen.Store(ctx, p.cfg, emb.Dimensions())
 	if err != nil {
-		return workers.BackupResult{}, err
+		return jobs.BackupResult{}, err
 	}
 	defer st.Close()
-	job, err := workers.NewBackupJob(st, nil, storeopen.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
+	job, err := jobs.NewBackup(st, nil, storeopen.BackupConfig(p.cfg, ""), slog.New(slog.DiscardHandler))
 	if err != nil {
-		return workers.BackupResult{}, err
+		return jobs.BackupResult{}, err
 	}
 	return job.RunOnce(ctx)
 }

@@ -32,7 +32,8 @@ import (
 	"github.com/clawmem/clawmem/internal/topology"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
-	"github.com/clawmem/clawmem/workers"
+	"github.com/clawmem/clawmem/workers/jobs"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 // pipelineTarget is one Pipeline with what the suite needs around it.
@@ -113,7 +114,7 @@ func pipelines(t *testing.T) map[string]pipelineTarget {
 	}
 	running := loadConfig(t, t.TempDir())
 	st := seedMemories(t, running)
-	job, err := workers.NewBackupJob(st, js, workers.BackupConfig{Dir: running.Jobs.Backup.Dir, Schedule: "off", FirstDelay: -1},
+	job, err := jobs.NewBackup(st, js, jobs.BackupConfig{Dir: running.Jobs.Backup.Dir, Schedule: "off", FirstDelay: -1},
 		slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func publish(t *testing.T, js jetstream.JetStream, subject string, h nats.Header
 	}
 }
 
-// deadLetterHeaders are the headers a stage writes (see workers/stage.go).
+// deadLetterHeaders are the headers a stage writes (see workers/stage/deadletter.go).
 func deadLetterHeaders(stage, subject, reason string, attempts int) nats.Header {
 	h := nats.Header{}
 	h.Set(schemas.HeaderDLQStage, stage)
@@ -322,16 +323,16 @@ func TestPipelineConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := workers.CursorRun{Session: "s1", IgnoreIdle: true}
-			rep, err := p.Distill(ctx, d, workers.CursorConfig{}, run, nil)
+			run := lessons.TranscriptRun{Session: "s1", IgnoreIdle: true}
+			rep, err := p.Distill(ctx, d, lessons.TranscriptConfig{}, run, nil)
 			if err != nil || rep.Sessions != 1 || rep.Distilled != 1 || rep.Messages != 2 || len(rep.Errors) != 0 {
 				t.Fatalf("distill: %+v %v", rep, err)
 			}
-			if rep, err := p.Distill(ctx, d, workers.CursorConfig{}, run, nil); err != nil || rep.Sessions != 0 {
+			if rep, err := p.Distill(ctx, d, lessons.TranscriptConfig{}, run, nil); err != nil || rep.Sessions != 0 {
 				t.Fatalf("second run distilled again: %+v %v", rep, err)
 			}
 			jobs, err := p.DistillJobs(ctx, "main", "s1")
-			if err != nil || len(jobs) != 1 || jobs[0].Trigger != "cursor" || jobs[0].Status != workers.JobDone || jobs[0].Stats.Messages != 2 {
+			if err != nil || len(jobs) != 1 || jobs[0].Trigger != "cursor" || jobs[0].Status != lessons.StatusDone || jobs[0].Stats.Messages != 2 {
 				t.Fatalf("jobs: %+v %v", jobs, err)
 			}
 			for _, f := range [][2]string{{"other", ""}, {"", "s2"}} {
