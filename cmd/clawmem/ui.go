@@ -1,18 +1,25 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/console"
+	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/internal/instance"
 	"github.com/clawmem/clawmem/node"
+	"github.com/clawmem/clawmem/workers/lessons"
 )
 
 func (a *app) uiCmd() *cobra.Command {
@@ -100,5 +107,62 @@ make one. The console is the one clawmem up runs on this data dir, else the one 
 // consoleService is the web console beside the roles, showing this
 // command line's configuration file.
 func (a *app) consoleService(cfg *config.Config) node.Service {
-	return console.Service(cfg, &config.Options{Path: a.configPath, DataDir: a.dataDir}, a.logger())
+	return consoleService(cfg, &config.Options{Path: a.configPath, DataDir: a.dataDir}, a.logger())
+}
+
+// consoleService serves the console beside a node's roles (clawmem up,
+// clawmem ui): its memory operations go to the query service over the
+// roles' connection, its pipeline operations over a connection of its own.
+// file is the configuration file the console's configuration page reads.
+func consoleService(cfg *config.Config, file *config.Options, log *slog.Logger) node.Service {
+	return node.Service{Name: "console", Listen: cfg.UI.Listen, Run: func(ctx context.Context, nc *nats.Conn, natsURL string, ln net.Listener) error {
+		ui := console.Config{Listen: cfg.UI.Listen, AllowedHosts: cfg.UI.AllowedHosts}
+		var err error
+		if ui.ReadToken, err = envsubst.Expand(cfg.UI.ReadToken); err != nil {
+			ln.Close()
+			return fmt.Errorf("ui.readToken: %w", err)
+		}
+		if ui.AdminToken, err = console.AdminToken(cfg, true); err != nil {
+			ln.Close()
+			return err
+		}
+		p := client.NewNATSPipeline(func() (*nats.Conn, error) { return instance.Connect(natsURL, cfg, "clawmem-console") })
+		defer p.Close()
+		opts := console.Options{
+			Client:        client.NewNATS(nc),
+			Pipeline:      p,
+			ConfigFile:    file,
+			StartupChecks: func() ([]console.StartupCheck, time.Time, bool) { return startupChecks(cfg.DataDir) },
+			Distill: func(ctx context.Context, agent, session string) (lessons.TranscriptReport, error) {
+				d, err := node.NewDistiller(cfg)
+				if err != nil {
+					return lessons.TranscriptReport{}, err
+				}
+				return p.Distill(ctx, d, node.TranscriptConfig(cfg), lessons.TranscriptRun{Agent: agent, Session: session, IgnoreIdle: true}, log)
+			},
+			Log: log,
+		}
+		srv, err := console.New(ui, opts)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		how := "clawmem ui login --data-dir " + cfg.DataDir
+		if ln.Addr().String() != cfg.UI.Listen {
+			how += " --url http://" + ln.Addr().String()
+		}
+		log.Info("console: sign in with the one-time link `"+how+"` prints, or log in with ui.adminToken or auth/console.token", "url", "http://"+ln.Addr().String())
+		return srv.Serve(ctx, ln)
+	}}
+}
+
+// startupChecks are the checks of the last start on dataDir, as the
+// overview shows them.
+func startupChecks(dataDir string) ([]console.StartupCheck, time.Time, bool) {
+	rep, ok := node.ReadStartupReport(dataDir)
+	var out []console.StartupCheck
+	for _, c := range rep.Checks {
+		out = append(out, console.StartupCheck{Name: c.Name, OK: c.OK, Detail: c.Detail, Fix: c.Fix})
+	}
+	return out, rep.Time, ok
 }
