@@ -26,8 +26,8 @@ func (w *Worker) distill(ctx context.Context, m jetstream.Msg, kind schemas.Even
 	items := lessonItems(agent, session, res, msgs, w.cfg.Dedup)
 	rec.Lessons = len(items)
 	if w.cfg.SessionMemory && kind != schemas.KindSessionEnd {
-		// One summary per range a /new or /reset ends (the seed's
-		// sessionMemory on /new).
+		// One summary per range a /new, a /reset or a compaction ends
+		// (the seed's sessionMemory on /new).
 		if text := distill.SessionSummary(msgs, w.cfg.SessionMemoryMessages); text != "" {
 			meta, _ := json.Marshal(map[string]any{"source": "session-memory", "sessionId": session, "range": rangeID})
 			items = append(items, schemas.CaptureItem{

@@ -50,7 +50,10 @@ type Config struct {
 	Scopes *scopes.Manager
 	// SessionMemory stores a summary of the session's last
 	// SessionMemoryMessages messages (default 15) as a fact in global with
-	// importance 0.5 on command:new (the seed's sessionMemory option).
+	// importance 0.5 whenever a range of the session ends other than by
+	// session_end: command:new or a reset (the seed's sessionMemory
+	// option), and a compaction (before_compaction), after which the host
+	// no longer holds those messages.
 	SessionMemory         bool
 	SessionMemoryMessages int
 	// StaleAfter is when a running distillation of another worker counts as dead
