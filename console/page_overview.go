@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/client"
-	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/lessons"
 )
@@ -40,19 +39,12 @@ type liveView struct {
 	Checks    []StartupCheck
 	ChecksAt  string
 	HasChecks bool
-	Index     *engine.IndexState
+	Index     *schemas.IndexState
 	Err       string
 }
 
-// adminStats is the part of an admin stats reply the overview shows.
-type adminStats struct {
-	engine.Stats
-	ByDay map[string]int     `json:"byDay"`
-	Index *engine.IndexState `json:"index"`
-}
-
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
-	var st adminStats
+	var st schemas.StatsDetails
 	if err := s.call(r.Context(), schemas.OpStats, "", schemas.StatsRequest{Days: chartDays}, &st); err != nil {
 		s.failWith(w, r, err)
 		return
@@ -83,10 +75,10 @@ func sortCounts(cs []count) []count {
 // liveState is the part of the overview that refreshes itself: counts,
 // the pipeline's lag, the dead letters, distillation, start-up checks and
 // the index. st, when given, is stats already read.
-func (s *Server) liveState(ctx context.Context, st *adminStats) liveView {
+func (s *Server) liveState(ctx context.Context, st *schemas.StatsDetails) liveView {
 	v := liveView{At: s.o.Now().UTC().Format("15:04:05 UTC")}
 	if st == nil {
-		st = &adminStats{}
+		st = &schemas.StatsDetails{}
 		if err := s.call(ctx, schemas.OpStats, "", schemas.StatsRequest{}, st); err != nil {
 			v.Err = err.Error()
 		}
