@@ -119,27 +119,38 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 		cond += " AND m.invalidated_at = 0"
 	}
 	// FTS5's bm25() is lower-is-better; its negation is the usual raw score.
-	q := `SELECT ` + memoryColumns + `, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+	// The ranking selects row numbers and scores only: every match is
+	// scored and sorted, and a sorter row holding the memory's columns
+	// (its text, metadata and vector) cost more than the scoring. The few
+	// rows ranked are read afterwards.
+	q := `SELECT m.seq, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(append([]any{match}, args...), o.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
 	}
-	defer rows.Close()
-	var out []engine.SearchResult
+	var seqs []int64
+	raws := map[int64]float64{}
 	for rows.Next() {
-		var r engine.SearchResult
-		var err error
-		if _, r.Memory, err = scanMemory(rows, &r.Raw); err != nil {
-			return nil, err
+		var seq int64
+		var raw float64
+		if err := rows.Scan(&seq, &raw); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("full-text search: %w", err)
 		}
-		r.Score = engine.NormalizeBM25(r.Raw)
-		if r.Score < o.MinScore || !o.Scopes.Allows(r.Memory.Scope) {
+		if engine.NormalizeBM25(raw) < o.MinScore {
 			continue
 		}
-		out = append(out, r)
+		seqs = append(seqs, seq)
+		raws[seq] = raw
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text search: %w", err)
+	}
+	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
+		return engine.NormalizeBM25(raws[seq]), raws[seq]
+	})
 }
 
 // Terms found in more than maxDocShare of all memories (and in more than
