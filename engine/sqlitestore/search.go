@@ -114,6 +114,9 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
 	}
+	if out, exact, err := s.textSearchByIndex(ctx, match, o); err != nil || exact {
+		return out, err
+	}
 	cond, args := scopeClause("m.scope", o.Scopes)
 	if !o.History {
 		cond += " AND m.invalidated_at = 0"
@@ -125,32 +128,101 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	// rows ranked are read afterwards.
 	q := `SELECT m.seq, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
-	rows, err := s.db.QueryContext(ctx, q, append(append([]any{match}, args...), o.Limit)...)
+	ranked, _, err := s.rankText(ctx, q, append(append([]any{match}, args...), o.Limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("full-text search: %w", err)
+		return nil, err
 	}
-	var seqs []int64
-	raws := map[int64]float64{}
+	return s.fetchRanked(ctx, ranked, o)
+}
+
+// rankedRow is a full-text match: its row and raw BM25 score.
+type rankedRow struct {
+	seq int64
+	raw float64
+}
+
+// rankText runs a ranking query of (seq, raw score) rows, best first; n
+// is how many rows it returned.
+func (s *Store) rankText(ctx context.Context, q string, args ...any) (ranked []rankedRow, n int, err error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("full-text search: %w", err)
+	}
+	defer rows.Close()
 	for rows.Next() {
-		var seq int64
-		var raw float64
-		if err := rows.Scan(&seq, &raw); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("full-text search: %w", err)
+		var r rankedRow
+		if err := rows.Scan(&r.seq, &r.raw); err != nil {
+			return nil, 0, fmt.Errorf("full-text search: %w", err)
 		}
-		if engine.NormalizeBM25(raw) < o.MinScore {
-			continue
-		}
-		seqs = append(seqs, seq)
-		raws[seq] = raw
+		ranked = append(ranked, r)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("full-text search: %w", err)
+		return nil, 0, fmt.Errorf("full-text search: %w", err)
+	}
+	return ranked, len(ranked), nil
+}
+
+// fetchRanked reads the ranked rows that reach o.MinScore and the options
+// allow, best first.
+func (s *Store) fetchRanked(ctx context.Context, ranked []rankedRow, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	seqs := make([]int64, 0, len(ranked))
+	raws := make(map[int64]float64, len(ranked))
+	for _, r := range ranked {
+		if engine.NormalizeBM25(r.raw) < o.MinScore {
+			break // best first: the rest score lower
+		}
+		seqs = append(seqs, r.seq)
+		raws[r.seq] = r.raw
 	}
 	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
 		return engine.NormalizeBM25(raws[seq]), raws[seq]
 	})
+}
+
+// textOverfetch is how many times o.Limit matches the index-filtered
+// search ranks before it filters them by scope.
+const textOverfetch = 4
+
+// textSearchByIndex ranks the full-text matches without joining the
+// memories table: the top textOverfetch × o.Limit of all matches, kept
+// where the vector index says their scope and state are allowed, then
+// read. The join read a memory row for every match, the larger part of a
+// search's cost. The answer is exact when it has o.Limit rows or the
+// ranking ran out of matches: every match beyond the ones ranked scores
+// lower. Otherwise (a caller whose scopes hold few of the matches) exact
+// is false and the caller ranks with the join.
+func (s *Store) textSearchByIndex(ctx context.Context, match string, o engine.SearchOptions) (out []engine.SearchResult, exact bool, err error) {
+	groups, ok := s.allowedGroups(o.Scopes, o.History)
+	if !ok {
+		return nil, false, nil // the index knows none of these scopes: the join decides
+	}
+	k := textOverfetch * o.Limit
+	ranked, n, err := s.rankText(ctx, `SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?
+		ORDER BY bm25(memories_fts) LIMIT ?`, match, k)
+	if err != nil {
+		return nil, false, err
+	}
+	seqs := make([]int64, len(ranked))
+	for i, r := range ranked {
+		seqs[i] = r.seq
+	}
+	allowed := s.ix.Allowed(seqs, groups)
+	kept := ranked[:0]
+	for i, j := 0, 0; i < len(ranked) && j < len(allowed); i++ {
+		if ranked[i].seq == allowed[j] {
+			kept = append(kept, ranked[i])
+			j++
+		}
+	}
+	out, err = s.fetchRanked(ctx, kept, o)
+	if err != nil {
+		return nil, false, err
+	}
+	lowest := len(ranked) > 0 && engine.NormalizeBM25(ranked[len(ranked)-1].raw) < o.MinScore
+	if len(out) >= o.Limit || n < k || lowest {
+		return out[:min(len(out), o.Limit)], true, nil
+	}
+	return nil, false, nil
 }
 
 // Terms found in more than maxDocShare of all memories (and in more than

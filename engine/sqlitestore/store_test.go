@@ -302,3 +302,85 @@ func TestCoreListUsesItsIndex(t *testing.T) {
 		t.Fatalf("plan %q does not read memories_core alone", plan)
 	}
 }
+
+// Full-text search ranks without the join and filters by the index's
+// groups; where the caller's scopes hold too few of the best matches it
+// ranks again with the join. Either way the answer is the join's: the
+// caller's best matches, in order, history only when asked for.
+func TestTextSearchFiltersByScopeExactly(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	add := func(text, scope string) string {
+		t.Helper()
+		added, err := s.Add(ctx, schemas.Memory{Text: text, Vector: []float32{1, 0}, Category: schemas.CategoryFact, Scope: scope, Importance: 0.7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return added[0].ID
+	}
+	// Another agent's memories outrank main's (shorter texts score higher
+	// in BM25), more than textOverfetch × the limit of them.
+	for i := range 40 {
+		add(fmt.Sprintf("kayak %d", i), "agent:other")
+	}
+	mainIDs := []string{
+		add("kayak trip along the river last summer", "agent:main"),
+		add("kayak trip along the river with the whole family last summer", "agent:main"),
+		add("the kayak trip along the river with the whole family and the dog last summer", "agent:main"),
+	}
+	shared := add("kayak shop", schemas.GlobalScope)
+	old := add("kayak rental by the lake", "agent:main")
+	if _, err := s.Update(ctx, old, engine.Patch{Invalidate: &engine.Invalidation{At: time.Now().UnixMilli()}}, engine.AllScopes()); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(rs []engine.SearchResult) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Memory.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		scopes engine.ScopeFilter
+		limit  int
+		hist   bool
+		want   []string
+	}{
+		{"few matches in the caller's scopes: the join decides", engine.InScopes("agent:main"), 5, false, mainIDs},
+		{"with global", engine.InScopes("agent:main", schemas.GlobalScope), 2, false, []string{shared, mainIDs[0]}},
+		{"history when asked for", engine.InScopes("agent:main"), 5, true, append([]string{old}, mainIDs...)},
+		{"another agent's best, from the index's filter alone", engine.InScopes("agent:other"), 3, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, err := s.TextSearch(ctx, "kayak", engine.SearchOptions{Scopes: tc.scopes, Limit: tc.limit, History: tc.hist})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(rs)
+			if tc.want == nil { // three of the forty equally good others
+				if len(got) != tc.limit {
+					t.Fatalf("got %d results, want %d", len(got), tc.limit)
+				}
+				for _, r := range rs {
+					if r.Memory.Scope != "agent:other" {
+						t.Fatalf("a result of %s", r.Memory.Scope)
+					}
+				}
+				return
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+			for i := 1; i < len(rs); i++ {
+				if rs[i].Score > rs[i-1].Score {
+					t.Fatalf("not best first: %v", rs)
+				}
+			}
+		})
+	}
+}

@@ -318,6 +318,22 @@ func (ix *Index) Remove(key int64) bool {
 	return true
 }
 
+// Allowed keeps, in order, the keys whose group allow holds (nil: every
+// group) and the keys the index does not hold (which the caller checks
+// itself): a filter by group for results found elsewhere, such as a
+// full-text search's.
+func (ix *Index) Allowed(keys []int64, allow *Groups) []int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := keys[:0:0]
+	for _, k := range keys {
+		if r, ok := ix.rowOf[k]; !ok || allow.Has(ix.groups[r]) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Vector returns a copy of the stored (normalised) vector of key.
 func (ix *Index) Vector(key int64) ([]float32, bool) {
 	ix.mu.RLock()

@@ -754,3 +754,24 @@ func TestRetrainsWhenSkewed(t *testing.T) {
 	}
 	checkInvariants(t, ix)
 }
+
+// Allowed keeps, in order, the keys of allowed groups and the keys the
+// index does not hold; nil allows every group.
+func TestAllowed(t *testing.T) {
+	ix := New(2, Options{})
+	for k, g := range map[int64]uint32{1: 0, 2: 1, 3: 2, 4: 1} {
+		if err := ix.Upsert(k, g, []float32{1, float32(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := []int64{4, 9, 3, 2, 1}
+	if got := ix.Allowed(keys, NewGroups(1)); !slices.Equal(got, []int64{4, 9, 2}) {
+		t.Fatalf("group 1: %v", got)
+	}
+	if got := ix.Allowed(keys, nil); !slices.Equal(got, keys) {
+		t.Fatalf("every group: %v", got)
+	}
+	if !slices.Equal(keys, []int64{4, 9, 3, 2, 1}) {
+		t.Fatalf("the input changed: %v", keys)
+	}
+}
