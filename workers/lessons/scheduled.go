@@ -73,10 +73,11 @@ func (c TranscriptConfig) allows(agent string) bool {
 // only after the lessons are handed to the store worker: a crash repeats
 // work (which stores nothing twice) but never loses it.
 type TranscriptDistiller struct {
-	js  jetstream.JetStream
-	d   *distill.Distiller
-	cfg TranscriptConfig
-	log *slog.Logger
+	js    jetstream.JetStream
+	d     *distill.Distiller
+	cfg   TranscriptConfig
+	route work.Route
+	log   *slog.Logger
 	// beforeCommit, for tests, runs between publishing and moving the
 	// cursor; an error there is a crash.
 	beforeCommit func(agent, session string) error
@@ -88,7 +89,7 @@ func NewTranscriptDistiller(js jetstream.JetStream, d *distill.Distiller, cfg Tr
 	if _, err := cron.ParseStandard(cfg.Schedule); err != nil {
 		return nil, fmt.Errorf("%w: distill schedule %q: %v", schemas.ErrInvalid, cfg.Schedule, err)
 	}
-	return &TranscriptDistiller{js: js, d: d, cfg: cfg, log: log}, nil
+	return &TranscriptDistiller{js: js, d: d, cfg: cfg, route: work.NewRoute(cfg.Partitions, cfg.Scopes), log: log}, nil
 }
 
 // Run runs the distiller on its schedule until ctx ends, then waits for a run in
@@ -243,7 +244,7 @@ func (c *TranscriptDistiller) distillRange(ctx context.Context, d rangeDue) (msg
 	}
 	items := lessonItems(d.agent, session, res, msgs, c.cfg.Dedup)
 	msgID := "distill-range-" + d.agent + "-" + d.token + "-" + strconv.FormatUint(d.cursor+1, 10) + "-" + strconv.FormatUint(last, 10)
-	if err := publishLessons(ctx, c.js, work.NewRoute(c.cfg.Partitions, c.cfg.Scopes), d.agent, "distill", msgID, items); err != nil {
+	if err := publishLessons(ctx, c.js, c.route, d.agent, "distill", msgID, items); err != nil {
 		c.saveRange(ctx, kv, d, rec, err)
 		return 0, 0, err
 	}

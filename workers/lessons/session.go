@@ -12,7 +12,6 @@ import (
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/purge"
 	"github.com/clawmem/clawmem/workers/stage"
-	"github.com/clawmem/clawmem/workers/work"
 )
 
 // distill distils one range of a session and hands the lessons on.
@@ -38,7 +37,7 @@ func (w *Worker) distill(ctx context.Context, m jetstream.Msg, kind schemas.Even
 		}
 	}
 	msgID := "distill-" + agent + "-" + schemas.SubjectToken(session) + "-" + rangeID
-	if err := publishLessons(ctx, w.js, work.NewRoute(w.cfg.Partitions, w.cfg.Scopes), agent, "distill", msgID, items); err != nil {
+	if err := publishLessons(ctx, w.js, w.route, agent, "distill", msgID, items); err != nil {
 		return rec, err
 	}
 	return rec, nil

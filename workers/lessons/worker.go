@@ -25,6 +25,7 @@ import (
 	"github.com/clawmem/clawmem/engine/scopes"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/clawmem/clawmem/workers/stage"
+	"github.com/clawmem/clawmem/workers/work"
 )
 
 // DistillerAgent is the seed's distiller agent, whose own sessions are
@@ -103,17 +104,18 @@ var Triggers = []schemas.EventKind{schemas.KindCommandNew, schemas.KindCommandRe
 
 // Worker distils ended sessions into lessons for the store worker.
 type Worker struct {
-	js  jetstream.JetStream
-	d   *distill.Distiller
-	cfg Config
-	st  stage.Stage
-	log *slog.Logger
+	js    jetstream.JetStream
+	d     *distill.Distiller
+	cfg   Config
+	route work.Route
+	st    stage.Stage
+	log   *slog.Logger
 }
 
 // NewWorker builds the distill stage.
 func NewWorker(js jetstream.JetStream, d *distill.Distiller, cfg Config, m *stage.Metrics, log *slog.Logger) *Worker {
 	cfg = cfg.withDefaults()
-	w := &Worker{js: js, d: d, cfg: cfg, log: log}
+	w := &Worker{js: js, d: d, cfg: cfg, route: work.NewRoute(cfg.Partitions, cfg.Scopes), log: log}
 	subjects := make([]string, len(Triggers))
 	for i, k := range Triggers {
 		subjects[i] = schemas.EventSubject(k, "*")
