@@ -128,7 +128,7 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	// rows ranked are read afterwards.
 	q := `SELECT m.seq, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND ` + cond + ` ORDER BY bm25(memories_fts) LIMIT ?`
-	ranked, _, err := s.rankText(ctx, q, append(append([]any{match}, args...), o.Limit)...)
+	ranked, err := s.rankText(ctx, q, append(append([]any{match}, args...), o.Limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -141,25 +141,25 @@ type rankedRow struct {
 	raw float64
 }
 
-// rankText runs a ranking query of (seq, raw score) rows, best first; n
-// is how many rows it returned.
-func (s *Store) rankText(ctx context.Context, q string, args ...any) (ranked []rankedRow, n int, err error) {
+// rankText runs a ranking query of (seq, raw score) rows, best first.
+func (s *Store) rankText(ctx context.Context, q string, args ...any) ([]rankedRow, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("full-text search: %w", err)
+		return nil, fmt.Errorf("full-text search: %w", err)
 	}
 	defer rows.Close()
+	var ranked []rankedRow
 	for rows.Next() {
 		var r rankedRow
 		if err := rows.Scan(&r.seq, &r.raw); err != nil {
-			return nil, 0, fmt.Errorf("full-text search: %w", err)
+			return nil, fmt.Errorf("full-text search: %w", err)
 		}
 		ranked = append(ranked, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("full-text search: %w", err)
+		return nil, fmt.Errorf("full-text search: %w", err)
 	}
-	return ranked, len(ranked), nil
+	return ranked, nil
 }
 
 // fetchRanked reads the ranked rows that reach o.MinScore and the options
@@ -197,21 +197,16 @@ func (s *Store) textSearchByIndex(ctx context.Context, match string, o engine.Se
 		return nil, false, nil // the index knows none of these scopes: the join decides
 	}
 	k := textOverfetch * o.Limit
-	ranked, n, err := s.rankText(ctx, `SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?
+	ranked, err := s.rankText(ctx, `SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?
 		ORDER BY bm25(memories_fts) LIMIT ?`, match, k)
 	if err != nil {
 		return nil, false, err
 	}
-	seqs := make([]int64, len(ranked))
-	for i, r := range ranked {
-		seqs[i] = r.seq
-	}
-	allowed := s.ix.Allowed(seqs, groups)
-	kept := ranked[:0]
-	for i, j := 0, 0; i < len(ranked) && j < len(allowed); i++ {
-		if ranked[i].seq == allowed[j] {
-			kept = append(kept, ranked[i])
-			j++
+	// A row the index does not hold goes on to fetch, which checks it.
+	kept := make([]rankedRow, 0, len(ranked))
+	for _, r := range ranked {
+		if g, ok := s.ix.Group(r.seq); !ok || groups.Has(g) {
+			kept = append(kept, r)
 		}
 	}
 	out, err = s.fetchRanked(ctx, kept, o)
@@ -219,7 +214,7 @@ func (s *Store) textSearchByIndex(ctx context.Context, match string, o engine.Se
 		return nil, false, err
 	}
 	lowest := len(ranked) > 0 && engine.NormalizeBM25(ranked[len(ranked)-1].raw) < o.MinScore
-	if len(out) >= o.Limit || n < k || lowest {
+	if len(out) >= o.Limit || len(ranked) < k || lowest {
 		return out[:min(len(out), o.Limit)], true, nil
 	}
 	return nil, false, nil

@@ -318,20 +318,15 @@ func (ix *Index) Remove(key int64) bool {
 	return true
 }
 
-// Allowed keeps, in order, the keys whose group allow holds (nil: every
-// group) and the keys the index does not hold (which the caller checks
-// itself): a filter by group for results found elsewhere, such as a
-// full-text search's.
-func (ix *Index) Allowed(keys []int64, allow *Groups) []int64 {
+// Group is key's group; false if the key is absent.
+func (ix *Index) Group(key int64) (uint32, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := keys[:0:0]
-	for _, k := range keys {
-		if r, ok := ix.rowOf[k]; !ok || allow.Has(ix.groups[r]) {
-			out = append(out, k)
-		}
+	r, ok := ix.rowOf[key]
+	if !ok {
+		return 0, false
 	}
-	return out
+	return ix.groups[r], true
 }
 
 // Vector returns a copy of the stored (normalised) vector of key.

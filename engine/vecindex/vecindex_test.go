@@ -755,23 +755,24 @@ func TestRetrainsWhenSkewed(t *testing.T) {
 	checkInvariants(t, ix)
 }
 
-// Allowed keeps, in order, the keys of allowed groups and the keys the
-// index does not hold; nil allows every group.
-func TestAllowed(t *testing.T) {
+// Group says a key's group, and false for a key the index does not hold.
+func TestGroup(t *testing.T) {
 	ix := New(2, Options{})
-	for k, g := range map[int64]uint32{1: 0, 2: 1, 3: 2, 4: 1} {
+	for k, g := range map[int64]uint32{1: 0, 2: 1, 3: 2} {
 		if err := ix.Upsert(k, g, []float32{1, float32(k)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	keys := []int64{4, 9, 3, 2, 1}
-	if got := ix.Allowed(keys, NewGroups(1)); !slices.Equal(got, []int64{4, 9, 2}) {
-		t.Fatalf("group 1: %v", got)
+	for k, want := range map[int64]uint32{1: 0, 2: 1, 3: 2} {
+		if g, ok := ix.Group(k); !ok || g != want {
+			t.Fatalf("key %d: group %d %v, want %d", k, g, ok, want)
+		}
 	}
-	if got := ix.Allowed(keys, nil); !slices.Equal(got, keys) {
-		t.Fatalf("every group: %v", got)
+	ix.SetGroup(2, 5)
+	if g, ok := ix.Group(2); !ok || g != 5 {
+		t.Fatalf("after SetGroup: %d %v", g, ok)
 	}
-	if !slices.Equal(keys, []int64{4, 9, 3, 2, 1}) {
-		t.Fatalf("the input changed: %v", keys)
+	if _, ok := ix.Group(9); ok {
+		t.Fatal("an absent key has a group")
 	}
 }
