@@ -25,41 +25,50 @@ func recallOverNATS(ctx context.Context, nc *nats.Conn, agent string, queries []
 	if len(queries) == 0 || n <= 0 {
 		return 0, 0, fmt.Errorf("%w: need at least one query and n > 0", schemas.ErrInvalid)
 	}
-	bodies := make([][]byte, len(queries))
-	for i, q := range queries {
-		if bodies[i], err = json.Marshal(schemas.RecallRequest{Query: q}); err != nil {
-			return 0, 0, err
-		}
-	}
-	subject := schemas.ServiceSubject(agent, schemas.OpRecall)
+	recall := natsRecall(nc, agent)
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
 		start := time.Now()
-		msg, err := requestOf(ctx, nc, subject, bodies[i%len(bodies)])
-		if err != nil {
+		if _, err := recall(ctx, queries[i%len(queries)]); err != nil {
 			return 0, 0, fmt.Errorf("recall %d: %w", i, err)
 		}
 		lat = append(lat, time.Since(start))
-		var res struct {
-			IsError bool                 `json:"isError"`
-			Details schemas.ErrorDetails `json:"details"`
-		}
-		if err := json.Unmarshal(msg.Data, &res); err != nil {
-			return 0, 0, fmt.Errorf("recall %d: reply is not a tool result: %w", i, err)
-		}
-		if res.IsError {
-			return 0, 0, fmt.Errorf("recall %d: %s: %s", i, res.Details.Code, res.Details.Error)
-		}
 	}
 	return testkit.Percentile(lat, 0.50), testkit.Percentile(lat, 0.99), nil
 }
 
-func requestOf(ctx context.Context, nc *nats.Conn, subject string, body []byte) (*nats.Msg, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		// One request must not hang the whole run when no service answers.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
+// natsRecall recalls for agent through the query service: one request,
+// bounded by 30 s when ctx has no deadline (a run must not hang when no
+// service answers), and an error reply is an error with its code.
+func natsRecall(nc *nats.Conn, agent string) recallFn {
+	subject := schemas.ServiceSubject(agent, schemas.OpRecall)
+	return func(ctx context.Context, q string) (bool, error) {
+		body, err := json.Marshal(schemas.RecallRequest{Query: q})
+		if err != nil {
+			return false, err
+		}
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+		}
+		msg, err := nc.RequestWithContext(ctx, subject, body)
+		if err != nil {
+			return false, err
+		}
+		var res struct {
+			IsError bool `json:"isError"`
+			Details struct {
+				schemas.ErrorDetails
+				Count int `json:"count"`
+			} `json:"details"`
+		}
+		if err := json.Unmarshal(msg.Data, &res); err != nil {
+			return false, fmt.Errorf("reply is not a tool result: %w", err)
+		}
+		if res.IsError {
+			return false, fmt.Errorf("%s: %s", res.Details.Code, res.Details.Error)
+		}
+		return res.Details.Count == 0, nil
 	}
-	return nc.RequestWithContext(ctx, subject, body)
 }
