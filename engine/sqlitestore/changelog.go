@@ -221,10 +221,10 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 		return fmt.Errorf("commit: %w", err)
 	}
 	for _, seq := range removed {
-		s.ix.Remove(seq)
+		s.unindex(seq)
 	}
 	for i, m := range puts {
-		_ = s.ix.Upsert(put[i], s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
+		s.indexPut(put[i], m)
 	}
 	return nil
 }

@@ -103,16 +103,22 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	if !s.fts || o.Scopes.Denies() {
 		return nil, nil
 	}
-	terms, err := s.selectiveTerms(ctx, fts.QueryTerms(query))
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
+	terms := fts.QueryTerms(query)
+	if x := s.text.Load(); x != nil {
+		if tokens, ok := memoryTokens(terms); ok {
+			return s.textSearchMemory(ctx, x, tokens, o)
+		}
+	}
+	terms, err := s.selectiveTerms(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
 	match := fts.MatchTerms(terms)
 	if match == "" {
 		return nil, nil
-	}
-	if o.Limit <= 0 {
-		o.Limit = defaultLimit
 	}
 	if out, exact, err := s.textSearchByIndex(ctx, match, o); err != nil || exact {
 		return out, err

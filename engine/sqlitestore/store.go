@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/textindex"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -76,6 +77,10 @@ type Store struct {
 	ix         *vecindex.Index
 	now        func() time.Time
 	fts        bool
+	// text is the full-text index searches rank with, nil until loadText
+	// has built it (FTS5 ranks meanwhile); textLoaded is done then.
+	text       atomic.Pointer[textindex.Index]
+	textLoaded sync.WaitGroup
 
 	// wmu serialises writers so the database and the index change together
 	// and dedup decisions made under it see every earlier write.
@@ -237,6 +242,12 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 	}
 	if o.Index.Memory == vecindex.Int8 && !o.NoSegment {
 		s.loops.Go(s.spiller)
+	}
+	if s.fts {
+		if err := s.startText(); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -105,8 +105,7 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for i, m := range ms {
-		// Validated above: the length is right and there is no NaN.
-		_ = s.ix.Upsert(seqs[i], s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
+		s.indexPut(seqs[i], m)
 	}
 	return nil
 }
@@ -133,7 +132,7 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFil
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
-	s.ix.Remove(seq)
+	s.unindex(seq)
 	return id, nil
 }
 
@@ -210,11 +209,10 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	if err := tx.Commit(); err != nil {
 		return old, fmt.Errorf("commit: %w", err)
 	}
-	// The index holds vectors and groups: a change of neither (importance,
-	// category, text without a new vector) leaves it, and its segment, be.
-	if p.Vector != nil || groupKey(m.Scope, m.InvalidatedAt) != groupKey(old.Scope, old.InvalidatedAt) {
-		_ = s.ix.Upsert(seq, s.group(groupKey(m.Scope, m.InvalidatedAt)), m.Vector)
-	}
+	// The vector index holds vectors and groups: a change of neither
+	// (importance, category, text without a new vector) leaves it, and its
+	// segment, be.
+	s.indexUpdate(seq, old, m, p.Vector != nil)
 	return m, nil
 }
 
@@ -286,7 +284,7 @@ func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	for _, seq := range seqs {
-		s.ix.Remove(seq)
+		s.unindex(seq)
 	}
 	return len(seqs), nil
 }

@@ -1,0 +1,161 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/fts"
+	"github.com/clawmem/clawmem/engine/textindex"
+	"github.com/clawmem/clawmem/schemas"
+)
+
+// The store keeps two in-memory indexes beside its table: vectors (ix)
+// and full text (text, once loaded). Every committed write goes through
+// indexPut or unindex so the two never disagree on a row or its group.
+
+// indexPut indexes the committed row seq holding m.
+func (s *Store) indexPut(seq int64, m schemas.Memory) {
+	g := s.group(groupKey(m.Scope, m.InvalidatedAt))
+	// Validated before the commit: the length is right and there is no NaN.
+	_ = s.ix.Upsert(seq, g, m.Vector)
+	if x := s.text.Load(); x != nil {
+		x.Put(seq, g, fts.IndexText(m.Text))
+	}
+}
+
+// indexUpdate follows an update of row seq from old to m: each index
+// changes only if what it holds did.
+func (s *Store) indexUpdate(seq int64, old, m schemas.Memory, vectorChanged bool) {
+	g := s.group(groupKey(m.Scope, m.InvalidatedAt))
+	regrouped := groupKey(m.Scope, m.InvalidatedAt) != groupKey(old.Scope, old.InvalidatedAt)
+	if vectorChanged || regrouped {
+		_ = s.ix.Upsert(seq, g, m.Vector)
+	}
+	if x := s.text.Load(); x != nil {
+		switch {
+		case m.Text != old.Text:
+			x.Put(seq, g, fts.IndexText(m.Text))
+		case regrouped:
+			x.SetGroup(seq, g)
+		}
+	}
+}
+
+// unindex drops row seq from both indexes.
+func (s *Store) unindex(seq int64) {
+	s.ix.Remove(seq)
+	if x := s.text.Load(); x != nil {
+		x.Remove(seq)
+	}
+}
+
+// textSyncMax is the largest store whose full-text index is built during
+// the open (a few tens of milliseconds); a larger one builds it in the
+// background.
+var textSyncMax = 20000
+
+// startText builds the full-text index, during the open for a small store
+// and in the background for a large one.
+func (s *Store) startText() error {
+	s.textLoaded.Add(1)
+	if s.ix.Len() <= textSyncMax {
+		defer s.textLoaded.Done()
+		return s.loadText(context.Background())
+	}
+	s.bg.Go(func() {
+		defer s.textLoaded.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		// A load that fails (the store closing) leaves FTS5 ranking.
+		_ = s.loadText(ctx)
+	})
+	return nil
+}
+
+// loadText builds the full-text index from the table, in the background
+// after the open: until it is published, searches rank with FTS5. It holds
+// the writers' lock while it reads, so no write falls between the rows it
+// read and the index taking over; at 100,000 memories that is about a
+// second once per open.
+func (s *Store) loadText(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, text, scope, invalidated_at FROM memories`)
+	if err != nil {
+		return fmt.Errorf("load full text: %w", err)
+	}
+	defer rows.Close()
+	x := textindex.New()
+	for rows.Next() {
+		var seq, invalidated int64
+		var text, scope string
+		if err := rows.Scan(&seq, &text, &scope, &invalidated); err != nil {
+			return fmt.Errorf("load full text: %w", err)
+		}
+		x.Put(seq, s.group(groupKey(scope, invalidated)), fts.IndexText(text))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load full text: %w", err)
+	}
+	s.text.Store(x)
+	return nil
+}
+
+// WaitText blocks until the full-text index is built (tests and
+// benchmarks that measure it).
+func (s *Store) WaitText() { s.textLoaded.Wait() }
+
+// memoryTokens maps query terms to the index's tokens, one each; ok is
+// false when a term is a phrase (several tokens, such as
+// "text-embedding-3-small"), which FTS5 matches by position.
+func memoryTokens(terms []string) (tokens []string, ok bool) {
+	tokens = make([]string, 0, len(terms))
+	for _, t := range terms {
+		n := 0
+		fts.Tokens(t, func(tok string) {
+			if n++; n == 1 {
+				tokens = append(tokens, tok)
+			}
+		})
+		if n > 1 {
+			return nil, false
+		}
+	}
+	return tokens, true
+}
+
+// textSearchMemory ranks with the in-memory index: the o.Limit best of the
+// caller's groups, exactly, then reads those rows.
+func (s *Store) textSearchMemory(ctx context.Context, x *textindex.Index, tokens []string, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	n := x.Len()
+	if limit := max(minCommonDocs, int(maxDocShare*float64(n))); n > limit {
+		kept := tokens[:0]
+		for _, t := range tokens {
+			if x.DocFreq(t) <= limit {
+				kept = append(kept, t)
+			}
+		}
+		tokens = kept
+	}
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	groups, ok := s.allowedGroups(o.Scopes, o.History)
+	if !ok {
+		return nil, nil // no row is in a scope the caller may read
+	}
+	hits := x.Search(tokens, o.Limit, groups)
+	ranked := make([]rankedRow, len(hits))
+	for i, h := range hits {
+		ranked[i] = rankedRow{seq: h.Key, raw: h.Score}
+	}
+	return s.fetchRanked(ctx, ranked, o)
+}

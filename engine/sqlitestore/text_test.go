@@ -1,0 +1,242 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawmem/clawmem/engine"
+	"github.com/clawmem/clawmem/engine/storetest"
+	"github.com/clawmem/clawmem/schemas"
+	"github.com/google/uuid"
+)
+
+// ftsRanked runs fn with the store ranking through FTS5, as it does while
+// the full-text index loads.
+func ftsRanked(s *Store, fn func()) {
+	x := s.text.Swap(nil)
+	defer s.text.Store(x)
+	fn()
+}
+
+var textScopes = []string{"agent:a", "agent:b", "agent:c", schemas.GlobalScope}
+
+// zipfText is a memory's text over a Zipf vocabulary, so some terms are in
+// most memories and most in few.
+func zipfText(r *rand.Rand, z *rand.Zipf) string {
+	words := make([]string, 3+r.IntN(20))
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", z.Uint64())
+		if r.IntN(9) == 0 {
+			words[i] = strings.ToUpper(words[i])
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// The in-memory index answers exactly what FTS5 answered, through every
+// kind of write: adds, text and scope updates, invalidation, deletes, bulk
+// deletes and the memory log a follower applies.
+func TestTextIndexRanksAsFTS5(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.text.Load() == nil {
+		t.Fatal("a small store opened without its full-text index")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	z := rand.NewZipf(r, 1.1, 2, 1499)
+	var ms []schemas.Memory
+	for i := range 1200 {
+		ms = append(ms, schemas.Memory{Text: zipfText(r, z), Vector: storetest.Axis(i), Scope: textScopes[r.IntN(len(textScopes))],
+			Timestamp: int64(i)})
+	}
+	added, err := s.Add(ctx, ms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := map[string]bool{} // deleted or invalidated: no longer updated
+	for i := 0; i < 300; i++ {
+		id := added[r.IntN(len(added))].ID
+		if gone[id] {
+			continue
+		}
+		var p engine.Patch
+		switch r.IntN(4) {
+		case 0:
+			text := zipfText(r, z)
+			p.Text, p.Vector = &text, storetest.Axis(4000+i)
+		case 1:
+			scope := textScopes[r.IntN(len(textScopes))]
+			p.Scope = &scope
+		case 2:
+			p.Invalidate = &engine.Invalidation{At: time.Now().UnixMilli()}
+			gone[id] = true
+		case 3:
+			gone[id] = true
+			if _, err := s.Delete(ctx, id, engine.AllScopes()); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := s.Update(ctx, id, p, engine.AllScopes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.BulkDelete(ctx, engine.BulkFilter{Scopes: engine.InScopes("agent:c"), Before: 300}); err != nil {
+		t.Fatal(err)
+	}
+	var puts []schemas.Memory
+	for i := range 50 {
+		puts = append(puts, schemas.Memory{ID: uuid.NewString(), Text: zipfText(r, z), Vector: storetest.Axis(3000 + i),
+			Scope: "agent:b", Category: schemas.CategoryFact, Importance: 0.5, Timestamp: int64(3000 + i)})
+	}
+	if err := s.ApplyLog(ctx, 1, puts, []string{added[0].ID, added[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+
+	filters := []engine.ScopeFilter{engine.AllScopes(), engine.InScopes("agent:a"), engine.InScopes("agent:b", schemas.GlobalScope),
+		engine.InScopes("agent:nobody")}
+	compared := 0
+	for q := range 200 {
+		query := fmt.Sprintf("w%d w%d", z.Uint64(), z.Uint64())
+		if q%3 == 0 {
+			query += fmt.Sprintf(" W%d", 1+r.IntN(50))
+		}
+		o := engine.SearchOptions{Scopes: filters[q%len(filters)], Limit: 1 + r.IntN(20), History: q%5 == 0}
+		got, err := s.TextSearch(ctx, query, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []engine.SearchResult
+		ftsRanked(s, func() { want, err = s.TextSearch(ctx, query, o) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameRanking(got, want) {
+			t.Fatalf("query %q %+v:\n index %s\n FTS5  %s", query, o, describe(got), describe(want))
+		}
+		compared += len(want)
+	}
+	if compared < 600 {
+		t.Fatalf("only %d results compared: the queries found too little to test", compared)
+	}
+}
+
+// sameRanking: the same scores in the same order, and the same memories
+// except where equal scores tie at the cut (either engine may keep any of
+// them).
+func sameRanking(a, b []engine.SearchResult) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	last := 0.0
+	if len(b) > 0 {
+		last = b[len(b)-1].Raw
+	}
+	ids := map[string]bool{}
+	for i := range a {
+		if math.Abs(a[i].Raw-b[i].Raw) > 1e-9*math.Max(1, b[i].Raw) || math.Abs(a[i].Score-b[i].Score) > 1e-9 {
+			return false
+		}
+		if b[i].Raw > last+1e-9 {
+			ids[b[i].Memory.ID] = true
+		}
+	}
+	for _, r := range a {
+		delete(ids, r.Memory.ID)
+	}
+	return len(ids) == 0
+}
+
+func describe(rs []engine.SearchResult) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%s:%.6f ", r.Memory.ID[:8], r.Raw)
+	}
+	return b.String()
+}
+
+// A query term that is a phrase ("text-embedding-3-small") is matched by
+// FTS5, which knows token positions.
+func TestPhraseQueriesRankWithFTS5(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Add(ctx,
+		schemas.Memory{Text: "we embed with text-embedding-3-small", Vector: storetest.Axis(0)},
+		schemas.Memory{Text: "small text about embedding models", Vector: storetest.Axis(1)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.TextSearch(ctx, "text-embedding-3-small", engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || !strings.Contains(res[0].Memory.Text, "text-embedding-3-small") {
+		t.Fatalf("phrase query: %s", describe(res))
+	}
+}
+
+// A large store builds its full-text index after the open; searches rank
+// with FTS5 until then, and writes made meanwhile are in the index when it
+// is published.
+func TestTextIndexLoadsInTheBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []schemas.Memory
+	for i := range 400 {
+		ms = append(ms, schemas.Memory{Text: fmt.Sprintf("note %d about kayaks", i), Vector: storetest.Axis(i)})
+	}
+	added, err := s.Add(ctx, ms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	defer func(n int) { textSyncMax = n }(textSyncMax)
+	textSyncMax = 100
+	s, err = Open(ctx, dir, Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// These race the load: each lands before it (and is read by it) or
+	// after (and is applied to the published index).
+	if _, err := s.Delete(ctx, added[0].ID, engine.AllScopes()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, schemas.Memory{Text: "kayaks kayaks kayaks", Vector: storetest.Axis(500)}); err != nil {
+		t.Fatal(err)
+	}
+	all := engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 1000}
+	before, err := s.TextSearch(ctx, "kayaks", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WaitText()
+	x := s.text.Load()
+	if x == nil || x.Len() != 400 {
+		t.Fatalf("after the load the index holds %v documents, want 400", x)
+	}
+	after, err := s.TextSearch(ctx, "kayaks", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 400 || !sameRanking(after, before) || !strings.HasPrefix(after[0].Memory.Text, "kayaks kayaks") {
+		t.Fatalf("before the load %d results, after %d; best %q", len(before), len(after), after[0].Memory.Text)
+	}
+}
