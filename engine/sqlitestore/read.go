@@ -379,14 +379,13 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		q     string
 		bound int64
 	}{
-		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
-		{`SELECT ` + memoryColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
+		{`SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
+		{`SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
 	} {
-		ms, err := s.queryMemories(ctx, "neighbors", side.q, scope, ts, side.bound, n)
+		err := s.searchRows(ctx, "neighbors", side.q, func(_ int64, m schemas.Memory) { out = append(out, m) }, scope, ts, side.bound, n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ms...)
 	}
 	return out, nil
 }

@@ -56,6 +56,32 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	})
 }
 
+// searchRows reads the memories a search found: the row without its
+// vector blob (q selects listColumns), the vector from the index. A
+// search reads tens of rows, and the blob was most of each (1.5 KB at 384
+// dimensions; at 1,024 it is 4 KB in overflow pages). The index holds the
+// vector normalised, which is all a search's cosines need; callers that
+// return vectors (export, show) read them from the table.
+func (s *Store) searchRows(ctx context.Context, what, q string, each func(int64, schemas.Memory), args ...any) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		seq, m, err := scanMemory(rows)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		m.Vector, _ = s.ix.Vector(seq)
+		each(seq, m)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 // fetch loads the rows seqs in that order, dropping any the options do not
 // allow (a second check behind the index's own: scope, history) or that
 // vanished meanwhile.
@@ -67,20 +93,10 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions,
 	for i, seq := range seqs {
 		args[i] = seq
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE seq IN (`+placeholders(len(seqs))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("fetch results: %w", err)
-	}
-	defer rows.Close()
 	found := make(map[int64]schemas.Memory, len(seqs))
-	for rows.Next() {
-		seq, m, err := scanMemory(rows)
-		if err != nil {
-			return nil, err
-		}
-		found[seq] = m
-	}
-	if err := rows.Err(); err != nil {
+	err := s.searchRows(ctx, "fetch results", `SELECT `+listColumns+` FROM memories WHERE seq IN (`+placeholders(len(seqs))+`)`,
+		func(seq int64, m schemas.Memory) { found[seq] = m }, args...)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]engine.SearchResult, 0, len(seqs))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/storetest"
+	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
 	"github.com/google/uuid"
 )
@@ -239,4 +240,56 @@ func TestTextIndexLoadsInTheBackground(t *testing.T) {
 	if len(before) != 400 || !sameRanking(after, before) || !strings.HasPrefix(after[0].Memory.Text, "kayaks kayaks") {
 		t.Fatalf("before the load %d results, after %d; best %q", len(before), len(after), after[0].Memory.Text)
 	}
+}
+
+// Search results carry their vectors (the retriever's cosines need them),
+// read from the index rather than the row: the same direction as stored.
+func TestSearchResultsCarryVectors(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	stored := map[string][]float32{}
+	for i := range 5 {
+		v := storetest.Axis(i)
+		v[(i+1)%len(v)] = 3 // not unit length: the index normalises
+		added, err := s.Add(ctx, schemas.Memory{Text: fmt.Sprintf("harbour walk %d", i), Vector: v, Scope: "agent:a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored[added[0].ID] = v
+	}
+	check := func(what string, ms []schemas.Memory) {
+		t.Helper()
+		if len(ms) == 0 {
+			t.Fatalf("%s found nothing", what)
+		}
+		for _, m := range ms {
+			if c := vecindex.Cosine(m.Vector, stored[m.ID]); len(m.Vector) != storetest.Dim || c < 0.9999 {
+				t.Fatalf("%s: %s has vector %v (cosine %.4f with the stored one)", what, m.ID, m.Vector, c)
+			}
+		}
+	}
+	o := engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 5}
+	memories := func(rs []engine.SearchResult, err error) []schemas.Memory {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms []schemas.Memory
+		for _, r := range rs {
+			ms = append(ms, r.Memory)
+		}
+		return ms
+	}
+	found := memories(s.TextSearch(ctx, "harbour", o))
+	check("text search", found)
+	check("vector search", memories(s.VectorSearch(ctx, storetest.Axis(2), o)))
+	nb, err := s.Neighbors(ctx, "agent:a", found[0].Timestamp, 5, 3_600_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("neighbours", nb)
 }
