@@ -175,6 +175,12 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	if err := fillRecallStore(ctx, eng, st, o.N, logf); err != nil {
 		return rep, err
 	}
+	// Measure the store as it serves, not while it is still building
+	// its indexes in the background (the IVF training, the full-text
+	// index of a large store).
+	if w, ok := st.(interface{ WaitIndex() }); ok {
+		w.WaitIndex()
+	}
 	qs := recallQueries(o.N)
 	rep.Queries = len(qs)
 
