@@ -64,6 +64,8 @@ export class TimingRing {
 
 /** What the timings file holds. */
 export interface RecallReport extends TimingSummary {
+  /** The gateway process: a restart starts the counts again. */
+  pid: number;
   /** Recall hook calls timed since the gateway started. */
   count: number;
   /** Of those, the calls that returned a block. */
@@ -98,7 +100,7 @@ export class RecallTimings {
 
   report(): RecallReport {
     const recentMs = this.ring.values().map((ms) => Math.round(ms * 1000) / 1000);
-    return { count: this.ring.count, withBlock: this.#withBlock, byHook: { ...this.#byHook }, ...summarize(recentMs), recentMs };
+    return { pid: process.pid, count: this.ring.count, withBlock: this.#withBlock, byHook: { ...this.#byHook }, ...summarize(recentMs), recentMs };
   }
 
   /** Keeps report() in file from now on (written on the next record). */

@@ -450,7 +450,7 @@ describe("recall timings", () => {
     t.record("agent_turn_prepare", 3, true);
     const r = t.report();
     assert.deepEqual(r, {
-      count: 4, withBlock: 3, byHook: { agent_turn_prepare: 3, before_prompt_build: 1 },
+      pid: process.pid, count: 4, withBlock: 3, byHook: { agent_turn_prepare: 3, before_prompt_build: 1 },
       n: 3, p50Ms: 2, p99Ms: 3, maxMs: 3, recentMs: [1.235, 2, 3],
     });
   });
