@@ -26,9 +26,13 @@
 #   (t) a compaction (`sessions compact`, as /compact): the messages about to be compacted are distilled first (before_compaction), then recalled
 #   (v) every <relevant-memories> block the model got stays within the plugin's recallTokenBudget
 #   (k) the HOOK.md hook (integrations/openclaw-hook) installs with `plugins install --link` and is eligible
+#   (w) the auto-recall hot path: HOTPATH_TURNS (40) more turns, through the gateway's OpenAI-compatible endpoint,
+#       each timed by the plugin from the recall hook's call to its block (CLAWMEM_PLUGIN_TIMINGS); prints
+#       "before_prompt_build: n=.. p50=..ms p99=..ms" and checks the figures are there, asking no speed
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
-#      KEEP_RUNS (run directories kept, default 3), CLEAN=1 (delete the run directory when all passed).
+#      KEEP_RUNS (run directories kept, default 3), CLEAN=1 (delete the run directory when all passed),
+#      HOTPATH_TURNS (the hot-path turns of check (w), default 40).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -172,9 +176,11 @@ node "$HERE/fake-openai.mjs" --port "$MODEL_PORT" --log "$RUN_DIR/model-requests
 FAKE_PID=$!
 for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$MODEL_PORT") 2>/dev/null && break; sleep 0.1; done
 
+# The plugin's recall timings (check (w)): relative, so in the plugin's state directory.
+TIMINGS_FILE="$OPENCLAW_STATE_DIR/plugins/clawmem/hook-timings.json"
 start_gateway() {
   local t=$EPOCHREALTIME
-  setsid "$OC" gateway run --verbose >>"$OUT/gateway.out" 2>&1 &
+  CLAWMEM_PLUGIN_TIMINGS=hook-timings.json setsid "$OC" gateway run --verbose >>"$OUT/gateway.out" 2>&1 &
   GW_PID=$!
   GW_READY=0
   for _ in $(seq 1 180); do
@@ -300,6 +306,11 @@ await nc.close();' "$NATS_URL") >"$OUT/event-subjects.json" 2>&1
   for _ in $(seq 1 60); do "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" 2>/dev/null | grep -q '"trigger": *"before_compaction"' && break; sleep 0.5; done
   "$CLAWMEM_BIN" distill status --agent main --json --data-dir "$CM_DATA" >"$OUT/distill-status-compaction.json" 2>&1
   run_turn 18 'CALL-TOOL memory_recall {"query":"where does the build cache live"}'
+  # The auto-recall hot path (issue 31): questions about the memories above, one turn at a time.
+  T_HOT=$EPOCHREALTIME
+  node "$HERE/hotpath.mjs" --url "http://127.0.0.1:$GW_PORT" --timings "$TIMINGS_FILE" --turns "${HOTPATH_TURNS:-40}" \
+    >"$OUT/hotpath.json" 2>"$OUT/hotpath.err"
+  log "hot path: ${HOTPATH_TURNS:-40} turns in $(ts "$T_HOT")s: $(head -c 400 "$OUT/hotpath.json")$(head -c 300 "$OUT/hotpath.err")"
 else
   for n in $(seq 1 18); do TURN_RC[$n]=99; done
 fi
@@ -509,6 +520,19 @@ const over=sizes.filter(n=>n>budget);
 console.log(((sizes.length>0&&over.length===0)?1:0)+" "+sizes.length+" blocks, estimated tokens "+JSON.stringify([...new Set(sizes)].sort((a,b)=>a-b))+", budget "+budget);' "$RUN_DIR/model-requests.jsonl" "$RECALL_BUDGET")
 check "(v) every recall block the model got stays within recallTokenBudget" "${V%% *}" "${V#* }"
 
+# The hot path's figures, reported and not judged: a speed threshold would only measure how busy the machine is.
+W=$(jsval '
+const w=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const turns=Number(process.argv[2]);
+const hooks=Object.values(w.byHook??{}).reduce((a,b)=>a+b,0);
+const ok=w.failed===0&&w.count===turns&&w.n===turns&&hooks===turns&&w.withBlock===turns&&w.p50Ms>0&&w.p99Ms>=w.p50Ms;
+const line="before_prompt_build: n="+w.n+" p50="+w.p50Ms+"ms p99="+w.p99Ms+"ms";
+console.log((ok?1:0)+"\t"+line+"\t"+line+" max="+w.maxMs+"ms; "+w.withBlock+" with a block; timed in "+JSON.stringify(w.byHook)
+  +"; turns p50 "+w.turnP50Ms+" ms, p99 "+w.turnP99Ms+" ms, "+w.wallS+" s in all; failed turns "+w.failed+" "+JSON.stringify(w.failures));' \
+  "$OUT/hotpath.json" "${HOTPATH_TURNS:-40}")
+IFS=$'\t' read -r W_OK W_LINE W_DETAIL <<<"$W"
+check "(w) the auto-recall hook was timed on every hot-path turn, with a block each" "${W_OK:-0}" "${W_DETAIL:-no figures: $(head -c 300 "$OUT/hotpath.err" 2>/dev/null)}"
+
+echo "${W_LINE:-before_prompt_build: no figures} (auto-recall, from the hook's call to its block)"
 echo "artifacts: $RUN_DIR (symlink $RUN_ROOT/last-run)"
 echo "total time: $(ts "$T_START")s"
 echo "realhost: $((CHECKS-FAILS)) passed, $FAILS failed"

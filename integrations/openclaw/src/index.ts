@@ -143,15 +143,22 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
   }
 
   if (cfg.autoRecall) {
-    const recall = async (event: PromptBuildEvent, ctx: AgentHookContext): Promise<PromptBuildResult | undefined> => {
+    // Timed from the call to the returned block when it runs the recall (a
+    // run's later recall hooks return at once and are not timed): the
+    // runtime's recallTimings, in src/timings.ts.
+    const recall = async (hook: string, event: PromptBuildEvent, ctx: AgentHookContext): Promise<PromptBuildResult | undefined> => {
+      const started = performance.now();
+      let timed: Runtime | undefined;
+      let block: string | undefined;
       try {
         const rt = runtime();
         const agent = resolveAgent(cfg, ctx);
         const prompt = typeof event?.prompt === "string" ? event.prompt : "";
         if (!rt || !agent || prompt.trim() === "") return undefined;
         if (!rt.firstRecall(recallKey(ctx, prompt))) return undefined;
+        timed = rt;
         const session = str(ctx?.sessionKey) ?? str(ctx?.sessionId);
-        const block = await recallContext(rt.link, agent, prompt, {
+        block = await recallContext(rt.link, agent, prompt, {
           timeoutMs: cfg.recallTimeoutMs,
           maxChars: cfg.recallMaxChars,
           tokenBudget: cfg.recallTokenBudget,
@@ -160,15 +167,19 @@ export function register(api: PluginApi, runtimes: Runtimes = processRuntimes())
         return block ? { prependContext: block } : undefined;
       } catch {
         return undefined;
+      } finally {
+        timed?.recallTimings.record(hook, performance.now() - started, block !== undefined);
       }
     };
+    const on = (hook: "agent_turn_prepare" | "before_prompt_build" | "before_agent_start") =>
+      api.on(hook, (event: PromptBuildEvent, ctx: AgentHookContext) => recall(hook, event, ctx));
     // agent_turn_prepare runs first where the host wires it (its embedded
     // and CLI runners); before_prompt_build covers the runners it does not
     // reach. A run gets the block once, from whichever runs first.
     const version = hostVersion(api);
-    if (offersTurnPrepare(version)) api.on("agent_turn_prepare", recall);
-    api.on("before_prompt_build", recall);
-    if (needsLegacyRecallHook(version)) api.on("before_agent_start", recall);
+    if (offersTurnPrepare(version)) on("agent_turn_prepare");
+    on("before_prompt_build");
+    if (needsLegacyRecallHook(version)) on("before_agent_start");
   }
 
   if (cfg.autoCapture) {

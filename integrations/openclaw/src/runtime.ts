@@ -17,6 +17,7 @@ import { Mirror } from "./mirror.js";
 import { Outbox } from "./outbox.js";
 import { lockOutbox, OUTBOX_FILE, unlockOutbox } from "./outboxfile.js";
 import { RecentInjections } from "./recall.js";
+import { RecallTimings, TIMINGS_ENV, timingsFile } from "./timings.js";
 import type { PluginLogger } from "./types.js";
 
 /** How long stopping waits for queued events to reach JetStream. */
@@ -41,6 +42,8 @@ export class Runtime {
   readonly mirror: Mirror | undefined;
   /** What auto-recall injected in each session's last turns (not repeated). */
   readonly injections = new RecentInjections();
+  /** How long each auto-recall took, from the hook's call to its block. */
+  readonly recallTimings = new RecallTimings();
   #recalled = new Map<string, number>();
   #started: Promise<void> | undefined;
   #stopped = false;
@@ -57,10 +60,13 @@ export class Runtime {
    * Connects in the background and, with persistOutbox, attaches the outbox
    * file in stateDir (loading what the last run left). Returns at once;
    * whenStarted() resolves when the file is attached (or could not be).
+   * With $CLAWMEM_PLUGIN_TIMINGS set, the recall timings go to that file.
    * Never throws; a second call does nothing.
    */
   start(stateDir: string | undefined): void {
     if (this.#started || this.#stopped) return;
+    const timings = timingsFile(process.env[TIMINGS_ENV], stateDir);
+    if (timings) this.recallTimings.writeTo(timings, this.log);
     this.link.start();
     this.mirror?.start();
     this.#started = this.cfg.persistOutbox && stateDir ? this.#attach(stateDir) : Promise.resolve();

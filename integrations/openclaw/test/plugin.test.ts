@@ -117,6 +117,11 @@ describe("the plugin with a real clawmem", () => {
     assert.match(block, /^<relevant-memories>\n\[UNTRUSTED DATA[^\n]*\]\n/);
     assert.match(block, /\n\[END UNTRUSTED DATA\]\n<\/relevant-memories>$/);
     for (const want of conv.nextPromptExpects) assert.ok(block.includes(want), `the block lacks ${JSON.stringify(want)}:\n${block}`);
+    // Each of the 11 recalls was timed from the hook's call to its return.
+    const timings = rt.recallTimings.report();
+    assert.equal(timings.count, 11);
+    assert.deepEqual(timings.byHook, { before_prompt_build: 11 });
+    assert.ok(timings.withBlock >= 1 && timings.p50Ms > 0 && timings.p99Ms >= timings.p50Ms, JSON.stringify(timings));
   });
 
   it("serves hooks and tools of every registration in a process from the full registration's connection", async () => {

@@ -1,9 +1,9 @@
 // Unit tests: config, identity, message reduction, event envelopes, Msg-Ids,
-// the recall block bound, registration per mode, the read retry. No clawmem
-// needed.
+// the recall block bound, registration per mode, the read retry, the recall
+// timings. No clawmem needed.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -14,11 +14,12 @@ import { parseConfig, resolveAgent, ConfigError } from "../src/config.js";
 import { agentEndBody, buildEvent, MAX_EVENT_BYTES, sessionBody, slimMessage } from "../src/events.js";
 import { canonicalHash, deriveMsgId } from "../src/msgid.js";
 import { fitBlock, MAX_EXCLUDE, RecentInjections } from "../src/recall.js";
+import { percentile, RecallTimings, summarize, TimingRing, TIMINGS_ENV, timingsFile } from "../src/timings.js";
 import { isForwarded, TOOL_SPECS, requestBody, toolNames } from "../src/tools.js";
 import { errors as natsErrors } from "@nats-io/transport-node";
 import type { Link } from "../src/link.js";
 import { READ_ATTEMPT_MS, request, UnavailableError } from "../src/service.js";
-import { FakeApi, fixture, memoryLogger, pluginDir, schemaErrors, wireSchema } from "./helpers.js";
+import { FakeApi, fixture, freePort, memoryLogger, pluginDir, schemaErrors, tempDir, waitFor, wireSchema } from "./helpers.js";
 
 describe("config", () => {
   it("applies the defaults", () => {
@@ -404,5 +405,95 @@ describe("read retry", () => {
     await assert.rejects(request(link, "main", "list", {}, { timeoutMs: 200 }), (err: unknown) =>
       err instanceof UnavailableError && err.reason === "timeout");
     assert.equal(asked.length, 2);
+  });
+});
+
+describe("recall timings", () => {
+  it("gives nearest-rank percentiles of known inputs", () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+    assert.equal(percentile(hundred, 50), 50);
+    assert.equal(percentile(hundred, 99), 99);
+    assert.equal(percentile(hundred, 100), 100);
+    const ten = Array.from({ length: 10 }, (_, i) => i + 1);
+    assert.equal(percentile(ten, 50), 5);
+    assert.equal(percentile(ten, 99), 10, "with ten values p99 is the largest");
+    assert.equal(percentile([7], 50), 7);
+    assert.ok(Number.isNaN(percentile([], 50)));
+    // summarize sorts a copy: the order of arrival does not matter, and the input stays as it was.
+    const shuffled = [9, 1, 8, 2, 7, 3, 6, 4, 5, 10];
+    assert.deepEqual(summarize(shuffled), { n: 10, p50Ms: 5, p99Ms: 10, maxMs: 10 });
+    assert.deepEqual(shuffled, [9, 1, 8, 2, 7, 3, 6, 4, 5, 10]);
+    assert.deepEqual(summarize([2.5, 0.5, 1.5]), { n: 3, p50Ms: 1.5, p99Ms: 2.5, maxMs: 2.5 });
+    const none = summarize([]);
+    assert.equal(none.n, 0);
+    assert.ok(Number.isNaN(none.p50Ms) && Number.isNaN(none.p99Ms));
+  });
+
+  it("keeps only the last durations, and counts them all", () => {
+    const ring = new TimingRing(4);
+    assert.deepEqual(ring.values(), []);
+    for (let i = 1; i <= 3; i++) ring.record(i);
+    assert.deepEqual(ring.values(), [1, 2, 3]);
+    for (let i = 4; i <= 10; i++) ring.record(i);
+    assert.equal(ring.count, 10);
+    assert.deepEqual(ring.values(), [7, 8, 9, 10], "the four newest, oldest first");
+    for (let i = 11; i <= 10_000; i++) ring.record(i);
+    assert.equal(ring.values().length, 4);
+    assert.deepEqual(summarize(ring.values()), { n: 4, p50Ms: 9998, p99Ms: 10_000, maxMs: 10_000 });
+  });
+
+  it("reports the calls by hook, those with a block, and the window's percentiles", () => {
+    const t = new RecallTimings(3);
+    t.record("agent_turn_prepare", 4, true);
+    t.record("agent_turn_prepare", 1.23456, false);
+    t.record("before_prompt_build", 2, true);
+    t.record("agent_turn_prepare", 3, true);
+    const r = t.report();
+    assert.deepEqual(r, {
+      pid: process.pid, count: 4, withBlock: 3, byHook: { agent_turn_prepare: 3, before_prompt_build: 1 },
+      n: 3, p50Ms: 2, p99Ms: 3, maxMs: 3, recentMs: [1.235, 2, 3],
+    });
+  });
+
+  it("writes to the file CLAWMEM_PLUGIN_TIMINGS names, in the plugin's state directory when relative", async () => {
+    assert.equal(timingsFile(undefined, "/state"), undefined);
+    assert.equal(timingsFile(" ", "/state"), undefined);
+    assert.equal(timingsFile("/tmp/t.json", undefined), "/tmp/t.json");
+    assert.equal(timingsFile("t.json", "/state"), join("/state", "t.json"));
+    assert.equal(timingsFile("t.json", undefined), undefined);
+    const file = join(tempDir("clawmem-timings-"), "sub", "t.json");
+    const t = new RecallTimings();
+    t.writeTo(file, memoryLogger());
+    for (const ms of [5, 6, 7]) t.record("before_prompt_build", ms, true);
+    const read = (): { count: number; p50Ms: number } | undefined => {
+      const r = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) as { count: number; p50Ms: number } : undefined;
+      return r?.count === 3 ? r : undefined;
+    };
+    assert.equal((await waitFor("the three recalls in the file", read)).p50Ms, 6);
+  });
+
+  it("times a run's recall once, under the hook that ran it; the gateway writes it with CLAWMEM_PLUGIN_TIMINGS", async () => {
+    process.env[TIMINGS_ENV] = "hook-timings.json";
+    // Nothing listens on the port: the recall finds clawmem unreachable and returns no block.
+    const api = new FakeApi({ natsUrl: `nats://127.0.0.1:${await freePort()}` });
+    const rt = register(api, new Runtimes())!;
+    try {
+      await api.start();
+      const ctx = { agentId: "main", sessionKey: "agent:main:main", runId: "timed-1" };
+      assert.equal(await api.emit("agent_turn_prepare", { prompt: "what is my dog called?" }, ctx), undefined);
+      assert.equal(await api.emit("before_prompt_build", { prompt: "[history]\nwhat is my dog called?" }, ctx), undefined);
+      assert.equal(await api.emit("before_prompt_build", { prompt: " " }, { ...ctx, runId: "timed-2" }), undefined, "an empty prompt asks nothing");
+      const r = rt.recallTimings.report();
+      assert.equal(r.count, 1, "the run's second hook returned at once and was not timed");
+      assert.deepEqual(r.byHook, { agent_turn_prepare: 1 });
+      assert.equal(r.withBlock, 0);
+      assert.ok(r.p50Ms > 0 && r.p50Ms < 2000, `p50 ${r.p50Ms} ms`);
+      const file = join(api.stateDir!, "plugins", "clawmem", "hook-timings.json");
+      await waitFor("the timings file", () => existsSync(file));
+      assert.equal((JSON.parse(readFileSync(file, "utf8")) as { count: number }).count, 1);
+    } finally {
+      delete process.env[TIMINGS_ENV];
+      await api.stop();
+    }
   });
 });
