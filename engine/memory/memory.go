@@ -305,8 +305,9 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 		gen uint64
 	)
 	if e.recalls != nil {
-		// The generation is read before anything is: a write that
-		// completes from now on makes what follows a miss.
+		// The generation is read before the lookup and the retrieval: a
+		// write that completes after this changes it, so the answer
+		// computed below cannot outlive that write, even one it raced.
 		key, gen = newRecallKey(f, query, o), e.store.WriteGeneration(f)
 		if res, ok := e.recalls.get(key, gen); ok {
 			return res, nil

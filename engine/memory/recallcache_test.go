@@ -252,13 +252,13 @@ func TestRecallCacheIsolation(t *testing.T) {
 }
 
 func TestRecallCacheExpires(t *testing.T) {
-	c := newCached(t, setup{recallCacheTTL: 50 * time.Millisecond})
+	c := newCached(t, setup{recallCacheTTL: 200 * time.Millisecond})
 	a := memory.Agent("A")
 	seedRecall(t, c.e, a)
 	const q = "which editor theme do I prefer"
 	c.wantComputed("first", a, q, memory.RecallOptions{})
 	c.wantServed("at once", a, q, memory.RecallOptions{})
-	time.Sleep(120 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	c.wantComputed("after the TTL", a, q, memory.RecallOptions{})
 }
 
