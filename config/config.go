@@ -284,6 +284,25 @@ type Retrieval struct {
 	RerankModel    string `json:"rerankModel"`
 	RerankEndpoint string `json:"rerankEndpoint"`
 	RerankProvider string `json:"rerankProvider"`
+	// RecallCache is how many recall answers the engine keeps
+	// (memory.WithRecallCache; 0: none), each for at most
+	// RecallCacheSeconds: a prompt recalled twice in a turn is embedded
+	// and searched once. clawmem's own keys.
+	RecallCache        int `json:"recallCache"`
+	RecallCacheSeconds int `json:"recallCacheSeconds"`
+}
+
+// MaxRecallCache and MaxRecallCacheSeconds bound the recall cache's keys:
+// an answer holds its memories' vectors, and one older than an hour has
+// lost its recency scores.
+const (
+	MaxRecallCache        = 100_000
+	MaxRecallCacheSeconds = 3600
+)
+
+// RecallCacheTTL is how long a recall answer is kept.
+func (r Retrieval) RecallCacheTTL() time.Duration {
+	return time.Duration(r.RecallCacheSeconds) * time.Second
 }
 
 // Embedding is the seed's embedding.* block, plus provider. memory-lancedb's
@@ -552,6 +571,12 @@ func (c *Config) validate() (problems, warnings []string) {
 	}
 	if p := strings.ToLower(c.Retrieval.RerankProvider); !slices.Contains(rerankProviders, rerank.Provider(p)) {
 		bad("retrieval.rerankProvider is %q: want one of %s", c.Retrieval.RerankProvider, rerankProviderList())
+	}
+	if n := c.Retrieval.RecallCache; n < 0 || n > MaxRecallCache {
+		bad("retrieval.recallCache is %d: allowed range 0..%d (0: off)", n, MaxRecallCache)
+	}
+	if n := c.Retrieval.RecallCacheSeconds; n < 1 || n > MaxRecallCacheSeconds {
+		bad("retrieval.recallCacheSeconds is %d: allowed range 1..%d", n, MaxRecallCacheSeconds)
 	}
 	switch strings.ToLower(c.Embedding.Provider) {
 	case embed.ProviderOpenAI, embed.ProviderLocal:

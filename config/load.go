@@ -13,12 +13,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/titanous/json5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
 )
 
@@ -196,7 +198,8 @@ func Decode(raw []byte, name string, o Options) (*File, error) {
 		return fail(problems...)
 	}
 
-	c := &Config{Retrieval: Retrieval{Config: retrieve.DefaultConfig()}}
+	c := &Config{Retrieval: Retrieval{Config: retrieve.DefaultConfig(), RecallCache: memory.DefaultRecallCacheSize,
+		RecallCacheSeconds: int(memory.DefaultRecallCacheTTL / time.Second)}}
 	b, err := json.Marshal(resolved)
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(b))

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/retrieve"
 )
 
@@ -239,6 +241,10 @@ func TestRejects(t *testing.T) {
 		{"recall budget integer", "c.json", `{"retrieval":{"recallTokenBudget":500.5}}`, "retrieval.recallTokenBudget: expected an integer, got number 500.5"},
 		{"core facts range", "c.json", `{"retrieval":{"coreFacts":11}}`, "retrieval.coreFacts is 11: allowed range 0..10"},
 		{"core facts negative", "c.json", `{"retrieval":{"coreFacts":-1}}`, "retrieval.coreFacts is -1: allowed range 0..10"},
+		{"recall cache negative", "c.json", `{"retrieval":{"recallCache":-1}}`, "retrieval.recallCache is -1: allowed range 0..100000 (0: off)"},
+		{"recall cache high", "c.json", `{"retrieval":{"recallCache":100001}}`, "retrieval.recallCache is 100001: allowed range 0..100000 (0: off)"},
+		{"recall cache seconds zero", "c.json", `{"retrieval":{"recallCacheSeconds":0}}`, "retrieval.recallCacheSeconds is 0: allowed range 1..3600"},
+		{"recall cache seconds high", "c.json", `{"retrieval":{"recallCacheSeconds":3601}}`, "retrieval.recallCacheSeconds is 3601: allowed range 1..3600"},
 		{"half-life range", "c.json", `{"retrieval":{"recencyHalfLifeDays":-1}}`, "retrieval.recencyHalfLifeDays is -1: allowed range 0..3650"},
 		{"time decay range", "c.json", `{"retrieval":{"timeDecayHalfLifeDays":-5}}`, "retrieval.timeDecayHalfLifeDays is -5: allowed range 0..36500"},
 		{"captureMaxChars low", "c.json", `{"captureMaxChars":99}`, "captureMaxChars is 99: allowed range 100..10000"},
@@ -555,6 +561,30 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The recall cache's keys: the defaults when unset, and 0 kept as given
+// (it turns the cache off) rather than defaulted.
+func TestRecallCacheKeys(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		size    int
+		seconds int
+	}{
+		{`{}`, memory.DefaultRecallCacheSize, 30},
+		{`{"retrieval":{"recallCache":0}}`, 0, 30},
+		{`{"retrieval":{"recallCache":1000,"recallCacheSeconds":5}}`, 1000, 5},
+	} {
+		c, err := Decode([]byte(tc.in), "c.json", Options{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		r := c.Config.Retrieval
+		if r.RecallCache != tc.size || r.RecallCacheSeconds != tc.seconds || r.RecallCacheTTL() != time.Duration(tc.seconds)*time.Second {
+			t.Errorf("%s: recallCache %d, recallCacheSeconds %d (TTL %s); want %d, %d", tc.in, r.RecallCache, r.RecallCacheSeconds,
+				r.RecallCacheTTL(), tc.size, tc.seconds)
+		}
+	}
 }
 
 // The auto-recall block's keys: the defaults when unset, and 0 core

@@ -316,6 +316,15 @@ type Store interface {
 	// Iterate calls fn for every memory the options select, in no set order,
 	// stopping at the first error fn returns.
 	Iterate(ctx context.Context, o IterateOptions, fn func(schemas.Memory) error) error
+	// WriteGeneration is a number that changes once a write to one of
+	// f's scopes has completed — for AllScopes, any write — and never
+	// goes back: a cache of what a read under f answered reads it before
+	// the read starts, and the answer stands while the number is
+	// unchanged. A write changes it only after everything it changed is
+	// visible to reads; a write elsewhere may change it too (a backend
+	// that keeps one counter for every scope). It counts this process's
+	// writes only.
+	WriteGeneration(f ScopeFilter) uint64
 	// Close releases the store.
 	Close() error
 }

@@ -145,6 +145,9 @@ type StatsDetails struct {
 	Dimensions   int                  `json:"dimensions"`
 	ScopeConfig  ScopeStats           `json:"scopeStats"`
 	EmbedderInfo *EmbeddingCacheStats `json:"embeddingCache,omitempty"`
+	// RecallCache is the recall cache's use (retrieval.recallCache);
+	// absent when it is off.
+	RecallCache *RecallCacheStats `json:"recallCache,omitempty"`
 	// ByDay is the memories added on each day asked for (StatsRequest.Days).
 	ByDay map[string]int `json:"byDay,omitempty"`
 	// Index is how the store holds its vectors, for an operator's call
@@ -209,6 +212,15 @@ type ScopeStats struct {
 // EmbeddingCacheStats is the embedding cache's use, for embedders that
 // cache vectors.
 type EmbeddingCacheStats struct {
+	Size    int     `json:"size"`
+	Hits    uint64  `json:"hits"`
+	Misses  uint64  `json:"misses"`
+	HitRate float64 `json:"hitRate"`
+}
+
+// RecallCacheStats is the recall cache's use: answers kept, and recalls
+// answered from it (hits) or computed (misses).
+type RecallCacheStats struct {
 	Size    int     `json:"size"`
 	Hits    uint64  `json:"hits"`
 	Misses  uint64  `json:"misses"`

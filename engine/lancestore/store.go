@@ -38,6 +38,10 @@ type Store struct {
 	// it commits.
 	mu     sync.RWMutex
 	closed atomic.Bool
+	// gen counts the writes this process made (WriteGeneration), each
+	// after it finished and before its lock is let go, failed ones too:
+	// a write of several commits may have made some of them.
+	gen atomic.Uint64
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -191,6 +195,11 @@ func (s *Store) Dimensions() int { return s.lay.dim }
 
 // HasFullText implements engine.Store.
 func (s *Store) HasFullText() bool { return s.fts }
+
+// WriteGeneration implements engine.Store with one counter for every
+// scope: any write changes every filter's generation. Writes by another
+// process sharing the table are not counted.
+func (s *Store) WriteGeneration(engine.ScopeFilter) uint64 { return s.gen.Load() }
 
 // Len is the number of rows in the table (0 when it cannot be counted).
 func (s *Store) Len() int {

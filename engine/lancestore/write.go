@@ -77,6 +77,7 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.gen.Add(1)
 	for chunk := range slices.Chunk(ids, chunkIDs) {
 		cond, err := idIn(chunk)
 		if err != nil {
@@ -113,6 +114,7 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.gen.Add(1)
 	id, err := s.resolve(ctx, idOrPrefix, f)
 	if err != nil {
 		return "", err
@@ -146,6 +148,7 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.gen.Add(1)
 	id, err := s.resolve(ctx, idOrPrefix, f)
 	if err != nil {
 		return schemas.Memory{}, err
@@ -328,6 +331,7 @@ func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.gen.Add(1)
 	ids, err := s.matching(ctx, cond, f.Scopes)
 	if err != nil || len(ids) == 0 {
 		return 0, err

@@ -30,6 +30,9 @@ type setup struct {
 	secrets redact.Mode
 	// retrieval, when set, changes the retrieval config last.
 	retrieval func(*retrieve.Config)
+	// recallCache and recallCacheTTL: memory.WithRecallCache's (0: no cache).
+	recallCache    int
+	recallCacheTTL time.Duration
 }
 
 // isolationScopes is the adversarial layout: A and B have default access,
@@ -77,7 +80,7 @@ func newEngine(t testing.TB, s setup) *memory.Engine {
 	if emb == nil {
 		emb = localEmbedder(t)
 	}
-	return memory.New(st, emb, ret, sm, memory.WithSecrets(s.secrets))
+	return memory.New(st, emb, ret, sm, memory.WithSecrets(s.secrets), memory.WithRecallCache(s.recallCache, s.recallCacheTTL))
 }
 
 // mustStore stores text for who (dedup off unless given) and returns the memory.

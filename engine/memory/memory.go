@@ -106,6 +106,8 @@ type Engine struct {
 	// secrets is what becomes of a credential in a text to store, and in
 	// a query, before it is embedded (secrets.mode).
 	secrets redact.Mode
+	// recalls keeps recent recall answers (WithRecallCache); nil: none.
+	recalls *recallCache
 }
 
 // Option configures an Engine.
@@ -298,6 +300,19 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 	// A credential typed into a search (or an auto-recall prompt) is not
 	// sent to the embedding provider.
 	query = e.forModel(query)
+	var (
+		key recallKey
+		gen uint64
+	)
+	if e.recalls != nil {
+		// The generation is read before the lookup and the retrieval: a
+		// write that completes after this changes it, so the answer
+		// computed below cannot outlive that write, even one it raced.
+		key, gen = newRecallKey(f, query, o), e.store.WriteGeneration(f)
+		if res, ok := e.recalls.get(key, gen); ok {
+			return res, nil
+		}
+	}
 	qv, down, err := e.queryVector(ctx, query)
 	if err != nil {
 		return retrieve.Result{}, fmt.Errorf("embed query: %w", err)
@@ -310,7 +325,20 @@ func (e *Engine) Recall(ctx context.Context, who Who, query string, o RecallOpti
 		}
 		q.TextOnly, q.Fallback = true, "embedding unavailable: "+down.Error()
 	}
-	return e.ret.Retrieve(ctx, q)
+	res, err := e.ret.Retrieve(ctx, q)
+	if e.recalls != nil && err == nil && e.whole(ctx, res) {
+		e.recalls.add(key, gen, res)
+	}
+	return res, err
+}
+
+// whole reports whether res is the answer the configuration gives, one
+// to keep: not a fallback's (BM25 alone while the embedder is down, the
+// cosine rerank while the reranker is), and not cut short by ctx, whose
+// end some stages meet by skipping their lookups instead of failing.
+func (e *Engine) whole(ctx context.Context, res retrieve.Result) bool {
+	rerankDown := res.Rerank == retrieve.RerankCosineFallback && e.ret.RerankMode() != retrieve.RerankCosineFallback
+	return ctx.Err() == nil && res.Fallback == "" && !rerankDown
 }
 
 // QueryEmbedTimeout bounds a query's embedding (or half the time left of
@@ -662,6 +690,8 @@ type Stats struct {
 	Dimensions   int               `json:"dimensions"`
 	ScopeConfig  scopes.Stats      `json:"scopeStats"`
 	EmbedderInfo *embed.CacheStats `json:"embeddingCache,omitempty"`
+	// RecallCache is the recall cache's use, when the engine has one.
+	RecallCache *RecallCacheStats `json:"recallCache,omitempty"`
 	// ByDay is the memories added on each day asked for (StatsRequest.Days).
 	ByDay map[string]int `json:"byDay,omitempty"`
 	// Index is how the store holds its vectors, when it can tell.
@@ -698,6 +728,9 @@ func (e *Engine) Stats(ctx context.Context, who Who, scope string) (Stats, error
 	if sp, ok := e.emb.(embed.StatsProvider); ok {
 		cs := sp.CacheStats()
 		out.EmbedderInfo = &cs
+	}
+	if rs, ok := e.RecallCacheStats(); ok {
+		out.RecallCache = &rs
 	}
 	return out, nil
 }

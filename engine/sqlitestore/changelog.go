@@ -190,26 +190,39 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rev), 0) FROM changes`).Scan(&logged); err != nil {
 		return err
 	}
+	// The scopes the entries change, for WriteGeneration: a deleted
+	// memory's, and a put memory's before and after (a put may move it).
 	var removed []int64
+	var scopes []string
 	for _, id := range deletes {
 		var seq int64
-		err := tx.QueryRowContext(ctx, `SELECT seq FROM memories WHERE id = ?`, id).Scan(&seq)
+		var scope string
+		err := tx.QueryRowContext(ctx, `SELECT seq, scope FROM memories WHERE id = ?`, id).Scan(&seq, &scope)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		removed = append(removed, seq)
+		removed, scopes = append(removed, seq), append(scopes, scope)
 	}
 	if err := s.deleteSeqs(ctx, tx, removed); err != nil {
 		return err
 	}
 	put := make([]int64, len(puts))
 	for i, m := range puts {
+		var was string
+		err := tx.QueryRowContext(ctx, `SELECT scope FROM memories WHERE id = ?`, m.ID).Scan(&was)
+		switch {
+		case err == nil:
+			scopes = append(scopes, was)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
 		if put[i], err = s.putTx(ctx, tx, m); err != nil {
 			return err
 		}
+		scopes = append(scopes, m.Scope)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE rev > ?`, logged); err != nil {
 		return err
@@ -226,6 +239,7 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 	for i, m := range puts {
 		s.indexPut(put[i], m)
 	}
+	s.gens.wrote(scopes...)
 	return nil
 }
 

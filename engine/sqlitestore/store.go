@@ -85,6 +85,8 @@ type Store struct {
 	// wmu serialises writers so the database and the index change together
 	// and dedup decisions made under it see every earlier write.
 	wmu sync.Mutex
+	// gens counts completed writes by scope (WriteGeneration).
+	gens generations
 	// gmu guards groups, the small integer id of each scope in the index.
 	gmu    sync.RWMutex
 	groups map[string]uint32

@@ -104,9 +104,12 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	scopes := make([]string, len(ms))
 	for i, m := range ms {
 		s.indexPut(seqs[i], m)
+		scopes[i] = m.Scope
 	}
+	s.gens.wrote(scopes...)
 	return nil
 }
 
@@ -126,6 +129,10 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFil
 	if err != nil {
 		return "", err
 	}
+	scope, err := scopeOfSeq(ctx, tx, seq)
+	if err != nil {
+		return "", err
+	}
 	if err := s.deleteSeqs(ctx, tx, []int64{seq}); err != nil {
 		return "", err
 	}
@@ -133,6 +140,7 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFil
 		return "", fmt.Errorf("commit: %w", err)
 	}
 	s.unindex(seq)
+	s.gens.wrote(scope)
 	return id, nil
 }
 
@@ -213,6 +221,7 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 	// (importance, category, text without a new vector) leaves it, and its
 	// segment, be.
 	s.indexUpdate(seq, old, m, p.Vector != nil)
+	s.gens.wrote(old.Scope, m.Scope)
 	return m, nil
 }
 
@@ -260,18 +269,20 @@ func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT seq FROM memories WHERE `+cond, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT seq, scope FROM memories WHERE `+cond, args...)
 	if err != nil {
 		return 0, err
 	}
 	var seqs []int64
+	var scopes []string
 	for rows.Next() {
 		var seq int64
-		if err := rows.Scan(&seq); err != nil {
+		var scope string
+		if err := rows.Scan(&seq, &scope); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		seqs = append(seqs, seq)
+		seqs, scopes = append(seqs, seq), append(scopes, scope)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -286,5 +297,6 @@ func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error
 	for _, seq := range seqs {
 		s.unindex(seq)
 	}
+	s.gens.wrote(scopes...)
 	return len(seqs), nil
 }

@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 		{"Concurrent", testConcurrent},
 		{"Closed", testClosed},
 		{"History", testHistory},
+		{"WriteGeneration", testWriteGeneration},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

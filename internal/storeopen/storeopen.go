@@ -106,7 +106,8 @@ func openEngine(ctx context.Context, cfg *config.Config, log *slog.Logger, o opt
 		st.Close()
 		return nil, nil, err
 	}
-	return memory.New(st, emb, ret, sm, memory.WithSecrets(cfg.SecretsMode())), st, nil
+	return memory.New(st, emb, ret, sm, memory.WithSecrets(cfg.SecretsMode()),
+		memory.WithRecallCache(cfg.Retrieval.RecallCache, cfg.Retrieval.RecallCacheTTL())), st, nil
 }
 
 // Store opens the configured backend: SQLite, or LanceDB, which a build

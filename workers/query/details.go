@@ -27,6 +27,10 @@ func statsDetails(st memory.Stats, deadLetters *int) schemas.StatsDetails {
 		c := schemas.EmbeddingCacheStats(*st.EmbedderInfo)
 		d.EmbedderInfo = &c
 	}
+	if st.RecallCache != nil {
+		c := schemas.RecallCacheStats(*st.RecallCache)
+		d.RecallCache = &c
+	}
 	if st.Index != nil {
 		is := schemas.IndexState(*st.Index)
 		d.Index = &is

@@ -84,7 +84,7 @@ func TestDetailsKeepEngineJSON(t *testing.T) {
 	st, dead := filled[memory.Stats](), 7
 	sameJSON(t, "stats", engineStats{st, &dead}, statsDetails(st, &dead))
 	sameJSON(t, "empty stats", engineStats{}, statsDetails(memory.Stats{}, nil))
-	zeroParts := memory.Stats{EmbedderInfo: &embed.CacheStats{}, Index: &engine.IndexState{}}
+	zeroParts := memory.Stats{EmbedderInfo: &embed.CacheStats{}, RecallCache: &memory.RecallCacheStats{}, Index: &engine.IndexState{}}
 	sameJSON(t, "stats of empty parts", engineStats{Stats: zeroParts}, statsDetails(zeroParts, nil))
 
 	rep := filled[memory.ConsolidateReport]()

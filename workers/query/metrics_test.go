@@ -178,3 +178,51 @@ func queryBenchTexts(n int) []string {
 	}
 	return out
 }
+
+// TestRecallCacheMetrics: the recall cache's hits and misses, summed over
+// the distinct engines the registry's services answer with, and in
+// memory_stats.
+func TestRecallCacheMetrics(t *testing.T) {
+	base := queryTestEngine(t, nil)
+	cached := func() *memory.Engine {
+		return memory.New(base.Backend(), base.Embedder(), base.Retriever(), base.Scopes(), memory.WithRecallCache(8, time.Minute))
+	}
+	e1, e2 := cached(), cached()
+	_, nc, _ := natsembed.StartTest(t)
+	reg := prometheus.NewRegistry()
+	svc := New(nc, e1, DefaultConfig(), reg, queryTestLog(t))
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	New(nc, e1, DefaultConfig(), reg, queryTestLog(t)) // a second service of the same engine counts it once
+	New(nil, e2, DefaultConfig(), reg, queryTestLog(t))
+
+	queryOKReply[schemas.StoreDetails](t, nc, querySubj("main", "store"), map[string]any{"text": queryCorpus[3]})
+	for range 2 {
+		queryOKReply[schemas.RecallDetails](t, nc, querySubj("main", "recall"), map[string]any{"query": "green tea"})
+	}
+	if _, err := e2.Recall(context.Background(), memory.Agent("main"), "green tea", memory.RecallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "clawmem_recall_cache_lookups_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	if got["hit"] != 1 || got["miss"] != 2 {
+		t.Errorf("recall cache lookups %v, want 1 hit (the repeat) and 2 misses (one per engine)", got)
+	}
+	_, st := queryOKReply[schemas.StatsDetails](t, nc, querySubj("main", "stats"), nil)
+	if st.RecallCache == nil || st.RecallCache.Hits != 1 || st.RecallCache.Misses != 1 || st.RecallCache.Size != 1 {
+		t.Errorf("memory_stats recall cache %+v, want 1 answer kept, 1 hit and 1 miss", st.RecallCache)
+	}
+}

@@ -11,8 +11,9 @@
 // operation answered in process, for the CLI), format.go (tool-result
 // text), details.go (the engine's results as reply details), health.go
 // (memory_stats' dead letters), partition.go (one writer per partition of
-// the scopes), replica.go (replicas over the memory log) and bench.go
-// (recall latency over NATS, measured by clawmem bench).
+// the scopes), replica.go (replicas over the memory log), metrics.go (the
+// recall cache's counters) and bench.go (recall latency over NATS,
+// measured by clawmem bench).
 package query
 
 import (
@@ -187,6 +188,9 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 	}
 	m.requests = promreg.Register(reg, m.requests, log, "query")
 	m.duration = promreg.Register(reg, m.duration, log, "query")
+	if reg != nil && eng != nil {
+		promreg.Register(reg, newRecallCacheMetrics(), log, "query").add(eng)
+	}
 	s := &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
 		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
 		done: make(chan struct{}), ready: make(chan struct{})}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/engine/vecindex"
 )
 
@@ -153,8 +154,9 @@ func TestConsoleBench(t *testing.T) {
 }
 
 // bench recall measures real recalls at each level, both in process and
-// over NATS (every recall answered, most with memories), and a second
-// run on the same directory reuses the store.
+// over NATS (every recall answered, most with memories) with the recall
+// cache off unless asked for, and a second run on the same directory
+// reuses the store.
 func TestRecallThroughput(t *testing.T) {
 	dir := t.TempDir()
 	o := RecallOptions{N: 3000, Dim: 64, Concurrency: []int{1, 4}, Seconds: 0.5, Dir: dir}
@@ -162,7 +164,7 @@ func TestRecallThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Levels) != 2 || rep.Index != "auto" || rep.Queries == 0 {
+	if len(rep.Levels) != 2 || rep.Index != "auto" || rep.Queries == 0 || rep.RecallCache != 0 || rep.RecallCacheHitRate != 0 {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, l := range rep.Levels {
@@ -173,15 +175,23 @@ func TestRecallThroughput(t *testing.T) {
 		}
 	}
 	var logs []string
-	o.Concurrency, o.Logf = []int{2}, func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
-	if _, err := Recall(context.Background(), o); err != nil {
+	o.Concurrency, o.Cache, o.Logf = []int{2}, true, func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	cachedRep, err := Recall(context.Background(), o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(logs) == 0 || !strings.Contains(logs[0], "reusing the store's 3000 memories") {
 		t.Fatalf("second run: %q", logs)
 	}
-	var out strings.Builder
-	if err := rep.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") {
-		t.Fatalf("text: %q %v", out.String(), err)
+	// The mix repeats (each level's NATS run asks what its in-process run
+	// asked first): with the cache, some recalls are answered from it.
+	if cachedRep.RecallCache != memory.DefaultRecallCacheSize || cachedRep.RecallCacheHitRate <= 0 {
+		t.Errorf("with --cache: recall cache %d, hit rate %.2f", cachedRep.RecallCache, cachedRep.RecallCacheHitRate)
+	}
+	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)"} {
+		var out strings.Builder
+		if err := r.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") || !strings.Contains(out.String(), want) {
+			t.Fatalf("text: %q %v, want it to say %q", out.String(), err, want)
+		}
 	}
 }

@@ -56,8 +56,10 @@ func (c commands) recallCmd() *cobra.Command {
 		Long: `Builds a store of N memories of DIM dimensions (the default configuration and the local embedder;
 --dir keeps it for the next run), then for each --concurrency level runs the same query mix for
 --seconds in process against the engine and over NATS through the query service (default recall:
-hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.`,
-		Example: "  clawmem bench recall\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
+hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.
+The recall cache (retrieval.recallCache) is off, since the mix repeats its queries: every recall is
+computed. --cache turns it on, to measure what it saves.`,
+		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.N < 1 || o.Dim < 1 || o.Seconds <= 0 || len(levels) == 0 {
@@ -89,6 +91,7 @@ hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process'
 	f.Float64Var(&o.Seconds, "seconds", 5, "length of each run")
 	f.StringVar(&o.Memory, "memory", "", "store.memory: float32 or int8 (default: the configuration's)")
 	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
+	f.BoolVar(&o.Cache, "cache", false, "keep the recall cache on (retrieval.recallCache's default); off, every recall is computed")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	return cmd
 }

@@ -155,7 +155,9 @@ func (r ConsoleReport) WriteText(w io.Writer) error {
 }
 
 // scratch makes a temporary data dir for a bench and its default
-// configuration; the caller removes the dir.
+// configuration, without the recall cache: the benches repeat their
+// queries, and measure what answering one costs. The caller removes the
+// dir.
 func scratch(name string) (string, *config.Config, error) {
 	dir, err := os.MkdirTemp("", "clawmem-bench-"+name+"-")
 	if err != nil {
@@ -166,5 +168,6 @@ func scratch(name string) (string, *config.Config, error) {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
+	cfg.Retrieval.RecallCache = 0
 	return dir, cfg, nil
 }

@@ -38,8 +38,12 @@ type RecallOptions struct {
 	Memory string
 	// Dir, when set, keeps the store there and reuses it when it already
 	// holds N memories of Dim dimensions (empty: a scratch directory).
-	Dir  string
-	Logf func(format string, args ...any)
+	Dir string
+	// Cache keeps the recall cache on (retrieval.recallCache's default).
+	// Off, every recall is computed: the mix repeats its 256 queries, which
+	// the cache would otherwise answer from memory after their first time.
+	Cache bool
+	Logf  func(format string, args ...any)
 }
 
 // RecallFigures are one run's: recalls answered per second, latency
@@ -74,6 +78,10 @@ type RecallReport struct {
 	Cores   int           `json:"cores"`
 	Levels  []RecallLevel `json:"levels"`
 	Queries int           `json:"queries"`
+	// RecallCache is the recall cache's size in the run (0: off) and
+	// RecallCacheHitRate the share of recalls it answered.
+	RecallCache        int     `json:"recallCache"`
+	RecallCacheHitRate float64 `json:"recallCacheHitRate,omitempty"`
 }
 
 // The benchmark's texts are words of a synthetic vocabulary drawn with
@@ -162,7 +170,10 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	if o.Memory != "" {
 		cfg.Store.Memory = o.Memory
 	}
-	rep.Memory, rep.Index = cfg.Store.Memory, cfg.Store.Index
+	if !o.Cache {
+		cfg.Retrieval.RecallCache = 0
+	}
+	rep.Memory, rep.Index, rep.RecallCache = cfg.Store.Memory, cfg.Store.Index, cfg.Retrieval.RecallCache
 	if err := cfg.Validate(); err != nil {
 		return rep, err
 	}
@@ -222,6 +233,9 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 		}
 		lv.NATSShare = lv.NATS.QPS / max(lv.Engine.QPS, 1e-9)
 		rep.Levels = append(rep.Levels, lv)
+	}
+	if st, ok := eng.RecallCacheStats(); ok {
+		rep.RecallCacheHitRate = st.HitRate
 	}
 	return rep, nil
 }
@@ -340,6 +354,12 @@ func cpuTime() time.Duration {
 func (r RecallReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "recall throughput, %d memories x %d (store.memory %s, index %s), %d cores, %d queries in the mix\n",
 		r.N, r.Dim, r.Memory, r.Index, r.Cores, r.Queries)
+	if r.RecallCache > 0 {
+		fmt.Fprintf(w, "  recall cache ON (%d answers): %.0f%% of recalls answered from it, so these figures are not the cost of a recall\n",
+			r.RecallCache, 100*r.RecallCacheHitRate)
+	} else {
+		fmt.Fprintf(w, "  recall cache off: every recall is computed (--cache turns it on)\n")
+	}
 	fmt.Fprintf(w, "  %-8s %28s   %28s   %s\n", "callers", "in process (engine)", "over NATS (query service)", "NATS/engine")
 	fmt.Fprintf(w, "  %-8s %9s %8s %9s   %9s %8s %9s\n", "", "recalls/s", "p50 ms", "p99 ms", "recalls/s", "p50 ms", "p99 ms")
 	for _, l := range r.Levels {
