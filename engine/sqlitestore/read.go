@@ -379,8 +379,8 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		q     string
 		bound int64
 	}{
-		{`SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`, ts - window},
-		{`SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`, ts + window},
+		{neighborsBefore, ts - window},
+		{neighborsAfter, ts + window},
 	} {
 		err := s.searchRows(ctx, "neighbors", side.q, func(_ int64, m schemas.Memory) { out = append(out, m) }, scope, ts, side.bound, n)
 		if err != nil {
@@ -389,6 +389,11 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 	}
 	return out, nil
 }
+
+const (
+	neighborsBefore = `SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`
+	neighborsAfter  = `SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`
+)
 
 // Predecessors implements engine.Historian: the memories id replaced, most
 // recently ended first.

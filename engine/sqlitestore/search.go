@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/fts"
@@ -62,8 +63,15 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 // dimensions; at 1,024 it is 4 KB in overflow pages). The index holds the
 // vector normalised, which is all a search's cosines need; callers that
 // return vectors (export, show) read them from the table.
+//
+// q is one of a few fixed statements, prepared once: parsing the SQL anew
+// for each of a recall's seven reads was a tenth of its CPU.
 func (s *Store) searchRows(ctx context.Context, what, q string, each func(int64, schemas.Memory), args ...any) error {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -82,6 +90,27 @@ func (s *Store) searchRows(ctx context.Context, what, q string, each func(int64,
 	return nil
 }
 
+const fetchRows = `SELECT ` + listColumns + ` FROM memories WHERE seq IN (SELECT value FROM json_each(?))`
+
+// prepared returns the statement for q, prepared on first use and kept
+// until the store closes. q must be one of a fixed few (no values in it).
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts.Store(q, st)
+	return st, nil
+}
+
 // fetch loads the rows seqs in that order, dropping any the options do not
 // allow (a second check behind the index's own: scope, history) or that
 // vanished meanwhile.
@@ -89,13 +118,18 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions,
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(seqs))
+	// The row numbers go as one JSON array, so one prepared statement
+	// serves every count.
+	list := make([]byte, 0, 8*len(seqs))
 	for i, seq := range seqs {
-		args[i] = seq
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, seq, 10)
 	}
 	found := make(map[int64]schemas.Memory, len(seqs))
-	err := s.searchRows(ctx, "fetch results", `SELECT `+listColumns+` FROM memories WHERE seq IN (`+placeholders(len(seqs))+`)`,
-		func(seq int64, m schemas.Memory) { found[seq] = m }, args...)
+	err := s.searchRows(ctx, "fetch results", fetchRows,
+		func(seq int64, m schemas.Memory) { found[seq] = m }, "["+string(list)+"]")
 	if err != nil {
 		return nil, err
 	}

@@ -101,6 +101,10 @@ type Store struct {
 
 	dfMu sync.Mutex
 	df   map[string]dfEntry
+
+	// stmts are the search path's prepared statements (prepared).
+	stmtMu sync.Mutex // held to prepare one
+	stmts  sync.Map   // SQL → *sql.Stmt
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -228,6 +232,11 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxConns)
+	// Keep them all: database/sql keeps two idle connections by default
+	// and closes the rest as they come back, so under concurrent recalls
+	// connections were opened and closed all the time, each starting with
+	// an empty page cache and its statements unprepared.
+	db.SetMaxIdleConns(maxConns)
 	s := &Store{db: db, lock: lock, dir: dir, opts: o, now: o.Now, groups: map[string]uint32{}, df: map[string]dfEntry{}, stop: make(chan struct{}), spillMin: spillMin}
 	if s.now == nil {
 		s.now = time.Now
@@ -447,6 +456,10 @@ func (s *Store) Close() error {
 		_ = s.saveSegment(context.Background())
 	}
 	s.ix.Close()
+	s.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
 	err = s.db.Close()
 	if uerr := unlockDir(s.lock); err == nil {
 		err = uerr
