@@ -56,6 +56,10 @@ type cluster struct {
 	rows   []int32
 	codes  []int8 // len(rows)×cw
 	scales []float32
+	// groups are the members' scope groups, a copy of Index.groups kept
+	// beside the codes: a scan tests them in order, where Index.groups,
+	// indexed by matrix row, cost a cache miss per member at a million rows.
+	groups []uint32
 }
 
 type loc struct{ cluster, pos int32 }
@@ -117,29 +121,31 @@ func (iv *ivf) nearest(v []float32) int32 {
 	return bi
 }
 
-// place files row r (vector v) under its nearest cluster; exists says the row
-// already had a place, which it may keep.
-func (iv *ivf) place(r int32, v []float32, exists bool) {
+// place files row r (vector v, scope group g) under its nearest cluster;
+// exists says the row already had a place, which it may keep.
+func (iv *ivf) place(r int32, v []float32, g uint32, exists bool) {
 	c := iv.nearest(v)
 	if exists {
 		at := iv.where[r]
 		if at.cluster == c {
 			cl := &iv.clusters[c]
 			cl.scales[at.pos] = iv.encode(cl.code(at.pos, iv.cw), v, c, nil)
+			cl.groups[at.pos] = g
 			return
 		}
 		iv.unlink(r)
 	} else {
 		iv.where = append(iv.where, loc{})
 	}
-	iv.insert(r, c, v)
+	iv.insert(r, c, v, g)
 }
 
-// insert appends row r (vector v), which has no slot, to cluster c.
-func (iv *ivf) insert(r, c int32, v []float32) {
+// insert appends row r (vector v, group g), which has no slot, to cluster c.
+func (iv *ivf) insert(r, c int32, v []float32, g uint32) {
 	cl := &iv.clusters[c]
 	pos := int32(len(cl.rows))
 	cl.rows = append(cl.rows, r)
+	cl.groups = append(cl.groups, g)
 	cl.codes = slices.Grow(cl.codes, iv.cw)[:len(cl.codes)+iv.cw]
 	cl.scales = append(cl.scales, iv.encode(cl.code(pos, iv.cw), v, c, nil))
 	iv.where[r] = loc{c, pos}
@@ -157,13 +163,35 @@ func (iv *ivf) unlink(r int32) {
 	if at.pos != last {
 		mv := cl.rows[last]
 		cl.rows[at.pos] = mv
+		cl.groups[at.pos] = cl.groups[last]
 		copy(cl.code(at.pos, iv.cw), cl.code(last, iv.cw))
 		cl.scales[at.pos] = cl.scales[last]
 		iv.where[mv].pos = at.pos
 	}
 	cl.rows = cl.rows[:last]
+	cl.groups = cl.groups[:last]
 	cl.codes = cl.codes[:int(last)*iv.cw]
 	cl.scales = cl.scales[:last]
+}
+
+// setGroups fills every cluster's copy of the members' groups from
+// groups, indexed by matrix row: after a training or a segment's load.
+func (iv *ivf) setGroups(groups []uint32) {
+	for c := range iv.clusters {
+		cl := &iv.clusters[c]
+		cl.groups = make([]uint32, len(cl.rows))
+		for j, r := range cl.rows {
+			cl.groups[j] = groups[r]
+		}
+	}
+}
+
+// regroup records that row r's group is now g.
+func (iv *ivf) regroup(r int32, g uint32) {
+	if int(r) < len(iv.where) {
+		at := iv.where[r]
+		iv.clusters[at.cluster].groups[at.pos] = g
+	}
 }
 
 // relink records that the matrix moved row from to row to.
@@ -191,10 +219,10 @@ func (iv *ivf) closest(q []float32, p int) []int32 {
 
 // scanCluster scores cl's members with their int8 codes against the
 // quantised query q.
-func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint32, t *topk) {
+func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *topk) {
 	dim := iv.dim
 	for j, r := range cl.rows {
-		if allow != nil && !allow.Has(groups[r]) {
+		if allow != nil && !allow.Has(cl.groups[j]) {
 			continue
 		}
 		s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
@@ -208,7 +236,7 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, groups []uint3
 // similarity to the query plus the estimate of the member's offset's, plus
 // bitBound factors: an upper bound on the member's similarity that holds
 // but for an error of 2.5 standard deviations.
-func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, groups []uint32, t *topk, buf *[]uint64, minSim float32) {
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *topk, buf *[]uint64, minSim float32) {
 	cl := &iv.clusters[c]
 	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
 	n := len(cl.rows)
@@ -218,7 +246,7 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, group
 	scans := (*buf)[:n]
 	bitScan(words(cl.codes), iv.cw/8, bq.planes, scans)
 	for j, r := range cl.rows {
-		if allow != nil && !allow.Has(groups[r]) {
+		if allow != nil && !allow.Has(cl.groups[j]) {
 			continue
 		}
 		f := cl.scales[j]
@@ -283,7 +311,7 @@ func (iv *ivf) bytes() int64 {
 	b := int64(len(iv.cent))*4 + int64(cap(iv.where))*8
 	for i := range iv.clusters {
 		cl := &iv.clusters[i]
-		b += int64(cap(cl.rows))*4 + int64(cap(cl.codes)) + int64(cap(cl.scales))*4
+		b += int64(cap(cl.rows))*4 + int64(cap(cl.codes)) + int64(cap(cl.scales))*4 + int64(cap(cl.groups))*4
 	}
 	return b
 }
@@ -318,12 +346,12 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 		bq := iv.rot.prepare(q)
 		bufs := make([][]uint64, len(tops))
 		workpool.Run(len(tops), len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, ix.groups, &tops[w], &bufs[w], minSim)
+			iv.scanBits(order[j], q, &bq, allow, &tops[w], &bufs[w], minSim)
 		})
 	} else {
 		qc := quantizeQuery(q)
 		workpool.Run(len(tops), len(order), func(w, j int) {
-			iv.scanCluster(&iv.clusters[order[j]], qc, allow, ix.groups, &tops[w])
+			iv.scanCluster(&iv.clusters[order[j]], qc, allow, &tops[w])
 		})
 	}
 	cs := best(tops, nc)

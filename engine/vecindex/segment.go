@@ -337,6 +337,7 @@ func readSegment(r io.ReaderAt, f *os.File, size int64, dim int, o Options) (ix 
 			return bad("clusters hold %d of %d rows", at, n)
 		}
 		iv.setLimit()
+		iv.setGroups(ix.groups)
 		ix.ivf, ix.trained = iv, true
 	}
 	return ix, epoch, extra, nil

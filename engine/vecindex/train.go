@@ -273,6 +273,7 @@ func newIVF(dim int, cent []float32, assign []int32, codes Codes) *ivf {
 	for c, cnt := range counts {
 		iv.clusters[c] = cluster{
 			rows: make([]int32, cnt), codes: make([]int8, int(cnt)*iv.cw), scales: make([]float32, cnt),
+			groups: make([]uint32, cnt), // filled by finishTraining
 		}
 	}
 	for r, at := range iv.where {
@@ -339,8 +340,10 @@ func (ix *Index) finishTraining(iv *ivf, seen []int64) {
 	to := make([]int32, len(redo))
 	workpool.Run(ix.workers, len(redo), func(_, i int) { to[i] = iv.nearest(ix.row(redo[i])) })
 	for i, r := range redo {
-		iv.insert(r, to[i], ix.row(r))
+		iv.insert(r, to[i], ix.row(r), ix.groups[r])
 	}
+	// A kept row's group may have changed during the training as well.
+	iv.setGroups(ix.groups)
 	iv.setLimit()
 	ix.ivf = iv
 	ix.touched = nil

@@ -226,7 +226,7 @@ func (ix *Index) Upsert(key int64, group uint32, vec []float32) error {
 		row[i] = float32(float64(x) * inv)
 	}
 	if ix.ivf != nil {
-		ix.ivf.place(r, row, exists)
+		ix.ivf.place(r, row, group, exists)
 	}
 	ix.touch(key)
 	ix.wrote()
@@ -270,6 +270,9 @@ func (ix *Index) regroup(r int32, group uint32) {
 		return
 	}
 	ix.groups[r] = group
+	if ix.ivf != nil {
+		ix.ivf.regroup(r, group)
+	}
 	ix.groupN[group]++
 	ix.uncount(old)
 	ix.version++

@@ -114,10 +114,13 @@ func checkInvariants(t *testing.T, ix *Index) {
 	buf := make([]float32, ceilPow2(ix.dim))
 	for c := range iv.clusters {
 		cl := &iv.clusters[c]
-		if len(cl.codes) != len(cl.rows)*iv.cw || len(cl.scales) != len(cl.rows) {
-			t.Fatalf("cluster %d: %d rows, %d codes, %d scales", c, len(cl.rows), len(cl.codes), len(cl.scales))
+		if len(cl.codes) != len(cl.rows)*iv.cw || len(cl.scales) != len(cl.rows) || len(cl.groups) != len(cl.rows) {
+			t.Fatalf("cluster %d: %d rows, %d codes, %d scales, %d groups", c, len(cl.rows), len(cl.codes), len(cl.scales), len(cl.groups))
 		}
 		for p, r := range cl.rows {
+			if cl.groups[p] != ix.groups[r] {
+				t.Fatalf("cluster %d slot %d (row %d) has group %d, the row %d", c, p, r, cl.groups[p], ix.groups[r])
+			}
 			if iv.where[r] != (loc{int32(c), int32(p)}) {
 				t.Fatalf("cluster %d slot %d holds row %d, which points at %v", c, p, r, iv.where[r])
 			}
