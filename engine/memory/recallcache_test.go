@@ -68,14 +68,21 @@ func (c cached) wantComputed(what string, who memory.Who, query string, o memory
 	return res
 }
 
+// newSeeded is a cached engine with agent A's memories stored.
+func newSeeded(t *testing.T) (cached, memory.Who) {
+	t.Helper()
+	c := newCached(t, setup{})
+	a := memory.Agent("A")
+	seedRecall(t, c.e, a)
+	return c, a
+}
+
 func hasID(cs []retrieve.Candidate, id string) bool {
 	return slices.ContainsFunc(cs, func(c retrieve.Candidate) bool { return c.Memory.ID == id })
 }
 
 func TestRecallCacheServesARepeat(t *testing.T) {
-	c := newCached(t, setup{})
-	a := memory.Agent("A")
-	seedRecall(t, c.e, a)
+	c, a := newSeeded(t)
 	const q = "what database did we decide on for billing"
 	first := c.wantComputed("first recall", a, q, memory.RecallOptions{})
 	again := c.wantServed("repeat", a, q, memory.RecallOptions{})
@@ -97,9 +104,7 @@ func TestRecallCacheServesARepeat(t *testing.T) {
 
 // Every option that changes the answer is part of the key.
 func TestRecallCacheKeyHasEveryOption(t *testing.T) {
-	c := newCached(t, setup{})
-	a := memory.Agent("A")
-	seedRecall(t, c.e, a)
+	c, a := newSeeded(t)
 	const q = "what database did we decide on for billing"
 	c.wantComputed("default", a, q, memory.RecallOptions{})
 	for _, o := range []memory.RecallOptions{
@@ -172,9 +177,7 @@ func TestRecallCacheWrites(t *testing.T) {
 // applies drops the answers of the scopes it touches.
 func TestRecallCacheReplicaWrites(t *testing.T) {
 	ctx := context.Background()
-	c := newCached(t, setup{})
-	a := memory.Agent("A")
-	seedRecall(t, c.e, a)
+	c, a := newSeeded(t)
 	st, ok := c.e.Backend().(*sqlitestore.Store)
 	if !ok {
 		t.Fatalf("store %T cannot apply the memory log", c.e.Backend())
@@ -287,9 +290,7 @@ func TestRecallCacheOff(t *testing.T) {
 // A degraded answer (the embedder down: BM25 alone) is never kept, and a
 // whole one kept before is served while the embedder is down.
 func TestRecallCacheKeepsNoFallback(t *testing.T) {
-	c := newCached(t, setup{})
-	a := memory.Agent("A")
-	seedRecall(t, c.e, a)
+	c, a := newSeeded(t)
 	const q, q2 = "which editor theme do I prefer", "what database did we decide on for billing"
 	c.wantComputed("first", a, q, memory.RecallOptions{})
 	c.emb.err = schemas.ErrUnavailable // set between recalls: no recall is running
@@ -314,9 +315,7 @@ func TestRecallCacheKeepsNoFallback(t *testing.T) {
 
 // What a caller does to an answer does not change the next one served.
 func TestRecallCacheAnswersAreCopies(t *testing.T) {
-	c := newCached(t, setup{})
-	a := memory.Agent("A")
-	seedRecall(t, c.e, a)
+	c, a := newSeeded(t)
 	const q = "what database did we decide on for billing"
 	first := c.wantComputed("first", a, q, memory.RecallOptions{})
 	want := deepCopy(t, first)

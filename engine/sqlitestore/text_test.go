@@ -24,6 +24,17 @@ func ftsRanked(s *Store, fn func()) {
 	fn()
 }
 
+// openTextStore opens a store in a test's directory, closed at its end.
+func openTextStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), t.TempDir(), Options{Dimensions: storetest.Dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 var textScopes = []string{"agent:a", "agent:b", "agent:c", schemas.GlobalScope}
 
 // zipfText is a memory's text over a Zipf vocabulary, so some terms are in
@@ -44,11 +55,7 @@ func zipfText(r *rand.Rand, z *rand.Zipf) string {
 // deletes and the memory log a follower applies.
 func TestTextIndexRanksAsFTS5(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTextStore(t)
 	if s.text.Load() == nil {
 		t.Fatal("a small store opened without its full-text index")
 	}
@@ -169,11 +176,7 @@ func describe(rs []engine.SearchResult) string {
 // FTS5, which knows token positions.
 func TestPhraseQueriesRankWithFTS5(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTextStore(t)
 	if _, err := s.Add(ctx,
 		schemas.Memory{Text: "we embed with text-embedding-3-small", Vector: storetest.Axis(0)},
 		schemas.Memory{Text: "small text about embedding models", Vector: storetest.Axis(1)}); err != nil {
@@ -246,11 +249,7 @@ func TestTextIndexLoadsInTheBackground(t *testing.T) {
 // read from the index rather than the row: the same direction as stored.
 func TestSearchResultsCarryVectors(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTextStore(t)
 	stored := map[string][]float32{}
 	for i := range 5 {
 		v := storetest.Axis(i)
