@@ -254,7 +254,9 @@ func open(ctx context.Context, dir string, o Options, lock *os.File) (*Store, er
 	if o.Index.Memory == vecindex.Int8 && !o.NoSegment {
 		s.loops.Go(s.spiller)
 	}
-	if s.fts {
+	// The int8 memory mode keeps RAM to the IVF codes; its posting lists
+	// would be several times their size, so FTS5 ranks there.
+	if s.fts && o.Index.Memory != vecindex.Int8 {
 		if err := s.startText(); err != nil {
 			s.Close()
 			return nil, err

@@ -292,3 +292,24 @@ func TestSearchResultsCarryVectors(t *testing.T) {
 	}
 	check("neighbours", nb)
 }
+
+// The int8 memory mode keeps RAM to the vector codes: it builds no
+// posting lists, and full-text search ranks with FTS5.
+func TestInt8ModeRanksWithFTS5(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{Dimensions: storetest.Dim, Index: vecindex.Options{Memory: vecindex.Int8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Add(ctx, schemas.Memory{Text: "the harbour ferry leaves at nine", Vector: storetest.Axis(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if s.text.Load() != nil {
+		t.Fatal("an int8 store built an in-memory full-text index")
+	}
+	res, err := s.TextSearch(ctx, "ferry", engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 5})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("search: %v, %d results", err, len(res))
+	}
+}

@@ -53,7 +53,7 @@ type Index struct {
 // documents stay in the list until it is compacted; df counts live ones.
 type postings struct {
 	ords []int32
-	tfs  []uint32
+	tfs  []uint16 // a memory is at most 64 KiB: fewer tokens than this holds
 	df   int32
 }
 
@@ -107,7 +107,7 @@ func (x *Index) Put(key int64, group uint32, text string) {
 		}
 		p := &x.terms[id]
 		p.ords = append(p.ords, ord)
-		p.tfs = append(p.tfs, tf)
+		p.tfs = append(p.tfs, uint16(min(tf, math.MaxUint16)))
 		p.df++
 		d.terms = append(d.terms, id)
 	}
