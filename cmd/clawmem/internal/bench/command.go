@@ -49,7 +49,7 @@ func (c commands) benchCmd() *cobra.Command {
 func (c commands) recallCmd() *cobra.Command {
 	o := RecallOptions{}
 	var levels []int
-	var cpuProfile string
+	var cpuProfile, allocProfile string
 	cmd := &cobra.Command{
 		Use:   "recall",
 		Short: "Benchmark recall throughput: in process and over NATS, at several numbers of concurrent callers",
@@ -71,13 +71,15 @@ computed. --cache turns it on, to measure what it saves.`,
 				}
 			}
 			o.Concurrency = levels
-			stop, err := startCPUProfile(cpuProfile)
+			stop, err := startProfiles(cpuProfile, allocProfile)
 			if err != nil {
 				return err
 			}
-			defer stop()
 			o.Logf = func(format string, args ...any) { fmt.Fprintf(c.Progress(), format+"\n", args...) }
 			rep, err := Recall(cmd.Context(), o)
+			if err := stop(); err != nil {
+				return err
+			}
 			if err != nil {
 				return err
 			}
@@ -93,24 +95,39 @@ computed. --cache turns it on, to measure what it saves.`,
 	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
 	f.BoolVar(&o.Cache, "cache", false, "keep the recall cache on (retrieval.recallCache's default); off, every recall is computed")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	f.StringVar(&allocProfile, "allocprofile", "", "write the run's allocation profile to this file")
 	return cmd
 }
 
-// startCPUProfile writes a CPU profile to path until stop is called
-// (path empty: no profile).
-func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
+// startProfiles writes a CPU profile to cpu until stop is called, and at
+// stop the allocation profile of the whole run to allocs (an empty path:
+// not that profile): `go tool pprof -sample_index=alloc_space` shows what
+// allocated most.
+func startProfiles(cpu, allocs string) (stop func() error, err error) {
+	stopCPU := func() {}
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() error {
+		stopCPU()
+		if allocs == "" {
+			return nil
+		}
+		f, err := os.Create(allocs)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.Lookup("allocs").WriteTo(f, 0)
+	}, nil
 }
 
 func (c commands) consoleCmd() *cobra.Command {
@@ -220,7 +237,7 @@ func (c commands) storeOpenCmd() *cobra.Command {
 
 func (c commands) pipelineCmd() *cobra.Command {
 	o := PipelineOptions{}
-	var cpuProfile string
+	var cpuProfile, allocProfile string
 	cmd := &cobra.Command{
 		Use:   "pipeline",
 		Short: "Benchmark ingest, capture-to-store throughput, freshness and recall over NATS",
@@ -232,7 +249,7 @@ func (c commands) pipelineCmd() *cobra.Command {
 		Example: "  clawmem bench pipeline\n  clawmem bench pipeline --preload 20000 --index approximate --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			stop, err := startCPUProfile(cpuProfile)
+			stop, err := startProfiles(cpuProfile, allocProfile)
 			if err != nil {
 				return err
 			}
@@ -259,6 +276,7 @@ func (c commands) pipelineCmd() *cobra.Command {
 	f.IntVar(&o.Queries, "queries", 300, "recall queries")
 	f.StringVar(&o.Index, "index", "auto", "vector index: auto, exact or approximate")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	f.StringVar(&allocProfile, "allocprofile", "", "write the run's allocation profile to this file")
 	f.IntVar(&o.Rate, "rate", 1000, "end-to-end publish rate, events/s (the sustained load freshness is measured at)")
 	f.IntVar(&o.Contend, "contend", 0, "other processes that keep a core busy each during the run (each ends by itself within 15 minutes)")
 	f.StringVar(&o.Sync, "sync", "default", "nats.sync of the bench's embedded server: default, always or a duration such as 1s")
