@@ -375,25 +375,22 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 		return nil, err
 	}
 	var out []schemas.Memory
-	for _, side := range []struct {
-		q     string
-		bound int64
-	}{
-		{neighborsBefore, ts - window},
-		{neighborsAfter, ts + window},
-	} {
-		err := s.searchRows(ctx, "neighbors", side.q, func(_ int64, m schemas.Memory) { out = append(out, m) }, scope, ts, side.bound, n)
-		if err != nil {
-			return nil, err
-		}
+	err := s.searchRows(ctx, "neighbors", neighbors, func(_ int64, m schemas.Memory) { out = append(out, m) },
+		scope, ts, ts-window, n, scope, ts, ts+window, n)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-const (
-	neighborsBefore = `SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ? ORDER BY timestamp DESC LIMIT ?`
-	neighborsAfter  = `SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ? ORDER BY timestamp ASC LIMIT ?`
-)
+// neighbors reads both sides in one statement (a recall asks for three
+// hits' neighbours): the earlier ones, nearest first, then the later ones.
+// SQLite returns a UNION ALL's arms in order, and TestNeighbors holds it.
+const neighbors = `SELECT * FROM (SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ?
+	ORDER BY timestamp DESC LIMIT ?)
+UNION ALL
+SELECT * FROM (SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ?
+	ORDER BY timestamp ASC LIMIT ?)`
 
 // Predecessors implements engine.Historian: the memories id replaced, most
 // recently ended first.
