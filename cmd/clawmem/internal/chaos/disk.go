@@ -107,7 +107,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 	acked := time.Since(freedAt).Seconds()
 	t, err := load.Settle(ctx, nc, 60*time.Second)
 	if err != nil {
-		r.fail("counting the store: %v", err)
+		r.fail("counting the store: %v\n%s", err, up.LastLines(80))
 	}
 	r.checkNoDLQ(ctx, nc, t)
 	for code, n := range load.Codes() {
@@ -116,7 +116,7 @@ func DiskFull(ctx context.Context, env Env, o DiskOptions) (Result, error) {
 		}
 	}
 	if up.PID() != pid {
-		r.fail("clawmem up restarted")
+		r.fail("clawmem up exited after the space came back:\n%s", up.LastLines(80))
 	} else if err := up.Stop(); err != nil {
 		r.fail("graceful stop: %v", err)
 	}
