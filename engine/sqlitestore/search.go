@@ -285,10 +285,14 @@ const (
 	minCommonDocs = 2000
 )
 
+// commonDocs is how many of n memories a term may be in and still be
+// searched for.
+func commonDocs(n int) int { return max(minCommonDocs, int(maxDocShare*float64(n))) }
+
 // selectiveTerms drops terms too common to be worth their cost, keeping
 // terms the vocabulary does not know (phrases, diacritics) as they are.
 func (s *Store) selectiveTerms(ctx context.Context, terms []string) ([]string, error) {
-	limit := max(minCommonDocs, int(maxDocShare*float64(s.ix.Len())))
+	limit := commonDocs(s.ix.Len())
 	if s.ix.Len() <= limit {
 		return terms, nil
 	}

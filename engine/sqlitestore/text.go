@@ -163,7 +163,7 @@ func memoryTokens(terms []string) (tokens []string, ok bool) {
 // caller's groups, exactly, then reads those rows.
 func (s *Store) textSearchMemory(ctx context.Context, x *textindex.Index, tokens []string, o engine.SearchOptions) ([]engine.SearchResult, error) {
 	n := x.Len()
-	if limit := max(minCommonDocs, int(maxDocShare*float64(n))); n > limit {
+	if limit := commonDocs(n); n > limit {
 		kept := tokens[:0]
 		for _, t := range tokens {
 			if x.DocFreq(t) <= limit {

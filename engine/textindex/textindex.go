@@ -76,14 +76,6 @@ func (x *Index) Len() int {
 	return len(x.ords)
 }
 
-// Has reports whether key is indexed.
-func (x *Index) Has(key int64) bool {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	_, ok := x.ords[key]
-	return ok
-}
-
 // Put indexes text (already prepared by fts.IndexText) under key in
 // group, replacing what key held.
 func (x *Index) Put(key int64, group uint32, text string) {

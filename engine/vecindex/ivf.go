@@ -121,7 +121,7 @@ func (iv *ivf) nearest(v []float32) int32 {
 	return bi
 }
 
-// place files row r (vector v, scope group g) under its nearest cluster;
+// place files row r (vector v; scope group g, for a new slot) under its nearest cluster;
 // exists says the row already had a place, which it may keep.
 func (iv *ivf) place(r int32, v []float32, g uint32, exists bool) {
 	c := iv.nearest(v)
@@ -130,8 +130,7 @@ func (iv *ivf) place(r int32, v []float32, g uint32, exists bool) {
 		if at.cluster == c {
 			cl := &iv.clusters[c]
 			cl.scales[at.pos] = iv.encode(cl.code(at.pos, iv.cw), v, c, nil)
-			cl.groups[at.pos] = g
-			return
+			return // its group: regroup, which Upsert calls first
 		}
 		iv.unlink(r)
 	} else {
