@@ -4,22 +4,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
-	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/clawmem/clawmem/internal/lrucache"
 )
 
 // vectorCache is an LRU with TTL in front of a paid, rate-limited API: agents
 // re-embed the same recall queries and re-captured passages constantly.
 type vectorCache struct {
-	lru    *expirable.LRU[string, []float32]
-	hits   atomic.Uint64
-	misses atomic.Uint64
+	lru *lrucache.Cache[string, []float32]
 }
 
 func newVectorCache(size int, ttl time.Duration) *vectorCache {
-	return &vectorCache{lru: expirable.NewLRU[string, []float32](size, nil, ttl)}
+	return &vectorCache{lru: lrucache.New[string, []float32](size, ttl)}
 }
 
 // cacheKey includes the task so a query and a passage embedding of the same
@@ -37,23 +34,12 @@ func cacheKey(task, text string) string {
 // get and add copy vectors so a caller scaling or normalising its result in
 // place cannot corrupt what later callers receive.
 func (c *vectorCache) get(key string) ([]float32, bool) {
-	v, ok := c.lru.Get(key)
-	if !ok {
-		c.misses.Add(1)
-		return nil, false
-	}
-	c.hits.Add(1)
-	return slices.Clone(v), true
+	v, ok := c.lru.Get(key, nil)
+	return slices.Clone(v), ok
 }
 
 func (c *vectorCache) add(key string, vec []float32) {
 	c.lru.Add(key, slices.Clone(vec))
 }
 
-func (c *vectorCache) stats() CacheStats {
-	s := CacheStats{Size: c.lru.Len(), Hits: c.hits.Load(), Misses: c.misses.Load()}
-	if total := s.Hits + s.Misses; total > 0 {
-		s.HitRate = float64(s.Hits) / float64(total)
-	}
-	return s
-}
+func (c *vectorCache) stats() CacheStats { return c.lru.Stats() }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/clawmem/clawmem/engine/envsubst"
+	"github.com/clawmem/clawmem/internal/lrucache"
 )
 
 // Embedder turns text into vectors of a fixed dimension.
@@ -58,12 +59,7 @@ type TestResult struct {
 }
 
 // CacheStats describes an embedder's vector cache.
-type CacheStats struct {
-	Size    int     `json:"size"`
-	Hits    uint64  `json:"hits"`
-	Misses  uint64  `json:"misses"`
-	HitRate float64 `json:"hitRate"`
-}
+type CacheStats = lrucache.Stats
 
 // StatsProvider is implemented by embedders that cache vectors. The local
 // embedder does not: computing its vectors is cheaper than hashing the cache

@@ -5,13 +5,11 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/retrieve"
+	"github.com/clawmem/clawmem/internal/lrucache"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -40,38 +38,27 @@ func WithRecallCache(size int, ttl time.Duration) Option {
 		if ttl <= 0 {
 			ttl = DefaultRecallCacheTTL
 		}
-		e.recalls = &recallCache{lru: expirable.NewLRU[recallKey, recallEntry](size, nil, ttl)}
+		e.recalls = &recallCache{lru: lrucache.New[recallKey, recallEntry](size, ttl)}
 	}
 }
 
 // RecallCacheStats is the recall cache's use.
-type RecallCacheStats struct {
-	Size    int     `json:"size"`
-	Hits    uint64  `json:"hits"`
-	Misses  uint64  `json:"misses"`
-	HitRate float64 `json:"hitRate"`
-}
+type RecallCacheStats = lrucache.Stats
 
 // RecallCacheStats reports the recall cache's use; ok is false when the
 // engine has none.
 func (e *Engine) RecallCacheStats() (st RecallCacheStats, ok bool) {
-	c := e.recalls
-	if c == nil {
+	if e.recalls == nil {
 		return RecallCacheStats{}, false
 	}
-	st = RecallCacheStats{Size: c.lru.Len(), Hits: c.hits.Load(), Misses: c.misses.Load()}
-	if total := st.Hits + st.Misses; total > 0 {
-		st.HitRate = float64(st.Hits) / float64(total)
-	}
-	return st, true
+	return e.recalls.lru.Stats(), true
 }
 
 // recallCache holds recall answers by everything they depend on but the
 // store's contents, which the entry's write generation stands for, and the
 // clock, which the LRU's TTL bounds.
 type recallCache struct {
-	lru          *expirable.LRU[recallKey, recallEntry]
-	hits, misses atomic.Uint64
+	lru *lrucache.Cache[recallKey, recallEntry]
 }
 
 // recallKey is what a recall's answer depends on besides the store and
@@ -116,12 +103,11 @@ type recallEntry struct {
 // get returns a copy of the answer for k when it was computed at
 // generation gen.
 func (c *recallCache) get(k recallKey, gen uint64) (retrieve.Result, bool) {
-	if ent, ok := c.lru.Get(k); ok && ent.gen == gen {
-		c.hits.Add(1)
-		return cloneResult(ent.res), true
+	ent, ok := c.lru.Get(k, func(e recallEntry) bool { return e.gen == gen })
+	if !ok {
+		return retrieve.Result{}, false
 	}
-	c.misses.Add(1)
-	return retrieve.Result{}, false
+	return cloneResult(ent.res), true
 }
 
 // add keeps a copy of res, computed at generation gen, for k.
