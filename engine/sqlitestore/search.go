@@ -65,7 +65,8 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 // return vectors (export, show) read them from the table.
 //
 // q is one of a few fixed statements, prepared once: parsing the SQL anew
-// for each of a recall's seven reads was a tenth of its CPU.
+// for each of a recall's row reads (two fetches, three hits' neighbours)
+// was a tenth of its CPU.
 func (s *Store) searchRows(ctx context.Context, what, q string, each func(int64, schemas.Memory), args ...any) error {
 	st, err := s.prepared(ctx, q)
 	if err != nil {
