@@ -1,0 +1,55 @@
+//go:build amd64 && !purego
+
+package vecindex
+
+import (
+	"strconv"
+	"testing"
+)
+
+// Each kernel this CPU runs gives the reference's results: the AVX-512 one
+// (where there is AVX-512 VPOPCNTQ) and the POPCNT one it falls back to.
+func TestBitScanKernels(t *testing.T) {
+	vec := hasVPOPCNTQ
+	t.Cleanup(func() { hasVPOPCNTQ = vec })
+	t.Logf("AVX-512 VPOPCNTQ: %v, POPCNT: %v", vec, hasPOPCNT)
+	if vec {
+		t.Run("vpopcntq", checkBitScan)
+	}
+	hasVPOPCNTQ = false
+	if hasPOPCNT {
+		t.Run("popcnt", checkBitScan)
+	}
+}
+
+// BenchmarkBitScanKernels times a cluster's scan (1,250 rows, as at a
+// million rows) with each kernel, at 384 and 1,024 dimensions.
+func BenchmarkBitScanKernels(b *testing.B) {
+	vec := hasVPOPCNTQ
+	b.Cleanup(func() { hasVPOPCNTQ = vec })
+	for _, dim := range []int{384, 1024} {
+		w := dim / 64
+		const rows = 1250
+		codes, planes, out := make([]uint64, rows*w), make([]uint64, 4*w), make([]uint64, rows)
+		for i := range codes {
+			codes[i] = uint64(i) * 0x9E3779B97F4A7C15
+		}
+		for i := range planes {
+			planes[i] = uint64(i+1) * 0xBF58476D1CE4E5B9
+		}
+		for _, k := range []struct {
+			name string
+			on   bool
+		}{{"vpopcntq", true}, {"popcnt", false}} {
+			if k.on && !vec {
+				continue
+			}
+			b.Run(k.name+"/"+strconv.Itoa(dim), func(b *testing.B) {
+				hasVPOPCNTQ = k.on
+				for b.Loop() {
+					bitScan(codes, w, planes, out)
+				}
+			})
+		}
+	}
+}
