@@ -202,10 +202,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	if r.cfg.FilterNoise {
 		cs = NoiseFilter(cs)
 	}
-	cs = MMR(cs)
-	if len(cs) > limit {
-		cs = cs[:limit]
-	}
+	cs = MMRTop(cs, limit)
 	for i := range cs {
 		cs[i].Sources.Final = cs[i].Score
 	}

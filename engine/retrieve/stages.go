@@ -307,10 +307,19 @@ const MMRThreshold = 0.85
 
 // MMR keeps order but defers (never drops) a candidate whose cosine to an
 // already selected one exceeds 0.85, so near-duplicates go to the end.
-func MMR(cs []Candidate) []Candidate {
-	selected := make([]Candidate, 0, len(cs))
+func MMR(cs []Candidate) []Candidate { return MMRTop(cs, len(cs)) }
+
+// MMRTop is MMR(cs)[:k] (all of it when shorter), found without comparing
+// the candidates that come after the k-th one kept: a recall keeps five of
+// some forty candidates, and their pairwise cosines were a sixteenth of its
+// CPU.
+func MMRTop(cs []Candidate, k int) []Candidate {
+	selected := make([]Candidate, 0, min(k, len(cs)))
 	var deferred []Candidate
 	for _, c := range cs {
+		if len(selected) >= k {
+			return selected
+		}
 		dup := false
 		for _, s := range selected {
 			if len(c.Memory.Vector) > 0 && len(c.Memory.Vector) == len(s.Memory.Vector) &&
@@ -325,7 +334,8 @@ func MMR(cs []Candidate) []Candidate {
 			selected = append(selected, c)
 		}
 	}
-	return append(selected, deferred...)
+	out := append(selected, deferred...)
+	return out[:min(k, len(out))]
 }
 
 func sortByScore(cs []Candidate) {

@@ -1,7 +1,9 @@
 package retrieve
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -440,6 +442,36 @@ func TestMMR(t *testing.T) {
 				t.Errorf("order %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// MMRTop(cs, k) is MMR(cs)[:k] for every k, on candidates with many
+// near-duplicates (vectors from a few directions with noise).
+func TestMMRTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		dirs := make([][]float32, 1+rng.IntN(4))
+		for i := range dirs {
+			dirs[i] = []float32{rng.Float32() - 0.5, rng.Float32() - 0.5, rng.Float32() - 0.5, rng.Float32() - 0.5}
+		}
+		cs := make([]Candidate, rng.IntN(30))
+		for i := range cs {
+			d := dirs[rng.IntN(len(dirs))]
+			v := make([]float32, len(d))
+			for j := range v {
+				v[j] = d[j] + 0.3*(rng.Float32()-0.5)
+			}
+			if rng.IntN(10) == 0 {
+				v = nil
+			}
+			cs[i] = Candidate{Memory: schemas.Memory{ID: fmt.Sprint(i), Vector: v}}
+		}
+		all := candIDs(MMR(cs))
+		for k := range len(cs) + 2 {
+			if got, want := candIDs(MMRTop(cs, k)), all[:min(k, len(all))]; !slices.Equal(got, want) {
+				t.Fatalf("k=%d of %d: %v, want %v", k, len(cs), got, want)
+			}
+		}
 	}
 }
 
