@@ -218,16 +218,14 @@ func (iv *ivf) closest(q []float32, p int) []int32 {
 
 // scanCluster scores cl's members with their int8 codes against the
 // quantised query q.
-func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *topk) {
+func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *rowTopk) {
 	dim := iv.dim
 	for j, r := range cl.rows {
 		if allow != nil && !allow.Has(cl.groups[j]) {
 			continue
 		}
 		s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
-		if t.admits(s) {
-			t.push(cand{s, int64(r)})
-		}
+		t.push(s, r)
 	}
 }
 
@@ -235,7 +233,7 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *topk) {
 // similarity to the query plus the estimate of the member's offset's, plus
 // bitBound factors: an upper bound on the member's similarity that holds
 // but for an error of 2.5 standard deviations.
-func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *topk, buf *[]uint64, minSim float32) {
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *rowTopk, buf *[]uint64, minSim float32) {
 	cl := &iv.clusters[c]
 	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
 	n := len(cl.rows)
@@ -250,8 +248,8 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *to
 		}
 		f := cl.scales[j]
 		s := cq + bq.estimate(scans[j], f) + bitBound*f
-		if s >= minSim && t.admits(s) {
-			t.push(cand{s, int64(r)})
+		if s >= minSim {
+			t.push(s, r)
 		}
 	}
 }
@@ -337,9 +335,9 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 	}
 	order := iv.closest(q, probe)
 	nc := max(k, ix.rescoreFor(k, iv))
-	tops := make([]topk, min(ix.workers, len(order)))
+	tops := make([]rowTopk, min(ix.workers, len(order)))
 	for w := range tops {
-		tops[w] = newTopk(nc)
+		tops[w] = newRowTopk(nc)
 	}
 	if iv.rot != nil {
 		bq := iv.rot.prepare(q)
@@ -353,7 +351,7 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 			iv.scanCluster(&iv.clusters[order[j]], qc, allow, &tops[w])
 		})
 	}
-	cs := best(tops, nc)
+	cs := bestRows(tops, nc)
 	if len(cs) < k && len(cs) < allowed && math.IsInf(float64(minSim), -1) {
 		return ix.exact(q, k, allow)
 	}

@@ -2,6 +2,7 @@ package vecindex
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -76,4 +77,95 @@ func best(tops []topk, k int) []cand {
 		return cmp.Compare(a.id, b.id)
 	})
 	return all[:min(k, len(all))]
+}
+
+// rowTopk is topk for the approximate stage of an IVF search, which pushes
+// thousands of candidates per query: a candidate there is a row number, so
+// it and its score pack into one uint64 that orders as worse does (higher
+// score greater; equal scores, the smaller row greater). Comparing keys is
+// one instruction, and the heap is half the bytes.
+type rowTopk struct {
+	k int
+	h []uint64
+}
+
+func newRowTopk(k int) rowTopk { return rowTopk{k: k, h: make([]uint64, 0, k)} }
+
+// packRow maps s to a uint32 that orders as the float does (the sign bit
+// set for positives, every bit flipped for negatives; −0 is 0), above the
+// row's complement.
+func packRow(s float32, r int32) uint64 {
+	b := math.Float32bits(s)
+	if b == 1<<31 {
+		b = 0
+	}
+	if b>>31 != 0 {
+		b = ^b
+	} else {
+		b |= 1 << 31
+	}
+	return uint64(b)<<32 | uint64(^uint32(r))
+}
+
+func unpackRow(x uint64) cand {
+	b := uint32(x >> 32)
+	if b>>31 != 0 {
+		b &^= 1 << 31
+	} else {
+		b = ^b
+	}
+	return cand{math.Float32frombits(b), int64(int32(^uint32(x)))}
+}
+
+func (t *rowTopk) push(s float32, r int32) {
+	x := packRow(s, r)
+	h := t.h
+	if len(h) < t.k {
+		h = append(h, x)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[i] >= h[p] {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+		t.h = h
+		return
+	}
+	if x <= h[0] {
+		return
+	}
+	h[0] = x
+	n := len(h)
+	for i := 0; ; {
+		m, l := i, 2*i+1
+		if l < n && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < n && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// bestRows merges per-worker heaps into the k best candidates, best first,
+// in the order best gives.
+func bestRows(tops []rowTopk, k int) []cand {
+	var all []uint64
+	for _, t := range tops {
+		all = append(all, t.h...)
+	}
+	slices.Sort(all)
+	n := min(k, len(all))
+	out := make([]cand, n)
+	for i := range out {
+		out[i] = unpackRow(all[len(all)-1-i])
+	}
+	return out
 }

@@ -1,0 +1,52 @@
+package vecindex
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Packed row candidates order exactly as worse orders candidates, unpack
+// to what was packed, and the row heaps keep what topk keeps, in its order:
+// scores of both signs, zeros of both signs, many ties.
+func TestRowTopkMatchesTopk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	score := func() float32 {
+		switch rng.IntN(6) {
+		case 0:
+			return 0
+		case 1:
+			return float32(math.Copysign(0, -1))
+		case 2:
+			return float32(rng.IntN(5)) / 4 // ties
+		default:
+			return float32(rng.NormFloat64())
+		}
+	}
+	for range 2000 {
+		a, b := cand{score(), int64(rng.IntN(1 << 20))}, cand{score(), int64(rng.IntN(1 << 20))}
+		pa, pb := packRow(a.s, int32(a.id)), packRow(b.s, int32(b.id))
+		if worse(a, b) != (pa < pb) {
+			t.Fatalf("%v vs %v: worse %v, packed %v", a, b, worse(a, b), pa < pb)
+		}
+		if u := unpackRow(pa); u.id != a.id || u.s != a.s {
+			t.Fatalf("unpack(pack(%v)) = %v", a, u)
+		}
+	}
+	for _, k := range []int{1, 5, 64, 1000} {
+		tops, rows := make([]topk, 3), make([]rowTopk, 3)
+		for w := range tops {
+			tops[w], rows[w] = newTopk(k), newRowTopk(k)
+		}
+		for i := range 5000 {
+			w, s := rng.IntN(3), score()
+			tops[w].push(cand{s, int64(i)})
+			rows[w].push(s, int32(i))
+		}
+		want, got := best(tops, k), bestRows(rows, k)
+		if !slices.Equal(got, want) {
+			t.Fatalf("k=%d: row heaps keep %v…, topk %v…", k, got[:min(5, len(got))], want[:min(5, len(want))])
+		}
+	}
+}
