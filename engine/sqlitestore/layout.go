@@ -30,12 +30,13 @@ func tableColumns(ctx context.Context, q interface {
 	return cols, nil
 }
 
-// vectorLast lays out again a memories table made with the vector before
-// other columns (every store before memoriesTable put it last, the history
-// columns added to one included), so that reading a row's other columns
-// no longer walks the vector's overflow pages. The table is copied whole
-// into memoriesTable's layout, which at a million memories of 1,024
-// dimensions rewrites gigabytes, once.
+// vectorLast lays out again a memories table that has the vector before
+// other columns, as every store made before memoriesTable put it last has
+// (with the history columns made with the table or added later), so that
+// reading a row's other columns no longer walks the vector's overflow
+// pages. The table is copied whole into memoriesTable's layout: at a
+// million memories of 1,024 dimensions that rewrites gigabytes, once, and
+// the old table's pages stay in the file, free, for later writes to reuse.
 //
 // It is one transaction: a crash or a failure leaves the old table as it
 // was. Every row keeps its seq, the rowid the full-text table and the
@@ -115,8 +116,8 @@ func (s *Store) vectorLast(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("lay out memories: commit: %w", err)
 	}
-	// The log holds the whole table now, as large as the database: give
-	// the disk back at once rather than at close.
+	// The write-ahead log holds the whole new table now: give that disk
+	// space back at once rather than at close.
 	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		return fmt.Errorf("lay out memories: checkpoint: %w", err)
 	}
