@@ -109,13 +109,19 @@ type Store struct {
 
 var _ engine.Store = (*Store)(nil)
 
-const schema = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memories (
+// memoriesTable is the memories table. The vector comes last: at 1,024
+// dimensions it is 4 KiB, more than a page holds, so SQLite keeps the
+// start of each row in its B-tree page and the rest on overflow pages. A
+// column after the vector would be read by walking that overflow chain,
+// which listing and recall (listColumns: every column but the vector,
+// which the index in memory holds) did for every row while the vector came
+// fourth; last, it leaves every other column in the row's local part.
+// Stores made with the vector fourth are laid out again at open
+// (vectorLast).
+const memoriesTable = `CREATE TABLE IF NOT EXISTS memories (
 	seq        INTEGER PRIMARY KEY,
 	id         TEXT    NOT NULL UNIQUE,
 	text       TEXT    NOT NULL,
-	vector     BLOB    NOT NULL,
 	category   TEXT    NOT NULL,
 	scope      TEXT    NOT NULL,
 	importance REAL    NOT NULL,
@@ -124,8 +130,13 @@ CREATE TABLE IF NOT EXISTS memories (
 	metadata   TEXT    NOT NULL DEFAULT '{}',
 	superseded_by  TEXT    NOT NULL DEFAULT '',
 	valid_from     INTEGER NOT NULL DEFAULT 0,
-	invalidated_at INTEGER NOT NULL DEFAULT 0
-);
+	invalidated_at INTEGER NOT NULL DEFAULT 0,
+	vector     BLOB    NOT NULL
+);`
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+` + memoriesTable + `
 CREATE INDEX IF NOT EXISTS memories_by_time ON memories (timestamp DESC, id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_scope ON memories (scope, timestamp DESC);
 `
@@ -326,22 +337,17 @@ func (s *Store) init(ctx context.Context, o Options) error {
 	return nil
 }
 
-// migrate adds the history columns to a store made before them.
+// migrate adds the history columns to a store made before them and moves
+// the vector last in a store made with it fourth.
 func (s *Store) migrate(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM pragma_table_info('memories')`)
+	cols, err := tableColumns(ctx, s.db)
 	if err != nil {
-		return fmt.Errorf("read schema: %w", err)
+		return err
 	}
 	have := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return err
-		}
+	for _, name := range cols {
 		have[name] = true
 	}
-	rows.Close()
 	for _, col := range historyColumns {
 		name, _, _ := strings.Cut(col, " ")
 		if have[name] {
@@ -357,7 +363,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, coreIndex); err != nil {
 		return fmt.Errorf("create core index: %w", err)
 	}
-	return nil
+	return s.vectorLast(ctx)
 }
 
 // resolveDimensions checks the configured size against the stored one and
