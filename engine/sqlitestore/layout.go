@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // tableColumns is the memories table's columns, in their order.
@@ -43,7 +44,7 @@ func tableColumns(ctx context.Context, q interface {
 // vector segment know it by, so neither needs rebuilding, and the copy is
 // into a table without the change log's triggers, so the log is as it
 // was. The table's indexes and triggers are made again as they were.
-func (s *Store) vectorLast(ctx context.Context) error {
+func (s *Store) vectorLast(ctx context.Context) (err error) {
 	cols, err := tableColumns(ctx, s.db)
 	if err != nil {
 		return err
@@ -80,6 +81,10 @@ func (s *Store) vectorLast(ctx context.Context) error {
 	var n int64
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories`).Scan(&n); err != nil {
 		return fmt.Errorf("lay out memories: %w", err)
+	}
+	if s.opts.OnLayout != nil {
+		t0, done := time.Now(), s.opts.OnLayout(n)
+		defer func() { done(time.Since(t0), err) }()
 	}
 	exec := func(what, q string) (sql.Result, error) {
 		res, err := tx.ExecContext(ctx, q)

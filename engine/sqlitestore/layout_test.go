@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/schemas"
@@ -250,9 +252,16 @@ func TestOpenMovesTheVectorLast(t *testing.T) {
 				t.Fatalf("the old store has %d changes and %d indexes and triggers", len(before.Changes), len(before.Deps))
 			}
 
-			s, err = Open(ctx, dir, Options{Dimensions: dim})
+			laidOut, layoutErr := int64(-1), errors.New("OnLayout's end not called")
+			s, err = Open(ctx, dir, Options{Dimensions: dim, OnLayout: func(n int64) func(time.Duration, error) {
+				laidOut = n
+				return func(_ time.Duration, err error) { layoutErr = err }
+			}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if laidOut != int64(len(before.Rows)) || layoutErr != nil {
+				t.Fatalf("OnLayout saw %d rows (the store has %d) and %v", laidOut, len(before.Rows), layoutErr)
 			}
 			if got := queryAll(t, s.db, `SELECT * FROM pragma_table_info('memories') ORDER BY cid`); !reflect.DeepEqual(got, wantInfo) {
 				t.Fatalf("migrated table:\n%v\na new store's:\n%v", got, wantInfo)
@@ -327,8 +336,9 @@ func prefixed(prefix string, ss []string) []string {
 	return out
 }
 
-// A layout change that fails leaves the old table as it was: a column
-// the new layout does not have is not dropped with its values.
+// A layout change that fails leaves the old table as it was (a column the
+// new layout does not have is not dropped with its values), and the store
+// opens in the old layout, reporting the failure through OnLayout.
 func TestFailedMigrationKeepsTheOldTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -344,9 +354,26 @@ func TestFailedMigrationKeepsTheOldTable(t *testing.T) {
 	db := rawDB(t, dir)
 	before, beforeCols := stateOf(t, db), columnsOf(t, db)
 	db.Close()
-	if _, err := Open(ctx, dir, Options{Dimensions: 2}); err == nil || !strings.Contains(err.Error(), "lay out memories") {
-		t.Fatalf("open with an unknown column: %v", err)
+	var (
+		rows   int64 = -1
+		failed error
+	)
+	o := Options{Dimensions: 2, OnLayout: func(n int64) func(time.Duration, error) {
+		rows = n
+		return func(_ time.Duration, err error) { failed = err }
+	}}
+	s, err = Open(ctx, dir, o)
+	if err != nil {
+		t.Fatalf("a store whose layout fails does not open: %v", err)
 	}
+	if rows != 2 || failed == nil || !strings.Contains(failed.Error(), "lay out memories") {
+		t.Fatalf("OnLayout saw %d rows and %v", rows, failed)
+	}
+	// The old layout serves as before.
+	if hits, err := s.VectorSearch(ctx, []float32{1, 0}, engine.SearchOptions{Scopes: engine.AllScopes(), Limit: 1}); err != nil || len(hits) != 1 || hits[0].Memory.Text != "tea" {
+		t.Fatalf("search in the old layout: %v %v", hits, err)
+	}
+	s.Close()
 	db = rawDB(t, dir)
 	if after, cols := stateOf(t, db), columnsOf(t, db); !reflect.DeepEqual(after, before) || !slices.Equal(cols, beforeCols) {
 		t.Fatalf("a failed migration changed the store:\nbefore %v %v\nafter  %v %v", beforeCols, before, cols, after)

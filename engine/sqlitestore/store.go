@@ -50,6 +50,12 @@ type Options struct {
 	// when the wait begins.
 	LockWait   time.Duration
 	OnLockWait func(lock string, wait time.Duration)
+	// OnLayout, when set, is called when Open begins to lay out the
+	// memories table of a store made before the vector came last
+	// (vectorLast), with its row count; the function it returns is called
+	// when that ends, with its error. A failure leaves the old layout,
+	// which works, only slower: the store opens all the same.
+	OnLayout func(rows int64) (done func(took time.Duration, err error))
 }
 
 // lockPoll is how often a waiting Open tries the lock again.
@@ -363,7 +369,10 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, coreIndex); err != nil {
 		return fmt.Errorf("create core index: %w", err)
 	}
-	return s.vectorLast(ctx)
+	// The layout is only faster: a store whose copy fails (a full disk,
+	// which it needs about three times the table for) opens as it was.
+	_ = s.vectorLast(ctx)
+	return nil
 }
 
 // resolveDimensions checks the configured size against the stored one and

@@ -129,6 +129,16 @@ func openStore(ctx context.Context, cfg *config.Config, dim int, o options, log 
 		so.OnLockWait = func(lock string, wait time.Duration) {
 			log.Warn("the store is in use by another process (a clawmem command?); waiting for it to finish", "lock", lock, "upTo", wait)
 		}
+		so.OnLayout = func(rows int64) func(time.Duration, error) {
+			log.Info("laying out the memories table anew, once (a store made before this version); at a million memories this takes minutes", "memories", rows)
+			return func(took time.Duration, err error) {
+				if err != nil {
+					log.Warn("the memories table keeps its old layout, which works but reads slower; the next start tries again", "err", err, "took", took)
+					return
+				}
+				log.Info("memories table laid out", "memories", rows, "took", took.Round(time.Millisecond))
+			}
+		}
 	}
 	st, err := sqlitestore.Open(ctx, cfg.DBPath, so)
 	if err != nil {
