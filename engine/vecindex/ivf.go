@@ -233,7 +233,7 @@ func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *rowTopk) {
 // similarity to the query plus the estimate of the member's offset's, plus
 // bitBound factors: an upper bound on the member's similarity that holds
 // but for an error of 2.5 standard deviations.
-func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *rowTopk, buf *[]uint64, minSim float32) {
+func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, found *[]uint64, buf *[]uint64, minSim float32) {
 	cl := &iv.clusters[c]
 	cq := dot(iv.cent[int(c)*iv.dim:(int(c)+1)*iv.dim], q)
 	n := len(cl.rows)
@@ -249,7 +249,7 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, t *ro
 		f := cl.scales[j]
 		s := cq + bq.estimate(scans[j], f) + bitBound*f
 		if s >= minSim {
-			t.push(s, r)
+			*found = append(*found, packRow(s, r))
 		}
 	}
 }
@@ -269,36 +269,40 @@ const bitBound = 1.5
 // none after it can enter the top k. Where rows are close together (a million rows of one
 // topic) this re-scores many, where they are not, few. Blocks of
 // candidates are re-scored on all workers.
-func (ix *Index) rescoreBits(cs []cand, q []float32, k int, minSim float32) []cand {
+func (ix *Index) rescoreBits(src *rowQueue, q []float32, k int, minSim float32) []cand {
 	const block = 64
 	t := newTopk(k)
 	scores := make([]float32, block)
+	cs := make([]cand, 0, block)
 	bufs := make([][]float32, ix.workers)
 	if ix.cold.file != nil {
 		for w := range bufs {
 			bufs[w] = make([]float32, ix.dim)
 		}
 	}
-	for lo := 0; lo < len(cs); lo += block {
-		if cs[lo].s < minSim || (len(t.h) == k && cs[lo].s < t.h[0].s) {
+	for src.left > 0 {
+		if next := src.peek(); next < minSim || (len(t.h) == k && next < t.h[0].s) {
 			break
 		}
-		hi := min(lo+block, len(cs))
-		n := hi - lo
+		cs = cs[:0]
+		for len(cs) < block && src.left > 0 {
+			cs = append(cs, src.pop())
+		}
+		n := len(cs)
 		if n >= 16 && ix.workers > 1 {
 			per := (n + ix.workers - 1) / ix.workers
 			workpool.Run(ix.workers, ix.workers, func(_, w int) {
-				for i := lo + w*per; i < min(lo+(w+1)*per, hi); i++ {
-					scores[i-lo] = dot(ix.rescoreRow(int32(cs[i].id), bufs[w]), q)
+				for i := w * per; i < min((w+1)*per, n); i++ {
+					scores[i] = dot(ix.rescoreRow(int32(cs[i].id), bufs[w]), q)
 				}
 			})
 		} else {
-			for i := lo; i < hi; i++ {
-				scores[i-lo] = dot(ix.rescoreRow(int32(cs[i].id), bufs[0]), q)
+			for i := range n {
+				scores[i] = dot(ix.rescoreRow(int32(cs[i].id), bufs[0]), q)
 			}
 		}
-		for i := lo; i < hi; i++ {
-			t.push(cand{scores[i-lo], ix.keys[cs[i].id]})
+		for i := range n {
+			t.push(cand{scores[i], ix.keys[cs[i].id]})
 		}
 	}
 	return best([]topk{t}, k)
@@ -335,28 +339,42 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 	}
 	order := iv.closest(q, probe)
 	nc := max(k, ix.rescoreFor(k, iv))
-	tops := make([]rowTopk, min(ix.workers, len(order)))
+	workers := min(ix.workers, len(order))
+	// Too few candidates to fill the top k from a search that set no
+	// bound: the filter's rows sit outside the probed clusters.
+	tooFew := func(found int) bool { return found < k && found < allowed && math.IsInf(float64(minSim), -1) }
+	if iv.rot != nil {
+		// Every candidate goes into one queue, of which the re-scoring
+		// takes the best nc at most, and usually stops after a few
+		// hundred: a heap of nc kept while scanning cost a push per
+		// candidate, a tenth of a recall's CPU.
+		bq := iv.rot.prepare(q)
+		bufs := make([][]uint64, workers)
+		found := make([][]uint64, workers)
+		workpool.Run(workers, len(order), func(w, j int) {
+			iv.scanBits(order[j], q, &bq, allow, &found[w], &bufs[w], minSim)
+		})
+		all := found[0]
+		for _, f := range found[1:] {
+			all = append(all, f...)
+		}
+		src := newRowQueue(all, nc)
+		if tooFew(src.left) {
+			return ix.exact(q, k, allow)
+		}
+		return hits(ix.rescoreBits(src, q, k, minSim))
+	}
+	tops := make([]rowTopk, workers)
 	for w := range tops {
 		tops[w] = newRowTopk(nc)
 	}
-	if iv.rot != nil {
-		bq := iv.rot.prepare(q)
-		bufs := make([][]uint64, len(tops))
-		workpool.Run(len(tops), len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, &tops[w], &bufs[w], minSim)
-		})
-	} else {
-		qc := quantizeQuery(q)
-		workpool.Run(len(tops), len(order), func(w, j int) {
-			iv.scanCluster(&iv.clusters[order[j]], qc, allow, &tops[w])
-		})
-	}
+	qc := quantizeQuery(q)
+	workpool.Run(workers, len(order), func(w, j int) {
+		iv.scanCluster(&iv.clusters[order[j]], qc, allow, &tops[w])
+	})
 	cs := bestRows(tops, nc)
-	if len(cs) < k && len(cs) < allowed && math.IsInf(float64(minSim), -1) {
+	if tooFew(len(cs)) {
 		return ix.exact(q, k, allow)
-	}
-	if iv.rot != nil {
-		return hits(ix.rescoreBits(cs, q, k, minSim))
 	}
 	t := newTopk(k)
 	var buf []float32

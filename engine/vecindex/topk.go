@@ -79,9 +79,10 @@ func best(tops []topk, k int) []cand {
 	return all[:min(k, len(all))]
 }
 
-// rowTopk is topk for the approximate stage of an IVF search, which pushes
-// thousands of candidates per query: a candidate there is a row number, so
-// it and its score pack into one uint64 that orders as worse does (higher
+// rowTopk is topk for the approximate stage of an IVF search with int8
+// codes, which pushes thousands of candidates per query (bit codes queue
+// them all instead: rowQueue). A candidate there is a row number, so it
+// and its score pack into one uint64 that orders as worse does (higher
 // score greater; equal scores, the smaller row greater). Comparing keys is
 // one instruction, and the heap is half the bytes.
 type rowTopk struct {
@@ -168,4 +169,50 @@ func bestRows(tops []rowTopk, k int) []cand {
 		out[i] = unpackRow(all[len(all)-1-i])
 	}
 	return out
+}
+
+// rowQueue hands out packed row candidates best first, at most left of
+// them: a max-heap made in linear time and popped only as far as the
+// re-scoring goes, which is usually a few hundred of thousands.
+type rowQueue struct {
+	h    []uint64
+	left int
+}
+
+func newRowQueue(h []uint64, limit int) *rowQueue {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDownMax(h, i)
+	}
+	return &rowQueue{h: h, left: min(limit, len(h))}
+}
+
+// peek is the next candidate's score; left must be > 0.
+func (q *rowQueue) peek() float32 { return unpackRow(q.h[0]).s }
+
+// pop takes the next candidate; left must be > 0.
+func (q *rowQueue) pop() cand {
+	x, n := q.h[0], len(q.h)-1
+	q.h[0] = q.h[n]
+	q.h = q.h[:n]
+	siftDownMax(q.h, 0)
+	q.left--
+	return unpackRow(x)
+}
+
+func siftDownMax(h []uint64, i int) {
+	n := len(h)
+	for {
+		m, l := i, 2*i+1
+		if l < n && h[l] > h[m] {
+			m = l
+		}
+		if l+1 < n && h[l+1] > h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // Packed row candidates order exactly as worse orders candidates, unpack
-// to what was packed, and the row heaps keep what topk keeps, in its order:
-// scores of both signs, zeros of both signs, many ties.
+// to what was packed, and the row heaps keep what topk keeps, in its order,
+// as does a queue of every candidate: scores of both signs, zeros of both
+// signs, many ties.
 func TestRowTopkMatchesTopk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	score := func() float32 {
@@ -39,14 +40,30 @@ func TestRowTopkMatchesTopk(t *testing.T) {
 		for w := range tops {
 			tops[w], rows[w] = newTopk(k), newRowTopk(k)
 		}
+		var all []uint64
 		for i := range 5000 {
 			w, s := rng.IntN(3), score()
 			tops[w].push(cand{s, int64(i)})
 			rows[w].push(s, int32(i))
+			all = append(all, packRow(s, int32(i)))
 		}
 		want, got := best(tops, k), bestRows(rows, k)
 		if !slices.Equal(got, want) {
 			t.Fatalf("k=%d: row heaps keep %v…, topk %v…", k, got[:min(5, len(got))], want[:min(5, len(want))])
+		}
+		// A queue of every candidate hands out the same k, in order.
+		q := newRowQueue(all, k)
+		var popped []cand
+		for q.left > 0 {
+			s := q.peek()
+			c := q.pop()
+			if c.s != s {
+				t.Fatalf("peek %v, pop %v", s, c)
+			}
+			popped = append(popped, c)
+		}
+		if !slices.Equal(popped, want) {
+			t.Fatalf("k=%d: the queue hands out %v…, topk keeps %v…", k, popped[:min(5, len(popped))], want[:min(5, len(want))])
 		}
 	}
 }
