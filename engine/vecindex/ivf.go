@@ -350,15 +350,25 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 		// candidate, a tenth of a recall's CPU.
 		bq := iv.rot.prepare(q)
 		bufs := make([][]uint64, workers)
-		found := make([][]uint64, workers)
-		workpool.Run(workers, len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, &found[w], &bufs[w], minSim)
-		})
-		all := found[0]
-		for _, f := range found[1:] {
-			all = append(all, f...)
+		found := make([]*[]uint64, workers)
+		for w := range found {
+			if found[w], _ = ix.found.Get().(*[]uint64); found[w] == nil {
+				found[w] = new([]uint64)
+			}
+			*found[w] = (*found[w])[:0]
 		}
-		src := newRowQueue(all, nc)
+		defer func() {
+			for _, f := range found {
+				ix.found.Put(f)
+			}
+		}()
+		workpool.Run(workers, len(order), func(w, j int) {
+			iv.scanBits(order[j], q, &bq, allow, found[w], &bufs[w], minSim)
+		})
+		for _, f := range found[1:] {
+			*found[0] = append(*found[0], *f...)
+		}
+		src := newRowQueue(*found[0], nc)
 		if tooFew(src.left) {
 			return ix.exact(q, k, allow)
 		}

@@ -112,6 +112,11 @@ type Index struct {
 
 	buildMu sync.Mutex // serialises trainings
 
+	// found keeps the bit-code scans' candidate buffers (*[]uint64)
+	// between searches: at a million rows a search queues some fifty
+	// thousand candidates.
+	found sync.Pool
+
 	// version counts changes of rows, groups and vectors (not of the
 	// clustering): a segment written at one version is still this index's
 	// at the same version.
