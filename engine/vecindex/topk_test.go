@@ -67,3 +67,21 @@ func TestRowTopkMatchesTopk(t *testing.T) {
 		}
 	}
 }
+
+// The queue's preselection keeps every candidate that can be handed out:
+// with all scores equal, the smallest rows come first.
+func TestRowQueueEqualScores(t *testing.T) {
+	var all []uint64
+	for r := range 1000 {
+		all = append(all, packRow(0.5, int32(999-r)))
+	}
+	q := newRowQueue(all, 10)
+	for want := range int64(10) {
+		if c := q.pop(); c.id != want || c.s != 0.5 {
+			t.Fatalf("pop %d: %v", want, c)
+		}
+	}
+	if q.left != 0 {
+		t.Fatalf("%d left after the limit", q.left)
+	}
+}
