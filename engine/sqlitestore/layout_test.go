@@ -22,7 +22,7 @@ import (
 // first without the history columns, which ALTER TABLE added at an open
 // later, then with them.
 const (
-	firstMemoriesTable = `CREATE TABLE memories (
+	oldColumns = `CREATE TABLE memories (
 	seq        INTEGER PRIMARY KEY,
 	id         TEXT    NOT NULL UNIQUE,
 	text       TEXT    NOT NULL,
@@ -32,19 +32,9 @@ const (
 	importance REAL    NOT NULL,
 	timestamp  INTEGER NOT NULL,
 	updated_at INTEGER NOT NULL,
-	metadata   TEXT    NOT NULL DEFAULT '{}'
-)`
-	historyMemoriesTable = `CREATE TABLE memories (
-	seq        INTEGER PRIMARY KEY,
-	id         TEXT    NOT NULL UNIQUE,
-	text       TEXT    NOT NULL,
-	vector     BLOB    NOT NULL,
-	category   TEXT    NOT NULL,
-	scope      TEXT    NOT NULL,
-	importance REAL    NOT NULL,
-	timestamp  INTEGER NOT NULL,
-	updated_at INTEGER NOT NULL,
-	metadata   TEXT    NOT NULL DEFAULT '{}',
+	metadata   TEXT    NOT NULL DEFAULT '{}'`
+	firstMemoriesTable   = oldColumns + "\n)"
+	historyMemoriesTable = oldColumns + `,
 	superseded_by  TEXT    NOT NULL DEFAULT '',
 	valid_from     INTEGER NOT NULL DEFAULT 0,
 	invalidated_at INTEGER NOT NULL DEFAULT 0

@@ -61,6 +61,25 @@ word:
 done:
 	RET
 
+// COUNT_BLOCK adds the eight words of the code block in Z8 to the counts:
+// their bits to Z0, their bits in plane j (at R9 + j·stride; R11 is one
+// stride, R12 three) to Z1+j.
+#define COUNT_BLOCK \
+	VPOPCNTQ Z8, Z9 \
+	VPADDQ   Z9, Z0, Z0 \
+	VPANDQ   (R9), Z8, Z9 \
+	VPOPCNTQ Z9, Z9 \
+	VPADDQ   Z9, Z1, Z1 \
+	VPANDQ   (R9)(R11*1), Z8, Z9 \
+	VPOPCNTQ Z9, Z9 \
+	VPADDQ   Z9, Z2, Z2 \
+	VPANDQ   (R9)(R11*2), Z8, Z9 \
+	VPOPCNTQ Z9, Z9 \
+	VPADDQ   Z9, Z3, Z3 \
+	VPANDQ   (R9)(R12*1), Z8, Z9 \
+	VPOPCNTQ Z9, Z9 \
+	VPADDQ   Z9, Z4, Z4
+
 // func bitScanVPOPCNTQ(codes *uint64, rows, blocks int, mask uint64, tailBytes int, planes *uint64, strideBytes int, out *uint64)
 // The same sums as bitScanPOPCNT, eight words at a time. Per row: Z0 counts
 // the code's bits and Z1–Z4 its bits in each plane, lane by lane; they are
@@ -92,20 +111,7 @@ vrow:
 
 vblock:
 	VMOVDQU64 (SI), Z8
-	VPOPCNTQ  Z8, Z9
-	VPADDQ    Z9, Z0, Z0
-	VPANDQ    (R9), Z8, Z9
-	VPOPCNTQ  Z9, Z9
-	VPADDQ    Z9, Z1, Z1
-	VPANDQ    (R9)(R11*1), Z8, Z9
-	VPOPCNTQ  Z9, Z9
-	VPADDQ    Z9, Z2, Z2
-	VPANDQ    (R9)(R11*2), Z8, Z9
-	VPOPCNTQ  Z9, Z9
-	VPADDQ    Z9, Z3, Z3
-	VPANDQ    (R9)(R12*1), Z8, Z9
-	VPOPCNTQ  Z9, Z9
-	VPADDQ    Z9, Z4, Z4
+	COUNT_BLOCK
 	ADDQ      $64, SI
 	ADDQ      $64, R9
 	DECQ      R10
@@ -115,20 +121,7 @@ vtail:
 	TESTQ       BX, BX
 	JZ          vsum
 	VMOVDQU64.Z (SI), K1, Z8
-	VPOPCNTQ    Z8, Z9
-	VPADDQ      Z9, Z0, Z0
-	VPANDQ      (R9), Z8, Z9
-	VPOPCNTQ    Z9, Z9
-	VPADDQ      Z9, Z1, Z1
-	VPANDQ      (R9)(R11*1), Z8, Z9
-	VPOPCNTQ    Z9, Z9
-	VPADDQ      Z9, Z2, Z2
-	VPANDQ      (R9)(R11*2), Z8, Z9
-	VPOPCNTQ    Z9, Z9
-	VPADDQ      Z9, Z3, Z3
-	VPANDQ      (R9)(R12*1), Z8, Z9
-	VPOPCNTQ    Z9, Z9
-	VPADDQ      Z9, Z4, Z4
+	COUNT_BLOCK
 	ADDQ        BX, SI
 
 vsum:
