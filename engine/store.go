@@ -392,6 +392,13 @@ type Neighborer interface {
 	Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error)
 }
 
+// HybridSearcher is a store that runs a query's vector and full-text
+// searches together: each answers exactly what VectorSearch and
+// TextSearch answer, and a memory both found is read once.
+type HybridSearcher interface {
+	HybridSearch(ctx context.Context, vec []float32, query string, o SearchOptions) (byVector, byText []SearchResult, err error)
+}
+
 // Change is one committed change of a memory, as a store's change log
 // holds it: the memory as it is now, or that it was deleted.
 type Change struct {

@@ -132,24 +132,9 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 		// the pool still holds enough of that category.
 		opts.Limit = pool * 4
 	}
-	var (
-		vec, bm []engine.SearchResult
-		bmErr   error
-		wg      sync.WaitGroup
-	)
-	if hybrid {
-		wg.Go(func() { bm, bmErr = r.store.TextSearch(ctx, text, opts) })
-	}
-	var err error
-	if !q.TextOnly {
-		vec, err = r.store.VectorSearch(ctx, q.Vector, opts)
-	}
-	wg.Wait()
+	vec, bm, err := r.search(ctx, q, text, hybrid, opts)
 	if err != nil {
 		return res, err
-	}
-	if bmErr != nil {
-		return res, bmErr
 	}
 	if q.Category != "" {
 		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
@@ -208,6 +193,30 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	}
 	res.Candidates = cs
 	return res, nil
+}
+
+// search runs the query's vector search and, when hybrid, its full-text
+// search: together where the store reads the rows both find once
+// (engine.HybridSearcher), else side by side.
+func (r *Retriever) search(ctx context.Context, q Query, text string, hybrid bool, opts engine.SearchOptions) (vec, bm []engine.SearchResult, err error) {
+	if hs, ok := r.store.(engine.HybridSearcher); ok && hybrid && !q.TextOnly {
+		return hs.HybridSearch(ctx, q.Vector, text, opts)
+	}
+	var (
+		bmErr error
+		wg    sync.WaitGroup
+	)
+	if hybrid {
+		wg.Go(func() { bm, bmErr = r.store.TextSearch(ctx, text, opts) })
+	}
+	if !q.TextOnly {
+		vec, err = r.store.VectorSearch(ctx, q.Vector, opts)
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	return vec, bm, bmErr
 }
 
 // RerankCosineFallback is the rerank a cross-encoder configuration runs

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/fts"
@@ -22,15 +24,53 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	found, err := s.vectorHits(vec, o)
+	if err != nil || len(found.seqs) == 0 {
+		return nil, err
+	}
+	rows, err := s.readRows(ctx, found.seqs)
+	if err != nil {
+		return nil, err
+	}
+	return found.results(rows, o), nil
+}
+
+// hits are a search's rows, best first, and their scores (normalised and
+// raw) before the rows are read.
+type hits struct {
+	seqs  []int64
+	score func(seq int64) (float64, float64)
+}
+
+// results are the hits whose rows were read and that o still allows, in
+// order.
+func (h hits) results(rows map[int64]schemas.Memory, o engine.SearchOptions) []engine.SearchResult {
+	if len(h.seqs) == 0 {
+		return nil
+	}
+	out := make([]engine.SearchResult, 0, len(h.seqs))
+	for _, seq := range h.seqs {
+		m, ok := rows[seq]
+		if !ok || !o.Scopes.Allows(m.Scope) || (!o.History && !m.Current()) {
+			continue
+		}
+		sc, raw := h.score(seq)
+		out = append(out, engine.SearchResult{Memory: m, Score: sc, Raw: raw})
+	}
+	return out
+}
+
+// vectorHits ranks the rows nearest vec that o allows.
+func (s *Store) vectorHits(vec []float32, o engine.SearchOptions) (hits, error) {
 	if len(vec) != s.dim {
-		return nil, fmt.Errorf("%w: query vector has %d dimensions, the store has %d", schemas.ErrInvalid, len(vec), s.dim)
+		return hits{}, fmt.Errorf("%w: query vector has %d dimensions, the store has %d", schemas.ErrInvalid, len(vec), s.dim)
 	}
 	if err := schemas.ValidateVector(vec); err != nil {
-		return nil, err
+		return hits{}, err
 	}
 	groups, ok := s.allowedGroups(o.Scopes, o.History)
 	if !ok {
-		return nil, nil
+		return hits{}, nil
 	}
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
@@ -42,19 +82,65 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, o engine.Search
 	if o.MinScore > 0 {
 		minSim = float32(engine.CosineForScore(o.MinScore)) - 1e-5
 	}
-	hits := s.ix.SearchAbove(vec, o.Limit, groups, o.Probes, minSim)
-	seqs := make([]int64, 0, len(hits))
-	sims := make(map[int64]float64, len(hits))
-	for _, h := range hits {
+	found := s.ix.SearchAbove(vec, o.Limit, groups, o.Probes, minSim)
+	seqs := make([]int64, 0, len(found))
+	sims := make(map[int64]float64, len(found))
+	for _, h := range found {
 		if engine.VectorScore(float64(h.Sim)) < o.MinScore {
 			continue
 		}
 		seqs = append(seqs, h.Key)
 		sims[h.Key] = float64(h.Sim)
 	}
-	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
-		return engine.VectorScore(sims[seq]), sims[seq]
-	})
+	return hits{seqs, func(seq int64) (float64, float64) { return engine.VectorScore(sims[seq]), sims[seq] }}, nil
+}
+
+// HybridSearch implements engine.HybridSearcher. Ranked by the in-memory
+// indexes, the two searches' rows are read in one statement, once each:
+// a recall's two lists share many of their memories. Where full-text
+// search goes to FTS5 (phrase terms, the int8 memory mode, a large
+// store's first seconds), it runs as TextSearch does, beside.
+func (s *Store) HybridSearch(ctx context.Context, vec []float32, query string, o engine.SearchOptions) (byVector, byText []engine.SearchResult, err error) {
+	if err := s.check(); err != nil {
+		return nil, nil, err
+	}
+	var (
+		text   hits
+		direct bool // the text ranks in memory
+		wg     sync.WaitGroup
+	)
+	if x := s.text.Load(); x != nil && s.fts && !o.Scopes.Denies() {
+		if tokens, ok := memoryTokens(fts.QueryTerms(query)); ok {
+			direct = true
+			wg.Go(func() { text = s.textHitsMemory(x, tokens, o) })
+		}
+	}
+	if !direct {
+		wg.Go(func() { byText, err = s.TextSearch(ctx, query, o) })
+	}
+	found, verr := s.vectorHits(vec, o)
+	wg.Wait()
+	if verr != nil {
+		return nil, nil, verr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	seqs := found.seqs
+	if direct {
+		seqs = append(slices.Clip(seqs), text.seqs...)
+	}
+	if len(seqs) == 0 {
+		return nil, byText, nil
+	}
+	rows, err := s.readRows(ctx, seqs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if direct {
+		byText = text.results(rows, o)
+	}
+	return found.results(rows, o), byText, nil
 }
 
 // searchRows reads the memories a search found: the row without its
@@ -119,6 +205,16 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions,
 	if len(seqs) == 0 {
 		return nil, nil
 	}
+	rows, err := s.readRows(ctx, seqs)
+	if err != nil {
+		return nil, err
+	}
+	return hits{seqs, score}.results(rows, o), nil
+}
+
+// readRows reads the rows of seqs (listColumns, the vector from the
+// index), by seq; a row deleted since is missing.
+func (s *Store) readRows(ctx context.Context, seqs []int64) (map[int64]schemas.Memory, error) {
 	// The row numbers go as one JSON array, so one prepared statement
 	// serves every count.
 	list := make([]byte, 0, 8*len(seqs))
@@ -134,16 +230,7 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.SearchResult, 0, len(seqs))
-	for _, seq := range seqs {
-		m, ok := found[seq]
-		if !ok || !o.Scopes.Allows(m.Scope) || (!o.History && !m.Current()) {
-			continue
-		}
-		sc, raw := score(seq)
-		out = append(out, engine.SearchResult{Memory: m, Score: sc, Raw: raw})
-	}
-	return out, nil
+	return found, nil
 }
 
 // TextSearch implements engine.Store.
@@ -222,6 +309,12 @@ func (s *Store) rankText(ctx context.Context, q string, args ...any) ([]rankedRo
 // fetchRanked reads the ranked rows that reach o.MinScore and the options
 // allow, best first.
 func (s *Store) fetchRanked(ctx context.Context, ranked []rankedRow, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	found := rankedHits(ranked, o)
+	return s.fetch(ctx, found.seqs, o, found.score)
+}
+
+// rankedHits are the ranked rows that reach o.MinScore, best first.
+func rankedHits(ranked []rankedRow, o engine.SearchOptions) hits {
 	seqs := make([]int64, 0, len(ranked))
 	raws := make(map[int64]float64, len(ranked))
 	for _, r := range ranked {
@@ -231,9 +324,7 @@ func (s *Store) fetchRanked(ctx context.Context, ranked []rankedRow, o engine.Se
 		seqs = append(seqs, r.seq)
 		raws[r.seq] = r.raw
 	}
-	return s.fetch(ctx, seqs, o, func(seq int64) (float64, float64) {
-		return engine.NormalizeBM25(raws[seq]), raws[seq]
-	})
+	return hits{seqs, func(seq int64) (float64, float64) { return engine.NormalizeBM25(raws[seq]), raws[seq] }}
 }
 
 // textOverfetch is how many times o.Limit matches the index-filtered

@@ -162,6 +162,16 @@ func memoryTokens(terms []string) (tokens []string, ok bool) {
 // textSearchMemory ranks with the in-memory index: the o.Limit best of the
 // caller's groups, exactly, then reads those rows.
 func (s *Store) textSearchMemory(ctx context.Context, x *textindex.Index, tokens []string, o engine.SearchOptions) ([]engine.SearchResult, error) {
+	found := s.textHitsMemory(x, tokens, o)
+	return s.fetch(ctx, found.seqs, o, found.score)
+}
+
+// textHitsMemory ranks with the in-memory index: the o.Limit best of the
+// caller's groups, exactly, as far as they reach o.MinScore.
+func (s *Store) textHitsMemory(x *textindex.Index, tokens []string, o engine.SearchOptions) hits {
+	if o.Limit <= 0 {
+		o.Limit = defaultLimit
+	}
 	n := x.Len()
 	if limit := commonDocs(n); n > limit {
 		kept := tokens[:0]
@@ -173,16 +183,16 @@ func (s *Store) textSearchMemory(ctx context.Context, x *textindex.Index, tokens
 		tokens = kept
 	}
 	if len(tokens) == 0 {
-		return nil, nil
+		return hits{}
 	}
 	groups, ok := s.allowedGroups(o.Scopes, o.History)
 	if !ok {
-		return nil, nil // no row is in a scope the caller may read
+		return hits{} // no row is in a scope the caller may read
 	}
-	hits := x.Search(tokens, o.Limit, groups)
-	ranked := make([]rankedRow, len(hits))
-	for i, h := range hits {
+	found := x.Search(tokens, o.Limit, groups)
+	ranked := make([]rankedRow, len(found))
+	for i, h := range found {
 		ranked[i] = rankedRow{seq: h.Key, raw: h.Score}
 	}
-	return s.fetchRanked(ctx, ranked, o)
+	return rankedHits(ranked, o)
 }
