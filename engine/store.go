@@ -399,6 +399,28 @@ type HybridSearcher interface {
 	HybridSearch(ctx context.Context, vec []float32, query string, o SearchOptions) (byVector, byText []SearchResult, err error)
 }
 
+// Ranked is a search hit before its row is read: the store's key for it,
+// its score as SearchResult has it, and whether the memory holds now
+// (schemas.Memory.Current) as the index knows it.
+type Ranked struct {
+	Key        int64
+	Score, Raw float64
+	Current    bool
+}
+
+// RankedSearcher is a HybridSearcher that can rank without reading rows,
+// so that a caller who keeps some of the hits reads only theirs.
+type RankedSearcher interface {
+	HybridSearcher
+	// RankHybrid ranks as HybridSearch does; ok is false for a query it
+	// cannot rank so (HybridSearch answers it).
+	RankHybrid(ctx context.Context, vec []float32, query string, o SearchOptions) (byVector, byText []Ranked, ok bool, err error)
+	// ReadRanked reads the memories of keys that o still allows, by key:
+	// a memory deleted, moved out of o's scopes or (without o.History)
+	// ended since it was ranked is missing.
+	ReadRanked(ctx context.Context, keys []int64, o SearchOptions) (map[int64]schemas.Memory, error)
+}
+
 // Change is one committed change of a memory, as a store's change log
 // holds it: the memory as it is now, or that it was deleted.
 type Change struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,33 +133,9 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 		// the pool still holds enough of that category.
 		opts.Limit = pool * 4
 	}
-	vec, bm, err := r.search(ctx, q, text, hybrid, opts)
+	cs, err := r.candidates(ctx, q, text, hybrid, opts, pool)
 	if err != nil {
 		return res, err
-	}
-	if q.Category != "" {
-		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
-	}
-	if r.cfg.BM25Norm == BM25Relative {
-		bm = RelativeBM25(bm)
-	}
-	var cs []Candidate
-	if r.cfg.Fusion == FusionRRF {
-		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	} else {
-		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	}
-	for i := range cs {
-		if !cs[i].Sources.VectorHit && !q.TextOnly {
-			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
-		}
-	}
-	if !q.History {
-		cs = r.successors(ctx, cs, q)
-	}
-	cs = MinScore(cs, r.cfg.MinScore)
-	if len(cs) > pool {
-		cs = cs[:pool]
 	}
 	cs, res.Rerank = r.rerank(ctx, text, cs)
 	now := r.now()
@@ -193,6 +170,144 @@ func (r *Retriever) Retrieve(ctx context.Context, q Query) (Result, error) {
 	}
 	res.Candidates = cs
 	return res, nil
+}
+
+// candidates are the searches' hits fused, what holds now in place of
+// what no longer does (successors), above the minimum score: at most pool
+// of them. Where the store ranks without reading rows
+// (engine.RankedSearcher), only the rows of those kept are read: a recall
+// keeps 20 of its two searches' up to 40.
+func (r *Retriever) candidates(ctx context.Context, q Query, text string, hybrid bool, opts engine.SearchOptions, pool int) ([]Candidate, error) {
+	if rs, ok := r.store.(engine.RankedSearcher); ok && hybrid && !q.TextOnly && q.Category == "" {
+		byVec, byText, ok, err := rs.RankHybrid(ctx, q.Vector, text, opts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return r.fromRanked(ctx, rs, q, byVec, byText, opts, pool)
+		}
+	}
+	vec, bm, err := r.search(ctx, q, text, hybrid, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.fuse(ctx, q, vec, bm, pool), nil
+}
+
+// fuse makes candidates of the searches' results (see candidates).
+func (r *Retriever) fuse(ctx context.Context, q Query, vec, bm []engine.SearchResult, pool int) []Candidate {
+	if q.Category != "" {
+		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
+	}
+	if r.cfg.BM25Norm == BM25Relative {
+		bm = RelativeBM25(bm)
+	}
+	var cs []Candidate
+	if r.cfg.Fusion == FusionRRF {
+		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	} else {
+		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	}
+	for i := range cs {
+		if !cs[i].Sources.VectorHit && !q.TextOnly {
+			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
+		}
+	}
+	if !q.History {
+		cs = r.successors(ctx, cs, q)
+	}
+	cs = MinScore(cs, r.cfg.MinScore)
+	if len(cs) > pool {
+		cs = cs[:pool]
+	}
+	return cs
+}
+
+// fromRanked is fuse on hits whose rows are not read yet: they are fused
+// by key, and only the rows of the candidates kept are read. A memory
+// that no longer holds and matched well enough to lift its successor
+// needs the rows of all (successors follows the chain from its row), and
+// then every row is read and fuse runs as on results.
+func (r *Retriever) fromRanked(ctx context.Context, rs engine.RankedSearcher, q Query, byVec, byText []engine.Ranked, opts engine.SearchOptions, pool int) ([]Candidate, error) {
+	keyOf := make(map[string]int64, len(byVec)+len(byText))
+	stand := func(rk []engine.Ranked) []engine.SearchResult {
+		out := make([]engine.SearchResult, len(rk))
+		for i, h := range rk {
+			// A stand-in until the row is read: an id no memory has
+			// (they never hold a NUL), which fusion joins the two lists
+			// by, and the state the index knows.
+			m := schemas.Memory{ID: "\x00" + strconv.FormatInt(h.Key, 10)}
+			if !h.Current {
+				m.InvalidatedAt = 1
+			}
+			keyOf[m.ID] = h.Key
+			out[i] = engine.SearchResult{Memory: m, Score: h.Score, Raw: h.Raw}
+		}
+		return out
+	}
+	vec, bm := stand(byVec), stand(byText)
+	if r.cfg.BM25Norm == BM25Relative {
+		bm = RelativeBM25(bm)
+	}
+	var cs []Candidate
+	if r.cfg.Fusion == FusionRRF {
+		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	} else {
+		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	}
+	if !q.History {
+		floor := r.background(cs) + successorMinLead
+		if slices.ContainsFunc(cs, func(c Candidate) bool { return !c.Memory.Current() && c.Score >= floor }) {
+			keys := make([]int64, 0, len(keyOf))
+			for _, k := range keyOf {
+				keys = append(keys, k)
+			}
+			rows, err := rs.ReadRanked(ctx, keys, opts)
+			if err != nil {
+				return nil, err
+			}
+			return r.fuse(ctx, q, rankedResults(byVec, rows), rankedResults(byText, rows), pool), nil
+		}
+		// No memory that no longer holds lifts another: successors
+		// would only drop them.
+		cs = slices.DeleteFunc(cs, func(c Candidate) bool { return !c.Memory.Current() })
+	}
+	cs = MinScore(cs, r.cfg.MinScore)
+	if len(cs) > pool {
+		cs = cs[:pool]
+	}
+	keys := make([]int64, len(cs))
+	for i, c := range cs {
+		keys[i] = keyOf[c.Memory.ID]
+	}
+	rows, err := rs.ReadRanked(ctx, keys, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := cs[:0]
+	for i, c := range cs {
+		m, ok := rows[keys[i]]
+		if !ok {
+			continue // deleted or changed since it was ranked
+		}
+		c.Memory = m
+		if !c.Sources.VectorHit {
+			c.Sources.Cosine = cosine(q.Vector, m.Vector)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// rankedResults are the hits whose rows were read, as search results.
+func rankedResults(rk []engine.Ranked, rows map[int64]schemas.Memory) []engine.SearchResult {
+	var out []engine.SearchResult
+	for _, h := range rk {
+		if m, ok := rows[h.Key]; ok {
+			out = append(out, engine.SearchResult{Memory: m, Score: h.Score, Raw: h.Raw})
+		}
+	}
+	return out
 }
 
 // search runs the query's vector search and, when hybrid, its full-text

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/fts"
+	"github.com/clawmem/clawmem/engine/vecindex"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -51,7 +52,7 @@ func (h hits) results(rows map[int64]schemas.Memory, o engine.SearchOptions) []e
 	out := make([]engine.SearchResult, 0, len(h.seqs))
 	for _, seq := range h.seqs {
 		m, ok := rows[seq]
-		if !ok || !o.Scopes.Allows(m.Scope) || (!o.History && !m.Current()) {
+		if !ok || !allowed(m, o) {
 			continue
 		}
 		sc, raw := h.score(seq)
@@ -93,6 +94,71 @@ func (s *Store) vectorHits(vec []float32, o engine.SearchOptions) (hits, error) 
 		sims[h.Key] = float64(h.Sim)
 	}
 	return hits{seqs, func(seq int64) (float64, float64) { return engine.VectorScore(sims[seq]), sims[seq] }}, nil
+}
+
+// RankHybrid implements engine.RankedSearcher: HybridSearch's ranking,
+// with each hit's state from its index group.
+func (s *Store) RankHybrid(ctx context.Context, vec []float32, query string, o engine.SearchOptions) (byVector, byText []engine.Ranked, ok bool, err error) {
+	if err := s.check(); err != nil {
+		return nil, nil, false, err
+	}
+	x := s.text.Load()
+	if x == nil || !s.fts || o.Scopes.Denies() {
+		return nil, nil, false, nil
+	}
+	tokens, direct := memoryTokens(fts.QueryTerms(query))
+	if !direct {
+		return nil, nil, false, nil
+	}
+	var (
+		text hits
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() { text = s.textHitsMemory(x, tokens, o) })
+	found, err := s.vectorHits(vec, o)
+	wg.Wait()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	current, _ := s.allowedGroups(engine.AllScopes(), false)
+	return s.ranked(found, current), s.ranked(text, current), true, nil
+}
+
+// ranked are h's hits with their state; current holds the groups of
+// memories that hold.
+func (s *Store) ranked(h hits, current *vecindex.Groups) []engine.Ranked {
+	if len(h.seqs) == 0 {
+		return nil
+	}
+	out := make([]engine.Ranked, len(h.seqs))
+	for i, seq := range h.seqs {
+		g, ok := s.ix.Group(seq)
+		sc, raw := h.score(seq)
+		out[i] = engine.Ranked{Key: seq, Score: sc, Raw: raw, Current: ok && current.Has(g)}
+	}
+	return out
+}
+
+// ReadRanked implements engine.RankedSearcher.
+func (s *Store) ReadRanked(ctx context.Context, keys []int64, o engine.SearchOptions) (map[int64]schemas.Memory, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	rows, err := s.readRows(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for seq, m := range rows {
+		if !allowed(m, o) {
+			delete(rows, seq)
+		}
+	}
+	return rows, nil
+}
+
+// allowed reports whether a search under o may answer m.
+func allowed(m schemas.Memory, o engine.SearchOptions) bool {
+	return o.Scopes.Allows(m.Scope) && (o.History || m.Current())
 }
 
 // HybridSearch implements engine.HybridSearcher. Ranked by the in-memory
