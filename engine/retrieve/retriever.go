@@ -199,15 +199,7 @@ func (r *Retriever) fuse(ctx context.Context, q Query, vec, bm []engine.SearchRe
 	if q.Category != "" {
 		vec, bm = byCategory(vec, q.Category), byCategory(bm, q.Category)
 	}
-	if r.cfg.BM25Norm == BM25Relative {
-		bm = RelativeBM25(bm)
-	}
-	var cs []Candidate
-	if r.cfg.Fusion == FusionRRF {
-		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	} else {
-		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	}
+	cs := r.merge(vec, bm)
 	for i := range cs {
 		if !cs[i].Sources.VectorHit && !q.TextOnly {
 			cs[i].Sources.Cosine = cosine(q.Vector, cs[i].Memory.Vector)
@@ -216,11 +208,24 @@ func (r *Retriever) fuse(ctx context.Context, q Query, vec, bm []engine.SearchRe
 	if !q.History {
 		cs = r.successors(ctx, cs, q)
 	}
-	cs = MinScore(cs, r.cfg.MinScore)
-	if len(cs) > pool {
-		cs = cs[:pool]
+	return r.pool(cs, pool)
+}
+
+// merge fuses the two searches' results as configured.
+func (r *Retriever) merge(vec, bm []engine.SearchResult) []Candidate {
+	if r.cfg.BM25Norm == BM25Relative {
+		bm = RelativeBM25(bm)
 	}
-	return cs
+	if r.cfg.Fusion == FusionRRF {
+		return FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+	}
+	return Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
+}
+
+// pool keeps the best n candidates above the minimum score.
+func (r *Retriever) pool(cs []Candidate, n int) []Candidate {
+	cs = MinScore(cs, r.cfg.MinScore)
+	return cs[:min(n, len(cs))]
 }
 
 // fromRanked is fuse on hits whose rows are not read yet: they are fused
@@ -245,16 +250,7 @@ func (r *Retriever) fromRanked(ctx context.Context, rs engine.RankedSearcher, q 
 		}
 		return out
 	}
-	vec, bm := stand(byVec), stand(byText)
-	if r.cfg.BM25Norm == BM25Relative {
-		bm = RelativeBM25(bm)
-	}
-	var cs []Candidate
-	if r.cfg.Fusion == FusionRRF {
-		cs = FuseRRF(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	} else {
-		cs = Fuse(vec, bm, r.cfg.VectorWeight, r.cfg.BM25Weight)
-	}
+	cs := r.merge(stand(byVec), stand(byText))
 	if !q.History {
 		floor := r.background(cs) + successorMinLead
 		if slices.ContainsFunc(cs, func(c Candidate) bool { return !c.Memory.Current() && c.Score >= floor }) {
@@ -272,10 +268,7 @@ func (r *Retriever) fromRanked(ctx context.Context, rs engine.RankedSearcher, q 
 		// would only drop them.
 		cs = slices.DeleteFunc(cs, func(c Candidate) bool { return !c.Memory.Current() })
 	}
-	cs = MinScore(cs, r.cfg.MinScore)
-	if len(cs) > pool {
-		cs = cs[:pool]
-	}
+	cs = r.pool(cs, pool)
 	keys := make([]int64, len(cs))
 	for i, c := range cs {
 		keys[i] = keyOf[c.Memory.ID]
