@@ -9,23 +9,10 @@ import (
 )
 
 // tableColumns is the memories table's columns, in their order.
-func tableColumns(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info('memories') ORDER BY cid`)
-	if err != nil {
-		return nil, fmt.Errorf("read schema: %w", err)
-	}
-	defer rows.Close()
+func tableColumns(ctx context.Context, db *sql.DB) ([]string, error) {
 	var cols []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("read schema: %w", err)
-		}
-		cols = append(cols, name)
-	}
-	if err := rows.Err(); err != nil {
+	err := eachString(ctx, db, `SELECT name FROM pragma_table_info('memories') ORDER BY cid`, func(c string) { cols = append(cols, c) })
+	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	return cols, nil

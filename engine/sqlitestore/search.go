@@ -102,11 +102,7 @@ func (s *Store) RankHybrid(ctx context.Context, vec []float32, query string, o e
 	if err := s.check(); err != nil {
 		return nil, nil, false, err
 	}
-	x := s.text.Load()
-	if x == nil || !s.fts || o.Scopes.Denies() {
-		return nil, nil, false, nil
-	}
-	tokens, direct := memoryTokens(fts.QueryTerms(query))
+	textHits, direct := s.memoryText(query, o)
 	if !direct {
 		return nil, nil, false, nil
 	}
@@ -114,7 +110,7 @@ func (s *Store) RankHybrid(ctx context.Context, vec []float32, query string, o e
 		text hits
 		wg   sync.WaitGroup
 	)
-	wg.Go(func() { text = s.textHitsMemory(x, tokens, o) })
+	wg.Go(func() { text = textHits() })
 	found, err := s.vectorHits(vec, o)
 	wg.Wait()
 	if err != nil {
@@ -171,17 +167,13 @@ func (s *Store) HybridSearch(ctx context.Context, vec []float32, query string, o
 		return nil, nil, err
 	}
 	var (
-		text   hits
-		direct bool // the text ranks in memory
-		wg     sync.WaitGroup
+		text hits
+		wg   sync.WaitGroup
 	)
-	if x := s.text.Load(); x != nil && s.fts && !o.Scopes.Denies() {
-		if tokens, ok := memoryTokens(fts.QueryTerms(query)); ok {
-			direct = true
-			wg.Go(func() { text = s.textHitsMemory(x, tokens, o) })
-		}
-	}
-	if !direct {
+	textHits, direct := s.memoryText(query, o)
+	if direct {
+		wg.Go(func() { text = textHits() })
+	} else {
 		wg.Go(func() { byText, err = s.TextSearch(ctx, query, o) })
 	}
 	found, verr := s.vectorHits(vec, o)
@@ -310,13 +302,11 @@ func (s *Store) TextSearch(ctx context.Context, query string, o engine.SearchOpt
 	if o.Limit <= 0 {
 		o.Limit = defaultLimit
 	}
-	terms := fts.QueryTerms(query)
-	if x := s.text.Load(); x != nil {
-		if tokens, ok := memoryTokens(terms); ok {
-			return s.textSearchMemory(ctx, x, tokens, o)
-		}
+	if textHits, ok := s.memoryText(query, o); ok {
+		found := textHits()
+		return s.fetch(ctx, found.seqs, o, found.score)
 	}
-	terms, err := s.selectiveTerms(ctx, terms)
+	terms, err := s.selectiveTerms(ctx, fts.QueryTerms(query))
 	if err != nil {
 		return nil, err
 	}

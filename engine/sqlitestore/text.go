@@ -159,11 +159,20 @@ func memoryTokens(terms []string) (tokens []string, ok bool) {
 	return tokens, true
 }
 
-// textSearchMemory ranks with the in-memory index: the o.Limit best of the
-// caller's groups, exactly, then reads those rows.
-func (s *Store) textSearchMemory(ctx context.Context, x *textindex.Index, tokens []string, o engine.SearchOptions) ([]engine.SearchResult, error) {
-	found := s.textHitsMemory(x, tokens, o)
-	return s.fetch(ctx, found.seqs, o, found.score)
+// memoryText is the full-text ranking of query under o by the in-memory
+// index, to run when wanted; false where TextSearch does not rank so: no
+// index (int8 memory mode, a large store's first seconds), a phrase term
+// (FTS5 knows positions), or no full text or no scope to search.
+func (s *Store) memoryText(query string, o engine.SearchOptions) (func() hits, bool) {
+	x := s.text.Load()
+	if x == nil || !s.fts || o.Scopes.Denies() {
+		return nil, false
+	}
+	tokens, ok := memoryTokens(fts.QueryTerms(query))
+	if !ok {
+		return nil, false
+	}
+	return func() hits { return s.textHitsMemory(x, tokens, o) }, true
 }
 
 // textHitsMemory ranks with the in-memory index: the o.Limit best of the
