@@ -252,8 +252,7 @@ func (r *Retriever) fromRanked(ctx context.Context, rs engine.RankedSearcher, q 
 	}
 	cs := r.merge(stand(byVec), stand(byText))
 	if !q.History {
-		floor := r.background(cs) + successorMinLead
-		if slices.ContainsFunc(cs, func(c Candidate) bool { return !c.Memory.Current() && c.Score >= floor }) {
+		if slices.ContainsFunc(cs, r.lifts(cs)) {
 			keys := make([]int64, 0, len(keyOf))
 			for _, k := range keyOf {
 				keys = append(keys, k)
@@ -266,7 +265,7 @@ func (r *Retriever) fromRanked(ctx context.Context, rs engine.RankedSearcher, q 
 		}
 		// No memory that no longer holds lifts another: successors
 		// would only drop them.
-		cs = slices.DeleteFunc(cs, func(c Candidate) bool { return !c.Memory.Current() })
+		cs = slices.DeleteFunc(cs, ended)
 	}
 	cs = r.pool(cs, pool)
 	keys := make([]int64, len(cs))
@@ -531,11 +530,11 @@ func (r *Retriever) background(cs []Candidate) float64 {
 // successor; a weak match is dropped and lends nothing.
 func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []Candidate {
 	at := positions(cs)
-	floor := r.background(cs) + successorMinLead
+	lifts := r.lifts(cs)
 	var lifted []Candidate
 	broughtIn := map[string]bool{}
 	for _, c := range cs {
-		if c.Memory.Current() || c.Score < floor {
+		if !lifts(c) {
 			continue
 		}
 		cur, ok := r.current(ctx, c.Memory, q.Scopes)
@@ -555,11 +554,22 @@ func (r *Retriever) successors(ctx context.Context, cs []Candidate, q Query) []C
 		src.Fused, src.Cosine, src.Replaced = score, cosine(q.Vector, cur.Vector), c.Memory.ID
 		lifted = append(lifted, Candidate{Memory: cur, Score: score, Sources: src})
 	}
-	out := slices.DeleteFunc(cs, func(c Candidate) bool { return !c.Memory.Current() })
+	out := slices.DeleteFunc(cs, ended)
 	out = append(out, lifted...)
 	sortByScore(out)
 	return out
 }
+
+// lifts reports which of the pool cs, a candidate that no longer holds,
+// matched well enough to lend its score to what replaced it:
+// successorMinLead above the pool's background.
+func (r *Retriever) lifts(cs []Candidate) func(Candidate) bool {
+	floor := r.background(cs) + successorMinLead
+	return func(c Candidate) bool { return ended(c) && c.Score >= floor }
+}
+
+// ended reports that c's memory no longer holds.
+func ended(c Candidate) bool { return !c.Memory.Current() }
 
 // current follows m's supersededBy to the memory that holds now, within
 // the query's scopes.
