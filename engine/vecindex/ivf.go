@@ -317,6 +317,10 @@ func (iv *ivf) bytes() int64 {
 	return b
 }
 
+// scanBufs are one scanning worker's buffers: the candidates it found
+// (packed by packRow) and the scores of the cluster it scans.
+type scanBufs struct{ found, scans []uint64 }
+
 // searchIVF probes the clusters nearest q with the codes, keeps the best
 // candidates and re-scores them against the float32 matrix. Callers hold mu
 // for reading.
@@ -349,26 +353,27 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 		// hundred: a heap of nc kept while scanning cost a push per
 		// candidate, a tenth of a recall's CPU.
 		bq := iv.rot.prepare(q)
-		bufs := make([][]uint64, workers)
-		found := make([]*[]uint64, workers)
-		for w := range found {
-			if found[w], _ = ix.found.Get().(*[]uint64); found[w] == nil {
-				found[w] = new([]uint64)
+		bufs := make([]*scanBufs, workers)
+		for w := range bufs {
+			if bufs[w], _ = ix.scanBufs.Get().(*scanBufs); bufs[w] == nil {
+				bufs[w] = new(scanBufs)
 			}
-			*found[w] = (*found[w])[:0]
+			bufs[w].found = bufs[w].found[:0]
 		}
 		defer func() {
-			for _, f := range found {
-				ix.found.Put(f)
+			for _, b := range bufs {
+				ix.scanBufs.Put(b)
 			}
 		}()
 		workpool.Run(workers, len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, found[w], &bufs[w], minSim)
+			iv.scanBits(order[j], q, &bq, allow, &bufs[w].found, &bufs[w].scans, minSim)
 		})
-		for _, f := range found[1:] {
-			*found[0] = append(*found[0], *f...)
+		found := bufs[0].found
+		for _, b := range bufs[1:] {
+			found = append(found, b.found...)
 		}
-		src := newRowQueue(*found[0], nc)
+		bufs[0].found = found
+		src := newRowQueue(found, nc)
 		if tooFew(src.left) {
 			return ix.exact(q, k, allow)
 		}

@@ -112,10 +112,10 @@ type Index struct {
 
 	buildMu sync.Mutex // serialises trainings
 
-	// found keeps the bit-code scans' candidate buffers (*[]uint64)
-	// between searches: at a million rows a search queues some fifty
-	// thousand candidates.
-	found sync.Pool
+	// scanBufs keeps the bit-code scans' buffers (*scanBufs) between
+	// searches: at a million rows a search queues some fifty thousand
+	// candidates, and every probed cluster's scores pass through scans.
+	scanBufs sync.Pool
 
 	// version counts changes of rows, groups and vectors (not of the
 	// clustering): a segment written at one version is still this index's
