@@ -241,6 +241,11 @@ type Ingest struct {
 	// AllowedHosts are further names clients reach the endpoint by (the
 	// Host header); loopback names are always allowed.
 	AllowedHosts []string `json:"allowedHosts"`
+	// AgentTokens are the HTTP API's bearer tokens, agent → token (${VAR}
+	// expanded), besides the data dir's auth/http/<agent>.token files that
+	// `clawmem agent token` makes: for nodes that do not share the data
+	// dir. Each token acts for its agent alone.
+	AgentTokens map[string]string `json:"agentTokens,omitempty"`
 }
 
 // UI is the web console `clawmem up` serves (and `clawmem ui` runs).

@@ -12,11 +12,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/distill"
 	"github.com/clawmem/clawmem/engine/embed"
 	"github.com/clawmem/clawmem/engine/envsubst"
 	"github.com/clawmem/clawmem/engine/scopes"
+	"github.com/clawmem/clawmem/httpapi"
 	"github.com/clawmem/clawmem/internal/authdir"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/storeopen"
@@ -179,6 +181,19 @@ func startIngest(_ context.Context, n *nodeRun) error {
 		}
 	}
 	ic := ingest.Config{Addr: cfg.Ingest.Addr, Token: token, Insecure: cfg.Ingest.Insecure, AllowedHosts: cfg.Ingest.AllowedHosts}
+	agentTokens := make(map[string]string, len(cfg.Ingest.AgentTokens))
+	for agent, tok := range cfg.Ingest.AgentTokens {
+		if agentTokens[agent], err = envsubst.Expand(tok); err != nil {
+			return fmt.Errorf("ingest.agentTokens.%s: %w", agent, err)
+		}
+	}
+	tokens, err := httpapi.NewTokens(cfg.DataDir, agentTokens)
+	if err != nil {
+		return err
+	}
+	// The HTTP API asks the query service as the token's agent, over this
+	// node's connection: the same subjects and checks as every client.
+	ic.API = httpapi.New(client.NewNATS(n.nc), tokens, httpapi.WithLogger(n.log))
 	if n.srv != nil {
 		ic.Admit = n.srv.CheckDisk
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/httpapi"
 	"github.com/clawmem/clawmem/internal/natsauth"
 	"github.com/clawmem/clawmem/node"
 )
@@ -23,7 +24,7 @@ operations. Credentials are nkey seeds in <data-dir>/auth/nats/agents/<agent>.nk
 clawmem up takes a change in at once (its NATS server restarts; clients reconnect within a second).
 With an external NATS server, agents' users live in its accounts.conf instead (clawmem nats config).`,
 	}
-	cmd.AddCommand(a.agentAddCmd(), a.agentListCmd(), a.agentRemoveCmd())
+	cmd.AddCommand(a.agentAddCmd(), a.agentListCmd(), a.agentRemoveCmd(), a.agentTokenCmd())
 	return cmd
 }
 
@@ -140,11 +141,59 @@ func (a *app) agentRemoveCmd() *cobra.Command {
 			if err := natsauth.RemoveAgent(cfg.DataDir, args[0]); err != nil {
 				return err
 			}
+			if _, err := httpapi.RemoveAgentToken(cfg.DataDir, args[0]); err != nil {
+				return err
+			}
 			if err := node.ReloadAuth(cfg); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "agent %s: credentials revoked\n", args[0])
+			fmt.Fprintf(a.stdout, "agent %s: credentials (and HTTP API token) revoked\n", args[0])
 			return nil
 		},
 	}
+}
+
+func (a *app) agentTokenCmd() *cobra.Command {
+	var revoke bool
+	cmd := &cobra.Command{
+		Use:   "token AGENT",
+		Short: "Print the agent's HTTP API token (made if it has none), or revoke it",
+		Long: `Prints the bearer token that acts for AGENT alone on the HTTP API (served on the hook ingest
+listener, default http://127.0.0.1:7433; GET /v1/openapi.json describes it; mem0's clients send it as
+their API key). The token lives in <data-dir>/auth/http/AGENT.token (owner-only); a running clawmem
+takes a new one at its first use, and a revoked one stops working at once.`,
+		Example: `  TOKEN=$(clawmem agent token main)
+  curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"query":"what editor do I use"}' http://127.0.0.1:7433/v1/recall
+  clawmem agent token main --revoke`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.Config()
+			if err != nil {
+				return err
+			}
+			if revoke {
+				removed, err := httpapi.RemoveAgentToken(cfg.DataDir, args[0])
+				if err != nil {
+					return err
+				}
+				if !removed {
+					return fmt.Errorf("agent %s has no HTTP API token in %s", args[0], cfg.DataDir)
+				}
+				fmt.Fprintf(a.stdout, "agent %s: HTTP API token revoked\n", args[0])
+				return nil
+			}
+			tok, err := httpapi.AgentToken(cfg.DataDir, args[0])
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.PrintJSON(map[string]string{"agent": args[0], "token": tok})
+			}
+			fmt.Fprintln(a.stdout, tok)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "delete the token: requests with it are refused from then on")
+	return cmd
 }

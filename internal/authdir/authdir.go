@@ -28,7 +28,14 @@ const (
 	ConsoleToken = "console.token"
 	// MCPToken is the bearer token of `clawmem mcp --http` on loopback.
 	MCPToken = "mcp.token"
+	// AgentTokens is the dir (in Dir) of the agents' HTTP API tokens, one
+	// file per agent (AgentToken).
+	AgentTokens = "http"
 )
+
+// AgentToken is the name (for Token and Read) of agent's HTTP API token
+// file: the bearer token that acts for that agent alone.
+func AgentToken(agent string) string { return filepath.Join(AgentTokens, agent+".token") }
 
 // Path is the file name holds in dataDir's auth dir.
 func Path(dataDir, name string) string { return filepath.Join(Dir(dataDir), name) }
@@ -43,6 +50,9 @@ func Token(dataDir, name string) (string, error) {
 		return "", err
 	}
 	if err := EnsureDir(dataDir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(Path(dataDir, name)), 0o700); err != nil {
 		return "", err
 	}
 	tok := NewToken()

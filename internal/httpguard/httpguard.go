@@ -150,10 +150,13 @@ func safeMethod(m string) bool {
 // RequireJSON refuses (415) a request with a body that is not declared
 // application/json. A browser can send text/plain, form and multipart
 // bodies cross-site without asking; application/json it must ask about
-// first (a CORS preflight, which clawmem never grants).
+// first (a CORS preflight, which clawmem never grants). A DELETE without
+// a body (the HTTP API's, which curl and mem0's clients send bare) carries
+// nothing to declare, and a browser must ask before sending any DELETE.
 func RequireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !safeMethod(r.Method) {
+		bare := r.Method == http.MethodDelete && r.ContentLength == 0 && len(r.TransferEncoding) == 0
+		if !safeMethod(r.Method) && !bare {
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
 				Refuse(w, http.StatusUnsupportedMediaType, "send the body as Content-Type: application/json (got "+

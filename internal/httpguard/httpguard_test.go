@@ -89,24 +89,33 @@ func TestGuards(t *testing.T) {
 		method string
 		hdr    map[string]string
 		want   int
+		bare   bool // no body at all
 	}{
-		{"a hook's post", "POST", map[string]string{"Content-Type": "application/json"}, 202},
-		{"json with charset", "POST", map[string]string{"Content-Type": "application/json; charset=utf-8"}, 202},
-		{"same-origin browser post", "POST", map[string]string{"Content-Type": "application/json", "Origin": "%URL%", "Sec-Fetch-Site": "same-origin"}, 202},
-		{"a GET", "GET", nil, 202},
-		{"cross-site simple post", "POST", map[string]string{"Content-Type": "text/plain", "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, 403},
-		{"text/plain without browser headers", "POST", map[string]string{"Content-Type": "text/plain"}, 415},
-		{"form post", "POST", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
-		{"no content type", "POST", nil, 415},
-		{"json from a foreign origin", "POST", map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403},
-		{"same-site", "POST", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"}, 403},
-		{"null origin", "POST", map[string]string{"Content-Type": "application/json", "Origin": "null"}, 403},
-		{"foreign host", "GET", map[string]string{"Host": "evil.example"}, 403},
-		{"rebinding", "POST", map[string]string{"Host": "evil.example", "Origin": "http://evil.example", "Content-Type": "application/json"}, 403},
+		{"a hook's post", "POST", map[string]string{"Content-Type": "application/json"}, 202, false},
+		{"json with charset", "POST", map[string]string{"Content-Type": "application/json; charset=utf-8"}, 202, false},
+		{"same-origin browser post", "POST", map[string]string{"Content-Type": "application/json", "Origin": "%URL%", "Sec-Fetch-Site": "same-origin"}, 202, false},
+		{"a GET", "GET", nil, 202, false},
+		{"cross-site simple post", "POST", map[string]string{"Content-Type": "text/plain", "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, 403, false},
+		{"text/plain without browser headers", "POST", map[string]string{"Content-Type": "text/plain"}, 415, false},
+		{"form post", "POST", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, false},
+		{"no content type", "POST", nil, 415, false},
+		{"json from a foreign origin", "POST", map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, false},
+		{"same-site", "POST", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"}, 403, false},
+		{"null origin", "POST", map[string]string{"Content-Type": "application/json", "Origin": "null"}, 403, false},
+		{"foreign host", "GET", map[string]string{"Host": "evil.example"}, 403, false},
+		{"rebinding", "POST", map[string]string{"Host": "evil.example", "Origin": "http://evil.example", "Content-Type": "application/json"}, 403, false},
+		{"a bare DELETE", "DELETE", nil, 202, true},
+		{"a DELETE with a text body", "DELETE", map[string]string{"Content-Type": "text/plain"}, 415, false},
+		{"a cross-site bare DELETE", "DELETE", map[string]string{"Origin": "https://evil.example"}, 403, true},
+		{"a bare POST", "POST", nil, 415, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := reached
-			req, _ := http.NewRequest(tc.method, srv.URL, strings.NewReader(`{}`))
+			var in io.Reader = strings.NewReader(`{}`)
+			if tc.bare {
+				in = nil
+			}
+			req, _ := http.NewRequest(tc.method, srv.URL, in)
 			for k, v := range tc.hdr {
 				v = strings.ReplaceAll(v, "%URL%", srv.URL)
 				if k == "Host" {

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/clawmem/clawmem/httpapi"
 	"github.com/clawmem/clawmem/internal/httpguard"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
@@ -53,6 +54,9 @@ type Config struct {
 	PublishTimeout time.Duration
 	// ShutdownTimeout bounds draining in-flight requests; default 15 s.
 	ShutdownTimeout time.Duration
+	// API, when set, is served beside the hooks: the HTTP API's routes
+	// (httpapi), each authenticated by its own agent tokens.
+	API *httpapi.API
 	// Admit, when set, is asked before each publish: an error refuses the
 	// event with HTTP 507 Insufficient Storage and the error's text (the
 	// embedded server's disk is full), and the hook is told to retry.
@@ -139,8 +143,15 @@ func newServer(cfg Config, pub publisher, reg prometheus.Registerer, log *slog.L
 	mux.HandleFunc("/v1/hooks/{kind}", s.handleHook)
 	mux.HandleFunc("/healthz", s.handleHealth)
 	mux.Handle("/metrics", promhttp.HandlerFor(gather, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	routes := "POST /v1/hooks/{kind}, GET /healthz or GET /metrics"
+	if cfg.API != nil {
+		for _, p := range httpapi.Paths {
+			mux.Handle(p, cfg.API.Handler())
+		}
+		routes += ", or the HTTP API (GET /v1/openapi.json describes it)"
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: POST /v1/hooks/{kind}, GET /healthz or GET /metrics")
+		writeError(w, http.StatusNotFound, "no such endpoint: "+routes)
 	})
 	// Every request must name this server; a hook must come with a JSON
 	// body and not from a web page, so no browser can send one unasked.

@@ -12,41 +12,15 @@ import (
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/clawmem/clawmem/schemas"
+	"github.com/clawmem/clawmem/schemas/schemagen"
 )
-
-// types maps each schema file to the Go type it describes.
-var types = map[string]any{
-	"hook-event":          schemas.HookEvent{},
-	"agent-end-event":     schemas.AgentEndEvent{},
-	"prompt-build-event":  schemas.PromptBuildEvent{},
-	"session-event":       schemas.SessionEvent{},
-	"message-event":       schemas.MessageEvent{},
-	"message":             schemas.Message{},
-	"work-batch":          schemas.WorkBatch{},
-	"memory":              schemas.Memory{},
-	"recall-request":      schemas.RecallRequest{},
-	"context-request":     schemas.ContextRequest{},
-	"store-request":       schemas.StoreRequest{},
-	"forget-request":      schemas.ForgetRequest{},
-	"update-request":      schemas.UpdateRequest{},
-	"list-request":        schemas.ListRequest{},
-	"stats-request":       schemas.StatsRequest{},
-	"show-request":        schemas.ShowRequest{},
-	"export-request":      schemas.ExportRequest{},
-	"import-request":      schemas.ImportRequest{},
-	"delete-bulk-request": schemas.DeleteBulkRequest{},
-	"tool-result":         schemas.ToolResult{},
-	"transcript-entry":    schemas.TranscriptEntry{},
-}
 
 // generate renders every schema, keyed by file name.
 func generate() (map[string][]byte, error) {
-	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
-	out := make(map[string][]byte, len(types))
-	for name, v := range types {
-		s := r.Reflect(v)
-		s.ID = jsonschema.ID("https://clawmem.dev/schemas/v1/" + name + ".json")
+	out := make(map[string][]byte, len(schemagen.Types))
+	for name, v := range schemagen.Types {
+		s := schemagen.Schema(v)
+		s.ID = jsonschema.ID(schemagen.ID(name))
 		s.Version = "https://json-schema.org/draft/2020-12/schema"
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
