@@ -531,7 +531,7 @@ func wordWithDigits(v string) bool {
 // ("h264", "win10" are shorter), but a password a person chose often
 // does.
 func mixedValue(v string) bool {
-	if len(v) < 8 || len(v) > 64 || isPlaceholder(v) || looksLikeLocation(v) {
+	if len(v) < 8 || len(v) > 64 {
 		return false
 	}
 	letters, digits := 0, 0
@@ -546,7 +546,8 @@ func mixedValue(v string) bool {
 			return false
 		}
 	}
-	return letters >= 3 && digits >= 2
+	// The placeholder and location checks read long word lists: last.
+	return letters >= 3 && digits >= 2 && !isPlaceholder(v) && !looksLikeLocation(v)
 }
 
 // keyValue: at least 8 characters with letters and digits (or long and

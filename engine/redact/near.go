@@ -113,7 +113,9 @@ func passphraseWord(v string) bool { return passphrase(v, true) }
 // passphrase is passphraseWord's shape, a capital asked for or not
 // ("mossy-trail-4412" after "pw is").
 func passphrase(v string, capital bool) bool {
-	if len(v) < 8 || len(v) > 64 || strings.ContainsAny(v, "=/\\:@") || isPlaceholder(v) || looksLikeLocation(v) {
+	// The shape first: it is cheap and rejects almost every word, where
+	// the placeholder and location checks read long word lists.
+	if len(v) < 8 || len(v) > 64 || strings.ContainsAny(v, "=/\\:@") {
 		return false
 	}
 	words, digit, upper := 0, false, false
@@ -137,7 +139,8 @@ func passphrase(v string, capital bool) bool {
 			words++
 		}
 	}
-	return words >= 2 && digit && (upper || !capital) && strings.ContainsAny(v, "-._")
+	return words >= 2 && digit && (upper || !capital) && strings.ContainsAny(v, "-._") &&
+		!isPlaceholder(v) && !looksLikeLocation(v)
 }
 
 // isPartSeparator joins the parts of a passphrase or a model name.
