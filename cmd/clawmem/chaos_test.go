@@ -19,7 +19,7 @@ import (
 // The hostile corpus (testdata/chaos, plus 10 MB bodies, 100,000-deep
 // nesting and 2 MB memories) against a real `clawmem up`: every bad body
 // to the hook ingest, the query operations, raw subjects, import files,
-// config files and MCP sessions is refused with a 4xx, an error reply, a
+// config files, MCP sessions and the HTTP API is refused with a 4xx, an error reply, a
 // failed row, a config error or a JSON-RPC or tool error; nothing is
 // stored, and the instance still answers and runs.
 func TestHostileCorpus(t *testing.T) {
@@ -45,7 +45,7 @@ func TestHostileCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := chaos.Hostile(context.Background(), chaos.Target{IngestURL: in.info.IngestURL, IngestToken: token, NC: nc}, corpus)
+	rep, err := chaos.Hostile(context.Background(), chaos.Target{IngestURL: in.info.IngestURL, IngestToken: token, NC: nc, DataDir: in.dir}, corpus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestHostileCorpus(t *testing.T) {
 			t.Errorf("%s: %s, want 401, 403 or 415", o.Name, o.Answer)
 		}
 	}
-	if want := map[string]int{"ingest": 23, "hook": 9, "query": 18, "subject": 5, "import": 25, "config": 28, "mcp": 26}; !maps.Equal(surfaces, want) {
+	if want := map[string]int{"ingest": 23, "hook": 9, "query": 18, "subject": 5, "import": 25, "config": 28, "mcp": 26, "http": 38}; !maps.Equal(surfaces, want) {
 		t.Fatalf("entries by surface %v, want %v", surfaces, want)
 	}
 	// The same through the command, which finds the instance by its run

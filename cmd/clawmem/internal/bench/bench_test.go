@@ -188,7 +188,19 @@ func TestRecallThroughput(t *testing.T) {
 	if cachedRep.RecallCache != memory.DefaultRecallCacheSize || cachedRep.RecallCacheHitRate <= 0 {
 		t.Errorf("with --cache: recall cache %d, hit rate %.2f", cachedRep.RecallCache, cachedRep.RecallCacheHitRate)
 	}
-	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)"} {
+	// --http adds a run over the HTTP API, every recall answered.
+	o.HTTP, o.Cache = true, false
+	httpRep, err := Recall(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := httpRep.Levels[0]; l.HTTP == nil || l.HTTP.Recalls < 2 || l.HTTP.QPS <= 0 || l.HTTP.Empty > l.HTTP.Recalls/2 || l.HTTPShare <= 0 {
+		t.Fatalf("--http: %+v", l)
+	}
+	if rep.Levels[0].HTTP != nil {
+		t.Fatal("an HTTP run without --http")
+	}
+	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)", &httpRep: "over HTTP (POST /v1/recall)"} {
 		var out strings.Builder
 		if err := r.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") || !strings.Contains(out.String(), want) {
 			t.Fatalf("text: %q %v, want it to say %q", out.String(), err, want)

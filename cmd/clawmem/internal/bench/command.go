@@ -58,8 +58,9 @@ func (c commands) recallCmd() *cobra.Command {
 --seconds in process against the engine and over NATS through the query service (default recall:
 hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.
 The recall cache (retrieval.recallCache) is off, since the mix repeats its queries: every recall is
-computed. --cache turns it on, to measure what it saves.`,
-		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
+computed. --cache turns it on, to measure what it saves. --http adds a run over the HTTP API (POST
+/v1/recall on the hook ingest listener, as clawmem up serves it) and its rate over NATS's.`,
+		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.N < 1 || o.Dim < 1 || o.Seconds <= 0 || len(levels) == 0 {
@@ -93,6 +94,7 @@ computed. --cache turns it on, to measure what it saves.`,
 	f.Float64Var(&o.Seconds, "seconds", 5, "length of each run")
 	f.StringVar(&o.Memory, "memory", "", "store.memory: float32 or int8 (default: the configuration's)")
 	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
+	f.BoolVar(&o.HTTP, "http", false, "also run each level over the HTTP API (POST /v1/recall on the ingest listener)")
 	f.BoolVar(&o.Cache, "cache", false, "keep the recall cache on (retrieval.recallCache's default); off, every recall is computed")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.StringVar(&allocProfile, "allocprofile", "", "write the run's allocation profile to this file")

@@ -3,12 +3,22 @@ package bench
 // Measuring the query service from outside: recall latency over NATS.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/httpapi"
+	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/producers"
+	"github.com/clawmem/clawmem/producers/ingest"
 
 	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/schemas"
@@ -68,6 +78,82 @@ func natsRecall(nc *nats.Conn, agent string) recallFn {
 		}
 		if res.IsError {
 			return false, fmt.Errorf("%s: %s", res.Details.Code, res.Details.Error)
+		}
+		return res.Details.Count == 0, nil
+	}
+}
+
+// serveHTTPAPI serves the HTTP API as `clawmem up` does, on the hook ingest
+// listener over its own NATS connection, on a loopback port; it returns
+// the base URL and agent's token.
+func serveHTTPAPI(ctx context.Context, srv *natsembed.Server, dir, agent string) (url, token string, stop func(), err error) {
+	nc, err := srv.Connect()
+	if err != nil {
+		return "", "", nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return "", "", nil, err
+	}
+	if token, err = httpapi.AgentToken(dir, agent); err != nil {
+		nc.Close()
+		return "", "", nil, err
+	}
+	tokens, err := httpapi.NewTokens(dir, nil)
+	if err != nil {
+		nc.Close()
+		return "", "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		nc.Close()
+		return "", "", nil, err
+	}
+	api := httpapi.New(client.NewNATS(nc), tokens)
+	in := ingest.New(ingest.Config{Addr: ln.Addr().String(), Token: ingestBenchToken, API: api}, producers.New(js), nil, nil)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- in.Serve(sctx, ln) }()
+	return "http://" + ln.Addr().String(), token, func() { cancel(); <-done; nc.Close() }, nil
+}
+
+// ingestBenchToken is the hooks' token of the benchmark's ingest server,
+// which takes no hooks.
+const ingestBenchToken = "bench-hooks-token-unused"
+
+// httpRecall recalls through POST /v1/recall with a keep-alive client of
+// up to conns connections, as an app's HTTP client would.
+func httpRecall(base, token string, conns int) recallFn {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}}
+	return func(ctx context.Context, q string) (bool, error) {
+		body, err := json.Marshal(schemas.RecallRequest{Query: q})
+		if err != nil {
+			return false, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/recall", bytes.NewReader(body))
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := c.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		var res struct {
+			IsError bool `json:"isError"`
+			Details struct {
+				schemas.ErrorDetails
+				Count int `json:"count"`
+			} `json:"details"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+			return false, fmt.Errorf("HTTP %d: reply is not a tool result: %w", resp.StatusCode, err)
+		}
+		if res.IsError || resp.StatusCode != http.StatusOK {
+			return false, fmt.Errorf("HTTP %d: %s: %s", resp.StatusCode, res.Details.Code, res.Details.Error)
 		}
 		return res.Details.Count == 0, nil
 	}

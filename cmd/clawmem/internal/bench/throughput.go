@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,7 +44,11 @@ type RecallOptions struct {
 	// Off, every recall is computed: the mix repeats its 256 queries, which
 	// the cache would otherwise answer from memory after their first time.
 	Cache bool
-	Logf  func(format string, args ...any)
+	// HTTP runs each level a third time, over the HTTP API (POST
+	// /v1/recall on the hook ingest listener, as `clawmem up` serves it,
+	// which asks the query service over NATS).
+	HTTP bool
+	Logf func(format string, args ...any)
 }
 
 // RecallFigures are one run's: recalls answered per second, latency
@@ -67,6 +72,10 @@ type RecallLevel struct {
 	NATS        RecallFigures `json:"nats"`
 	// NATSShare is the NATS rate over the engine's.
 	NATSShare float64 `json:"natsShare"`
+	// HTTP is the run over the HTTP API (with --http), and HTTPShare its
+	// rate over the NATS run's.
+	HTTP      *RecallFigures `json:"http,omitempty"`
+	HTTPShare float64        `json:"httpShare,omitempty"`
 }
 
 // RecallReport is what `clawmem bench recall` reports.
@@ -216,6 +225,16 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	}
 	defer nc.Close()
 
+	var viaHTTP recallFn
+	if o.HTTP {
+		url, token, stop, err := serveHTTPAPI(ctx, srv, dir, "main")
+		if err != nil {
+			return rep, err
+		}
+		defer stop()
+		viaHTTP = httpRecall(url, token, max(slices.Max(o.Concurrency), 1))
+	}
+
 	seconds := time.Duration(o.Seconds * float64(time.Second))
 	// A short warm-up: the index's first searches and SQLite's page cache.
 	if _, err := runRecalls(ctx, 2, seconds/4, qs, engineRecall(eng)); err != nil {
@@ -232,6 +251,14 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 			return rep, err
 		}
 		lv.NATSShare = lv.NATS.QPS / max(lv.Engine.QPS, 1e-9)
+		if viaHTTP != nil {
+			logf("%d concurrent callers: over HTTP...", c)
+			f, err := runRecalls(ctx, c, seconds, qs, viaHTTP)
+			if err != nil {
+				return rep, err
+			}
+			lv.HTTP, lv.HTTPShare = &f, f.QPS/max(lv.NATS.QPS, 1e-9)
+		}
 		rep.Levels = append(rep.Levels, lv)
 	}
 	if st, ok := eng.RecallCacheStats(); ok {
@@ -371,5 +398,12 @@ func (r RecallReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, " %d: %.2f/%.2f", l.Concurrency, l.Engine.CPUMsPerRecall, l.NATS.CPUMsPerRecall)
 	}
 	fmt.Fprintln(w, " (engine/NATS)")
+	if len(r.Levels) > 0 && r.Levels[0].HTTP != nil {
+		fmt.Fprintf(w, "  %-8s %28s   %s\n", "callers", "over HTTP (POST /v1/recall)", "HTTP/NATS")
+		for _, l := range r.Levels {
+			fmt.Fprintf(w, "  %-8d %9.0f %8.2f %9.2f   %.2f  (CPU %.2f ms a recall)\n", l.Concurrency,
+				l.HTTP.QPS, l.HTTP.P50Ms, l.HTTP.P99Ms, l.HTTPShare, l.HTTP.CPUMsPerRecall)
+		}
+	}
 	return nil
 }

@@ -141,7 +141,7 @@ is not refused may store something.`,
 				return err
 			}
 			defer nc.Close()
-			rep, err := Hostile(cmd.Context(), Target{IngestURL: ingestURL, IngestToken: ingestToken, NC: nc}, entries)
+			rep, err := Hostile(cmd.Context(), Target{IngestURL: ingestURL, IngestToken: ingestToken, NC: nc, DataDir: cfg.DataDir}, entries)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/clawmem/clawmem/client"
+	"github.com/clawmem/clawmem/httpapi"
 	"github.com/clawmem/clawmem/producers"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -26,16 +27,21 @@ import (
 // or a config file (the Body written to File, whose extension matters),
 // or an MCP session (Body's JSON-RPC lines, after the handshake, to a
 // server acting for Agent, main when empty), or a hook event handed in as
-// Agent (main when empty) of Kind, as agents do over NATS.
+// Agent (main when empty) of Kind, as agents do over NATS, or an HTTP API
+// request (Method, Path, Body) with Agent's token (main when empty; "-"
+// sends none).
 type Entry struct {
-	Surface string `json:"surface"` // ingest, hook, query, subject, import, config or mcp
+	Surface string `json:"surface"` // ingest, hook, query, subject, import, config, mcp or http
 	Name    string `json:"name"`
 	Kind    string `json:"kind,omitempty"`
 	Op      string `json:"op,omitempty"`
 	Agent   string `json:"agent,omitempty"`
 	Subject string `json:"subject,omitempty"`
 	// MsgID is a hook event's Nats-Msg-Id.
-	MsgID   string `json:"msgId,omitempty"`
+	MsgID string `json:"msgId,omitempty"`
+	// Method and Path are an HTTP API request's.
+	Method  string `json:"method,omitempty"`
+	Path    string `json:"path,omitempty"`
 	File    string `json:"file,omitempty"`
 	Body    string `json:"body,omitempty"`
 	BodyHex string `json:"bodyHex,omitempty"` // for bytes JSON cannot hold (invalid UTF-8)
@@ -83,6 +89,10 @@ func LoadCorpus(path string) ([]Entry, error) {
 			Body: `{"retrieval": {"minScore": "` + strings.Repeat("9", 10<<20) + `"}}`},
 		Entry{Surface: "config", File: "config.json", Name: "config: nesting 100,000 deep", Body: deep},
 		Entry{Surface: "config", File: "config.yaml", Name: "config: YAML nesting 100,000 deep", Body: deep},
+		Entry{Surface: "http", Method: "POST", Path: "/v1/memories", Name: "api: 10 MB body", Body: `{"text":"` + strings.Repeat("x", 10<<20) + `"}`},
+		Entry{Surface: "http", Method: "POST", Path: "/v1/recall", Name: "api: nesting 100,000 deep", Body: deep},
+		Entry{Surface: "http", Method: "POST", Path: "/v1/memories", Name: "api: metadata nesting 100,000 deep",
+			Body: `{"text":"Remember the hostile metadata","metadata":` + deepObject + `}`},
 		Entry{Surface: "mcp", Name: "mcp: store 2 MB text",
 			Body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{"text":"` + text2MB + `"}}}`},
 		Entry{Surface: "mcp", Name: "mcp: nesting 100,000 deep",
@@ -108,10 +118,12 @@ type HostileReport struct {
 	Pass           bool
 }
 
-// Target is a running clawmem: its hook ingest (and token) and its NATS.
+// Target is a running clawmem: its hook ingest (and token), its NATS, and
+// its data dir, where the HTTP API's agent tokens are made.
 type Target struct {
 	IngestURL, IngestToken string
 	NC                     *nats.Conn
+	DataDir                string
 }
 
 // Hostile sends every entry to t and reports what each got.
@@ -160,6 +172,20 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 			o.Refused, o.Answer = checkConfig(dir, e.File, body)
 		case "mcp":
 			o.Refused, o.Answer = mcpSession(ctx, sharedConn{client.NewNATS(t.NC)}, cmp.Or(e.Agent, "main"), body)
+		case "http":
+			token := ""
+			if e.Agent != "-" {
+				if token, err = httpapi.AgentToken(t.DataDir, cmp.Or(e.Agent, "main")); err != nil {
+					return rep, fmt.Errorf("%s: %w", e.Name, err)
+				}
+			}
+			// %INGEST% in a header is the hook token, to check that it
+			// does not open the API.
+			hdr := make(map[string]string, len(e.Headers))
+			for k, v := range e.Headers {
+				hdr[k] = strings.ReplaceAll(v, "%INGEST%", t.IngestToken)
+			}
+			o.Refused, o.Answer = send(ctx, hc, e.Method, t.IngestURL+e.Path, token, hdr, body)
 		default:
 			return rep, fmt.Errorf("%s: unknown surface %q", e.Name, e.Surface)
 		}
@@ -178,12 +204,27 @@ func Hostile(ctx context.Context, t Target, corpus []Entry) (HostileReport, erro
 // postHook sends a hook body as a hook does, with hdr's changes; a 4xx
 // is a refusal (a 2xx accepted it, a 5xx is a failure of clawmem's).
 func postHook(ctx context.Context, hc *http.Client, url, token string, hdr map[string]string, body []byte) (bool, string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	return send(ctx, hc, http.MethodPost, url, token, hdr, body)
+}
+
+// send makes an HTTP request as a client of clawmem's would (a JSON body
+// when there is one, the bearer token when there is one), with hdr's
+// changes; a 4xx is a refusal.
+func send(ctx context.Context, hc *http.Client, method, url, token string, hdr map[string]string, body []byte) (bool, string) {
+	var rd io.Reader
+	if len(body) > 0 || method == http.MethodPost {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return true, "request refused by the client: " + err.Error()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	for k, v := range hdr {
 		switch {
 		case strings.EqualFold(k, "Host"):

@@ -32,7 +32,7 @@ func HostileScenario(ctx context.Context, env Env, corpusPath string) (Result, e
 	if err != nil || res.IsError {
 		return r, fmt.Errorf("seeding: %v %+v", err, res.Content)
 	}
-	rep, err := Hostile(ctx, Target{IngestURL: up.IngestURL(), IngestToken: up.IngestToken, NC: nc}, corpus)
+	rep, err := Hostile(ctx, Target{IngestURL: up.IngestURL(), IngestToken: up.IngestToken, NC: nc, DataDir: up.Dir}, corpus)
 	if err != nil {
 		return r, err
 	}
