@@ -17,7 +17,8 @@ package httpapi
 //   - add runs clawmem's capture rules (rules.ShouldCapture, the rules
 //     the capture pipeline applies to a user's messages) over the user
 //     messages and stores each kept text with memory_store; infer:false
-//     stores every message verbatim.
+//     stores every message verbatim, except what memory_store itself
+//     rejects (noise, prompt injection). The reply lists what was stored.
 //   - search recalls schemas.MaxRecallLimit memories, keeps those whose
 //     labels match the filters and returns the first top_k; get-all and
 //     delete-all read every page of memory_list and keep the matches.
@@ -390,7 +391,12 @@ func mem0Add(a *API, ctx context.Context, r *http.Request, agent string) (any, e
 		}
 		var d schemas.StoreDetails
 		store := schemas.StoreRequest{Text: text, Category: string(rules.DetectCategory(text)), Metadata: meta}
-		if err := a.call(ctx, schemas.OpStore, agent, store, &d); err != nil {
+		err := a.call(ctx, schemas.OpStore, agent, store, &d)
+		var me *mem0Error
+		if errors.As(err, &me) && me.code == schemas.CodeRejected {
+			continue // noise or injection, which clawmem stores for no one; the reply lists what was stored
+		}
+		if err != nil {
 			return nil, err
 		}
 		if d.Action != "created" {
@@ -769,8 +775,9 @@ type Mem0History struct {
 }
 
 // mem0History is the memory's supersede chain, oldest first: its first
-// version ADD, each that replaced the one before it UPDATE. An edit by
-// PUT changes a memory in place and leaves no entry.
+// version ADD, each that replaced the one before it UPDATE. memory_update
+// (PUT) keeps the id and the text it replaced as an older version, so an
+// edit is an UPDATE too.
 func mem0History(a *API, ctx context.Context, r *http.Request, agent string) (any, error) {
 	d, err := mem0Show(a, ctx, r, agent)
 	if err != nil {
