@@ -98,7 +98,9 @@ func (a *API) serveMem0(rt mem0Route) http.HandlerFunc {
 			w.Header().Set("Cache-Control", "no-store")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(code)
-			_ = json.NewEncoder(w).Encode(body)
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false) // mem0's clients show the error text as sent: "<token>", not "\u003ctoken\u003e"
+			_ = enc.Encode(body)
 		}
 		agent, ok := a.agent(r)
 		if !ok {
