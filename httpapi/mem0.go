@@ -364,9 +364,9 @@ func mem0Add(a *API, ctx context.Context, r *http.Request, agent string) (any, e
 	if _, err := mem0Params(r); err != nil {
 		return nil, err
 	}
-	body, err := readBody(nil, r) // nil: the connection stays open after a refusal
+	body, err := mem0ReadBody(r)
 	if err != nil {
-		return nil, tooLargeOr(err)
+		return nil, err
 	}
 	req, texts, err := DecodeMem0Add(body)
 	if err != nil {
@@ -384,11 +384,15 @@ func mem0Add(a *API, ctx context.Context, r *http.Request, agent string) (any, e
 	infer := req.Infer == nil || *req.Infer
 	out := []Mem0Event{}
 	for i, text := range texts {
-		text = strings.TrimSpace(text)
-		if text == "" {
-			continue
+		if infer {
+			// As the capture pipeline: the user's messages, without any
+			// transport envelope, kept if the rules keep them.
+			text = rules.StripEnvelope(text)
+			if req.Messages[i].Role != "user" || !rules.ShouldCapture(text, rules.CaptureOptions{}) {
+				continue
+			}
 		}
-		if infer && (req.Messages[i].Role != "user" || !rules.ShouldCapture(rules.StripEnvelope(text), rules.CaptureOptions{})) {
+		if text = strings.TrimSpace(text); text == "" {
 			continue
 		}
 		var d schemas.StoreDetails
@@ -411,14 +415,18 @@ func mem0Add(a *API, ctx context.Context, r *http.Request, agent string) (any, e
 	return out, nil
 }
 
-// tooLargeOr is the error for a body that could not be read.
-func tooLargeOr(err error) error {
+// mem0ReadBody reads a request's body, at most schemas.MaxRequestBytes.
+func mem0ReadBody(r *http.Request) ([]byte, error) {
+	body, err := readBody(nil, r) // no ResponseWriter: the refusal is ours to write
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &mem0Error{status: http.StatusRequestEntityTooLarge, code: schemas.CodeInvalid,
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &mem0Error{status: http.StatusRequestEntityTooLarge, code: schemas.CodeInvalid,
 			msg: fmt.Sprintf("the body is over %d bytes", schemas.MaxRequestBytes)}
+	case err != nil:
+		return nil, invalid("read body: %v", err)
 	}
-	return invalid("read body: %v", err)
+	return body, nil
 }
 
 // Mem0Memory is a memory as mem0 returns it.
@@ -526,9 +534,9 @@ func mem0Search(a *API, ctx context.Context, r *http.Request, agent string) (any
 	if _, err := mem0Params(r); err != nil {
 		return nil, err
 	}
-	body, err := readBody(nil, r)
+	body, err := mem0ReadBody(r)
 	if err != nil {
-		return nil, tooLargeOr(err)
+		return nil, err
 	}
 	req, f, err := DecodeMem0Search(body)
 	if err != nil {
@@ -625,9 +633,9 @@ func mem0GetAll(a *API, ctx context.Context, r *http.Request, agent string) (any
 		}
 		*p = n
 	}
-	body, err := readBody(nil, r)
+	body, err := mem0ReadBody(r)
 	if err != nil {
-		return nil, tooLargeOr(err)
+		return nil, err
 	}
 	f, err := DecodeMem0GetAll(body)
 	if err != nil {
@@ -734,9 +742,9 @@ func mem0Update(a *API, ctx context.Context, r *http.Request, agent string) (any
 	if _, err := mem0Params(r); err != nil {
 		return nil, err
 	}
-	body, err := readBody(nil, r)
+	body, err := mem0ReadBody(r)
 	if err != nil {
-		return nil, tooLargeOr(err)
+		return nil, err
 	}
 	req, err := DecodeMem0Update(body)
 	if err != nil {
