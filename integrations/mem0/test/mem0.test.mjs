@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,7 +42,7 @@ before(async () => {
     execFileSync("go", ["build", "-o", bin, "./cmd/clawmem"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
   }
   const dir = join(scratch, "data");
-  execFileSync("mkdir", ["-p", dir]);
+  mkdirSync(dir);
   writeFileSync(join(dir, "config.json"), JSON.stringify({
     nats: { port: -1 }, ingest: { addr: "127.0.0.1:0" }, watch: { enabled: false }, distill: { schedule: "off" }, ui: { listen: "off" },
   }));
