@@ -10,6 +10,18 @@
 // service's schemas.ToolResult, with an HTTP status from its error code.
 // So the HTTP API checks, scopes and answers exactly as NATS, MCP and the
 // plugin do: there is one implementation of each operation.
+//
+// The API also serves the subset of mem0's platform API that mem0's
+// clients call (GET /v1/ping/, POST /v3/memories/add/, /v3/memories/search/
+// and /v3/memories/, GET|PUT|DELETE /v1/memories/{id}/, GET
+// /v1/memories/{id}/history/, DELETE /v1/memories/), over the same
+// operations. The agent is still the token's: mem0's user_id, agent_id,
+// app_id and run_id are labels in each memory's metadata ("mem0"), which
+// filter within that agent's memories and isolate nothing (give each end
+// user its own agent token for that); run_id is also the memory's
+// sessionKey. add keeps what clawmem's capture rules keep of the user's
+// messages (all of them verbatim with infer:false); history is a memory's
+// supersede chain. mem0.go has the details.
 package httpapi
 
 import (
@@ -74,6 +86,9 @@ func New(caller Caller, tokens *Tokens, opts ...Option) *API {
 	for _, r := range routes {
 		a.mux.HandleFunc(r.pattern(), a.serve(r))
 	}
+	for _, r := range mem0Routes {
+		a.mux.HandleFunc(r.pattern, a.serveMem0(r))
+	}
 	a.doc = mustDoc()
 	a.mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -89,7 +104,8 @@ func (a *API) Handler() http.Handler { return a.mux }
 
 // Paths are the URL prefixes the API owns, for a server that mounts it
 // beside other routes.
-var Paths = []string{"/v1/openapi.json", "/v1/recall", "/v1/context", "/v1/memories", "/v1/memories/", "/v1/stats", "/v1/forget", "/v1/import"}
+var Paths = append([]string{"/v1/openapi.json", "/v1/recall", "/v1/context", "/v1/memories", "/v1/memories/", "/v1/stats", "/v1/forget", "/v1/import"},
+	mem0Paths...)
 
 // in says where a route's request comes from.
 type in int
