@@ -14,6 +14,7 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
@@ -149,11 +150,20 @@ func TestReplicasReadYourWrites(t *testing.T) {
 	}
 }
 
+// testLog is a node's log: on stderr with -v, else kept and printed only
+// if the test fails, so a failure that happens once in many runs (a
+// loaded CI machine) leaves the nodes' account of it.
 func testLog(t *testing.T, roles []string) *slog.Logger {
-	if !testing.Verbose() {
-		return slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", fmt.Sprint(roles))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", fmt.Sprint(roles))
+	buf := &testkit.Buffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node %v's log:\n%s", roles, buf.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", fmt.Sprint(roles))
 }
 
 // isUnavailable is a replica's answer while no writer answers yet.
