@@ -59,14 +59,30 @@ func NewNATS(nc *nats.Conn) *NATS { return &NATS{nc: nc} }
 // Call sends the request to the agent's (or the admin) subject. "No
 // responders" is answered at once with ErrDown, not after the timeout.
 func (c *NATS) Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error) {
-	body, err := json.Marshal(req)
+	data, err := c.CallRaw(ctx, op, agent, req)
 	if err != nil {
 		return schemas.ToolResult{}, err
+	}
+	var res schemas.ToolResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return res, fmt.Errorf("bad reply from the query service: %w", err)
+	}
+	return res, nil
+}
+
+// CallRaw is Call that returns the reply's bytes as the service sent them
+// (a schemas.ToolResult in JSON), for a front end that passes them on: the
+// HTTP API, which would otherwise decode every reply only to encode it
+// again.
+func (c *NATS) CallRaw(ctx context.Context, op, agent string, req any) ([]byte, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
 	}
 	subject := schemas.AdminSubject(op)
 	if agent != "" {
 		if err := schemas.ValidateAgentID(agent); err != nil {
-			return schemas.ToolResult{}, err
+			return nil, err
 		}
 		subject = schemas.ServiceSubject(agent, op)
 	}
@@ -78,15 +94,11 @@ func (c *NATS) Call(ctx context.Context, op, agent string, req any) (schemas.Too
 	msg, err := c.request(ctx, subject, op, body)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
-			return schemas.ToolResult{}, fmt.Errorf("%w (%s): is `clawmem up` (or a store worker) running?", ErrDown, c.nc.ConnectedUrl())
+			return nil, fmt.Errorf("%w (%s): is `clawmem up` (or a store worker) running?", ErrDown, c.nc.ConnectedUrl())
 		}
-		return schemas.ToolResult{}, fmt.Errorf("request %s: %w", subject, err)
+		return nil, fmt.Errorf("request %s: %w", subject, err)
 	}
-	var res schemas.ToolResult
-	if err := json.Unmarshal(msg.Data, &res); err != nil {
-		return res, fmt.Errorf("bad reply from the query service: %w", err)
-	}
-	return res, nil
+	return msg.Data, nil
 }
 
 // ReadAttempt bounds the first attempt of a read: a query replica that

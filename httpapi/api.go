@@ -48,6 +48,13 @@ type Caller interface {
 	Call(ctx context.Context, op, agent string, req any) (schemas.ToolResult, error)
 }
 
+// RawCaller is a Caller that can also return the reply's bytes as the
+// service sent them (client.NATS): the API passes them on without decoding
+// them into maps and encoding them again.
+type RawCaller interface {
+	CallRaw(ctx context.Context, op, agent string, req any) ([]byte, error)
+}
+
 // ErrUnavailable marks a Caller error that means no query service
 // answers; the API says 503 and asks the client to retry.
 var ErrUnavailable = errors.New("no query service answers")
@@ -237,9 +244,23 @@ func (a *API) serve(rt route) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
 		defer cancel()
 		var res schemas.ToolResult
-		if rt.run != nil {
+		switch raw, isRaw := a.caller.(RawCaller); {
+		case rt.run != nil:
 			res, err = rt.run(a, ctx, agent, req)
-		} else {
+		case isRaw:
+			var data []byte
+			if data, err = raw.CallRaw(ctx, rt.op, agent, req); err == nil {
+				code, ok := rawStatus(data)
+				if ok {
+					if a.status != nil {
+						a.status(rt.pattern(), code)
+					}
+					writeRaw(w, code, data)
+					return
+				}
+				err = errors.New("the query service's reply is not a tool result")
+			}
+		default:
 			res, err = a.caller.Call(ctx, rt.op, agent, req)
 		}
 		if err != nil {
@@ -447,6 +468,33 @@ func statusOf(res schemas.ToolResult) int {
 	default:
 		return http.StatusInternalServerError
 	}
+}
+
+// rawStatus is the HTTP status of a reply in the service's bytes; ok is
+// false when they are not a tool result.
+func rawStatus(data []byte) (int, bool) {
+	var r struct {
+		Content json.RawMessage `json:"content"`
+		IsError bool            `json:"isError"`
+		Details struct {
+			Code string `json:"code"`
+		} `json:"details"`
+	}
+	if json.Unmarshal(data, &r) != nil || len(r.Content) == 0 || string(r.Content) == "null" {
+		return 0, false
+	}
+	if !r.IsError {
+		return http.StatusOK, true
+	}
+	return statusOf(schemas.ToolResult{IsError: true, Details: schemas.ErrorDetails{Code: r.Details.Code}}), true
+}
+
+func writeRaw(w http.ResponseWriter, code int, data []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
 }
 
 func writeResult(w http.ResponseWriter, code int, res schemas.ToolResult) {
