@@ -227,24 +227,11 @@ func instances(nc *nats.Conn, logSeq uint64) ([]Instance, error) {
 
 // partitionList says a sorted list of partitions in ranges: "partitions 0-7, 12".
 func partitionList(ps []int) string {
-	var parts []string
-	for i := 0; i < len(ps); {
-		j := i
-		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ps[i], ps[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ps[i]))
-		}
-		i = j + 1
-	}
 	word := "partitions"
 	if len(ps) == 1 {
 		word = "partition"
 	}
-	return word + " " + strings.Join(parts, ", ")
+	return word + " " + schemas.PartitionRanges(ps)
 }
 
 // WriteText prints the status for a person.
