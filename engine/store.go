@@ -263,6 +263,21 @@ type Stats struct {
 	ByCategory map[string]int `json:"byCategory"`
 }
 
+// Counted says how many memories hold, and how many are history besides
+// when any are: "4 memories (plus 1 in history: superseded or archived)".
+// Every count of a store shown to a person (stats, doctor) is said this
+// way, so that two commands never seem to disagree about one store.
+func (s Stats) Counted() string {
+	out := fmt.Sprintf("%d memories", s.Total)
+	if s.Total == 1 {
+		out = "1 memory"
+	}
+	if s.History > 0 {
+		out += fmt.Sprintf(" (plus %d in history: superseded or archived)", s.History)
+	}
+	return out
+}
+
 // IterateOptions selects the rows an Iterate call visits.
 type IterateOptions struct {
 	Scopes      ScopeFilter

@@ -204,10 +204,7 @@ func (s *Service) opStats(req request) (okReply, error) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Memory statistics:\nTotal: %d", st.Total)
-	if st.History > 0 {
-		fmt.Fprintf(&b, " (plus %d in history: superseded or archived)", st.History)
-	}
+	fmt.Fprintf(&b, "Memory statistics:\nTotal: %s", st.Counted())
 	writeCounts(&b, "By scope", st.ByScope)
 	writeCounts(&b, "By category", st.ByCategory)
 	fts := "off"
