@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -135,7 +136,10 @@ func consumers(ctx context.Context, js jetstream.JetStream) ([]Consumer, error) 
 			return nil, fmt.Errorf("stream %s consumers: %w", name, err)
 		}
 	}
-	slices.SortFunc(out, func(a, b Consumer) int { return cmp.Or(cmp.Compare(a.Stream, b.Stream), cmp.Compare(a.Name, b.Name)) })
+	// store-2 before store-10: the partitions' consumers in their order.
+	slices.SortFunc(out, func(a, b Consumer) int {
+		return cmp.Or(cmp.Compare(a.Stream, b.Stream), textutil.NaturalCompare(a.Name, b.Name))
+	})
 	return out, nil
 }
 
