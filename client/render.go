@@ -182,3 +182,26 @@ func metadataText(raw json.RawMessage) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// WriteContext prints a context reply as the model gets it: the block
+// alone on w, so that it can be piped or compared; on note, why there is
+// no block, and whether the deadline cut the recall short.
+func WriteContext(w, note io.Writer, res schemas.ToolResult) error {
+	var d schemas.ContextDetails
+	if err := DecodeDetails(res, &d); err != nil {
+		return fmt.Errorf("unexpected context reply: %w", err)
+	}
+	if d.TimedOut {
+		fmt.Fprintln(note, "Auto-recall ran out of time (timeoutMs): the block holds what was ready by then.")
+	}
+	if d.PrependContext == "" {
+		why := "no memory passed the auto-recall gate (retrieval.autoRecallMinScore, autoRecallMinMargin)"
+		if d.Skipped != "" {
+			why = d.Skipped
+		}
+		fmt.Fprintln(note, "No memories for this prompt: the model gets nothing ("+why+").")
+		return nil
+	}
+	fmt.Fprintln(w, strings.TrimRight(d.PrependContext, "\n"))
+	return nil
+}
