@@ -6,7 +6,7 @@ test:
 	$(MAKE) test-mem0
 	$(MAKE) test-chaos
 
-# The OpenClaw plugin's tests (Node >= 20 and npm) against a real `clawmem up` built from this tree; npm's
+# The OpenClaw plugin's tests (Node >= 22, its package.json engines, and npm) against a real `clawmem up` built from this tree; npm's
 # cache stays inside the repository.
 test-plugin:
 	cd integrations/openclaw && export npm_config_cache="$(CURDIR)/integrations/.cache/npm" npm_config_update_notifier=false && \

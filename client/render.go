@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clawmem/clawmem/engine/retrieve"
@@ -99,3 +103,105 @@ func WriteForget(w io.Writer, res schemas.ToolResult) error {
 
 // shortID is the 8-character prefix the CLI shows and accepts for an id.
 func shortID(id string) string { return id[:min(8, len(id))] }
+
+// WriteShow prints a show reply for a person: the memory field by field
+// (its text, category, scope, importance, when it was created, whether it
+// still holds, its metadata), then the facts that replaced it and those it
+// replaced, one line each, newest first.
+func WriteShow(w io.Writer, res schemas.ToolResult) error {
+	var d schemas.ShowDetails
+	if err := DecodeDetails(res, &d); err != nil {
+		return fmt.Errorf("unexpected show reply: %w", err)
+	}
+	m := d.Memory
+	field := func(name, value string) {
+		// A value of several lines keeps its lines under the first.
+		fmt.Fprintf(w, "%-12s%s\n", name+":", strings.ReplaceAll(value, "\n", "\n"+strings.Repeat(" ", 12)))
+	}
+	field("id", m.ID)
+	field("text", m.Text)
+	field("category", string(m.Category))
+	field("scope", m.Scope)
+	field("importance", strconv.FormatFloat(m.Importance, 'f', 2, 64))
+	field("created", stamp(m.Timestamp))
+	if m.ValidFrom != 0 {
+		field("valid from", stamp(m.ValidFrom))
+	}
+	switch {
+	case m.InvalidatedAt == 0:
+		field("status", "current")
+	case m.SupersededBy == "":
+		field("status", "archived "+stamp(m.InvalidatedAt))
+	default:
+		field("status", "superseded by "+shortID(m.SupersededBy)+" "+stamp(m.InvalidatedAt))
+	}
+	if meta := metadataText(m.Metadata); meta != "" {
+		field("metadata", meta)
+	}
+	// ReplacedBy runs oldest first up to the fact that holds now: newest
+	// first reads down the chain from now.
+	for i := len(d.ReplacedBy) - 1; i >= 0; i-- {
+		v := d.ReplacedBy[i]
+		fmt.Fprintf(w, "replaced by [%s] %s  %s\n", shortID(v.ID), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), textutil.OneLine(v.Text, 200))
+	}
+	for _, v := range d.Replaced {
+		fmt.Fprintf(w, "replaced [%s] %s  %s\n", shortID(v.ID), time.UnixMilli(v.Timestamp).UTC().Format(time.DateOnly), textutil.OneLine(v.Text, 200))
+	}
+	return nil
+}
+
+// stamp is a memory's time (Unix milliseconds) as a person reads it.
+func stamp(ms int64) string {
+	if ms == 0 {
+		return "unknown"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// metadataText is a memory's metadata, one "key: value" line per key of
+// an object, else its JSON; "" when there is none.
+func metadataText(raw json.RawMessage) string {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return string(raw)
+	}
+	if len(obj) == 0 {
+		return ""
+	}
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := string(obj[k])
+		var s string
+		if json.Unmarshal(obj[k], &s) == nil {
+			v = s
+		}
+		lines = append(lines, k+": "+v)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WriteContext prints a context reply as the model gets it: the block
+// alone on w, so that it can be piped or compared; on note, why there is
+// no block, and whether the deadline cut the recall short.
+func WriteContext(w, note io.Writer, res schemas.ToolResult) error {
+	var d schemas.ContextDetails
+	if err := DecodeDetails(res, &d); err != nil {
+		return fmt.Errorf("unexpected context reply: %w", err)
+	}
+	if d.TimedOut {
+		fmt.Fprintln(note, "Auto-recall ran out of time (timeoutMs): the block holds what was ready by then.")
+	}
+	if d.PrependContext == "" {
+		why := "no memory passed the auto-recall gate (retrieval.autoRecallMinScore, autoRecallMinMargin)"
+		if d.Skipped != "" {
+			why = d.Skipped
+		}
+		fmt.Fprintln(note, "No memories for this prompt: the model gets nothing ("+why+").")
+		return nil
+	}
+	fmt.Fprintln(w, strings.TrimRight(d.PrependContext, "\n"))
+	return nil
+}

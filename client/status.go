@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/clawmem/clawmem/internal/textutil"
 	"github.com/clawmem/clawmem/schemas"
 )
 
@@ -135,7 +136,10 @@ func consumers(ctx context.Context, js jetstream.JetStream) ([]Consumer, error) 
 			return nil, fmt.Errorf("stream %s consumers: %w", name, err)
 		}
 	}
-	slices.SortFunc(out, func(a, b Consumer) int { return cmp.Or(cmp.Compare(a.Stream, b.Stream), cmp.Compare(a.Name, b.Name)) })
+	// store-2 before store-10: the partitions' consumers in their order.
+	slices.SortFunc(out, func(a, b Consumer) int {
+		return cmp.Or(cmp.Compare(a.Stream, b.Stream), textutil.NaturalCompare(a.Name, b.Name))
+	})
 	return out, nil
 }
 
@@ -227,24 +231,11 @@ func instances(nc *nats.Conn, logSeq uint64) ([]Instance, error) {
 
 // partitionList says a sorted list of partitions in ranges: "partitions 0-7, 12".
 func partitionList(ps []int) string {
-	var parts []string
-	for i := 0; i < len(ps); {
-		j := i
-		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ps[i], ps[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ps[i]))
-		}
-		i = j + 1
-	}
 	word := "partitions"
 	if len(ps) == 1 {
 		word = "partition"
 	}
-	return word + " " + strings.Join(parts, ", ")
+	return word + " " + schemas.PartitionRanges(ps)
 }
 
 // WriteText prints the status for a person.

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/client"
@@ -38,6 +39,7 @@ type fixture struct {
 	srv     *httptest.Server
 	handler http.Handler
 	store   engine.Store
+	nats    *natsembed.Server
 }
 
 func newFixture(t testing.TB, cfg console.Config, with ...func(*console.Options)) *fixture {
@@ -73,7 +75,7 @@ func newFixture(t testing.TB, cfg console.Config, with ...func(*console.Options)
 	h := s.Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &fixture{url: srv.URL, admin: cfg.AdminToken, c: c, srv: srv, handler: h, store: eng.Backend()}
+	return &fixture{url: srv.URL, admin: cfg.AdminToken, c: c, srv: srv, handler: h, store: eng.Backend(), nats: ns}
 }
 
 // fixtureAdminToken is shaped like the data dir's generated tokens.
@@ -605,5 +607,30 @@ func TestDistillRerun(t *testing.T) {
 		if code, _, _ := post(t, b, f.url+"/distill/run", form, nil); code != http.StatusBadRequest {
 			t.Errorf("%s: %d", name, code)
 		}
+	}
+}
+
+// The overview tells a first start's normal state as normal: the vector
+// index built from the database of a new store, and the store's partition
+// consumers in their order (store-2 before store-10).
+func TestOverviewSaysWhatIsNormal(t *testing.T) {
+	f := newFixture(t, console.Config{})
+	_, js := natsembed.ConnectTest(t, f.nats)
+	for _, p := range []int{10, 2, 1} {
+		cc := jetstream.ConsumerConfig{Durable: schemas.ConsumerStoreFor(p), FilterSubjects: schemas.WorkFilters(p)}
+		if _, err := js.CreateOrUpdateConsumer(context.Background(), schemas.StreamWork, cc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, page, _ := get(t, f.login(t), f.url+"/")
+	if code != http.StatusOK {
+		t.Fatalf("overview: %d", code)
+	}
+	if !strings.Contains(page, "built from the database at open (a new store: normal on a first start)") {
+		t.Errorf("the overview does not say the index was built as normal:\n%s", page)
+	}
+	one, two, ten := strings.Index(page, "<td>store-1</td>"), strings.Index(page, "<td>store-2</td>"), strings.Index(page, "<td>store-10</td>")
+	if one < 0 || !(one < two && two < ten) {
+		t.Errorf("consumers not in natural order (store-1 at %d, store-2 at %d, store-10 at %d)", one, two, ten)
 	}
 }

@@ -263,6 +263,21 @@ type Stats struct {
 	ByCategory map[string]int `json:"byCategory"`
 }
 
+// Counted says how many memories hold, and how many are history besides
+// when any are: "4 memories (plus 1 in history: superseded or archived)".
+// Every count of a store shown to a person (stats, doctor) is said this
+// way, so that two commands never seem to disagree about one store.
+func (s Stats) Counted() string {
+	out := fmt.Sprintf("%d memories", s.Total)
+	if s.Total == 1 {
+		out = "1 memory"
+	}
+	if s.History > 0 {
+		out += fmt.Sprintf(" (plus %d in history: superseded or archived)", s.History)
+	}
+	return out
+}
+
 // IterateOptions selects the rows an Iterate call visits.
 type IterateOptions struct {
 	Scopes      ScopeFilter
@@ -335,9 +350,12 @@ type IndexState struct {
 	Kind    string `json:"kind"` // exact, or ivf (approximate)
 	Rows    int    `json:"rows"`
 	Trained bool   `json:"trained"` // the approximate index is trained (else searches scan exactly)
-	Lists   int    `json:"lists,omitempty"`
-	Probes  int    `json:"probes,omitempty"`
-	Codes   string `json:"codes,omitempty"` // bits or int8
+	// TrainsAt is how many rows an approximate index trains at; until
+	// then it searches exactly, as a small store should.
+	TrainsAt int    `json:"trainsAt,omitempty"`
+	Lists    int    `json:"lists,omitempty"`
+	Probes   int    `json:"probes,omitempty"`
+	Codes    string `json:"codes,omitempty"` // bits or int8
 	// Memory is float32 or int8; Mapped: the vectors are mapped from the
 	// vector segment; From is where the open loaded them from (segment or
 	// database) and Why why not from the segment.

@@ -82,7 +82,7 @@ func TranscriptChecks(ctx context.Context, nc *nats.Conn, dialErr error) []Check
 	defer cancel()
 	st, err := watcher.Status(ctx, js)
 	if err != nil {
-		return []Check{{Name: "watcher", OK: true, Detail: "no transcript status yet (watch disabled, or the first scan has not finished)"}}
+		return []Check{{Name: "watcher", OK: true, Detail: "no transcript status yet (the watcher's first scan has not finished)"}}
 	}
 	if len(st) == 0 {
 		return []Check{{Name: "watcher", OK: true, Detail: "no OpenClaw agents under the state dir yet"}}
@@ -164,7 +164,7 @@ func openStoreChecks(ctx context.Context, cfg *config.Config) []Check {
 	if !s.HasFullText() {
 		fts = "full-text search UNAVAILABLE (vector-only retrieval)"
 	}
-	store := Check{Name: "store", OK: true, Detail: fmt.Sprintf("%s: %d memories, %d dimensions, %s", dir, st.Total, s.Dimensions(), fts)}
+	store := Check{Name: "store", OK: true, Detail: fmt.Sprintf("%s: %s, %d dimensions, %s", dir, st.Counted(), s.Dimensions(), fts)}
 	checks := []Check{store}
 	if ss, ok := s.(*sqlitestore.Store); ok {
 		checks = append(checks, VectorsCheck(ss.Vectors()))
@@ -345,15 +345,39 @@ func Doctor(ctx context.Context, cfg *config.Config, dial func() (*nats.Conn, er
 	checks = append(checks, embedder)
 	checks = append(checks, StoreChecks(ctx, cfg)...)
 	if instance.Running(cfg.DataDir) {
-		checks = append(checks, transcriptChecks(ctx, dial)...)
+		checks = append(checks, WatchChecks(ctx, cfg.Watch, dial)...)
 	}
 	return checks
 }
 
-func transcriptChecks(ctx context.Context, dial func() (*nats.Conn, error)) []Check {
+// WatchChecks report what the running clawmem's session watcher follows:
+// nothing when watching is off or OpenClaw's state dir does not exist (a
+// machine without OpenClaw, normal for a first try), else the transcript
+// sources the watcher reported (dial reaches its NATS).
+func WatchChecks(ctx context.Context, w config.Watch, dial func() (*nats.Conn, error)) []Check {
+	if w.Enabled != nil && !*w.Enabled {
+		return []Check{{Name: "watcher", OK: true, Detail: "off (watch.enabled is false): only hook events carry messages"}}
+	}
+	if _, err := os.Stat(w.StateDir); errors.Is(err, os.ErrNotExist) {
+		return []Check{{Name: "watcher", OK: true, Detail: "no OpenClaw data dir at " + homeRelative(w.StateDir) +
+			": nothing to watch (if OpenClaw keeps it elsewhere, set watch.stateDir or $OPENCLAW_STATE_DIR)"}}
+	}
 	nc, err := dial()
 	if err == nil {
 		defer nc.Close()
 	}
 	return TranscriptChecks(ctx, nc, err)
+}
+
+// homeRelative writes a path under the user's home as ~/…, as people
+// (and the docs) name ~/.openclaw.
+func homeRelative(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(home, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		return filepath.Join("~", rel)
+	}
+	return path
 }

@@ -103,7 +103,7 @@ func TestStoreChecksReportTheVectorSource(t *testing.T) {
 		return ""
 	}
 	// No store yet: the checks run on a scratch one, new, and make none.
-	if got := vectors(); !strings.Contains(got, "from the database") || !strings.Contains(got, "no segment") {
+	if got := vectors(); !strings.Contains(got, "from the database") || !strings.Contains(got, "(a new store: normal on a first start)") {
 		t.Fatalf("a new store: %q", got)
 	}
 	if _, err := os.Stat(cfg.DBPath); !errors.Is(err, os.ErrNotExist) {

@@ -67,6 +67,21 @@ type Service struct {
 	Run    func(ctx context.Context, nc *nats.Conn, natsURL string, ln net.Listener) error
 }
 
+// ListenError is a listener Run could not bind at start (a taken port),
+// returned before anything started, so that the command which chose the
+// address can say how to choose another.
+type ListenError struct {
+	Name string // the role or service that listens: ingest, console
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s: listen on %s: %v", e.Name, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
 // Run runs the roles until ctx ends, then drains in-flight work.
 func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	log, roles, natsURL := o.Log, o.Roles, o.NATSURL
@@ -96,14 +111,14 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	var ingestLn net.Listener
 	if slices.Contains(roles, RoleIngest) {
 		if ingestLn, err = net.Listen("tcp", cfg.Ingest.Addr); err != nil {
-			return fmt.Errorf("ingest: listen on %s: %w", cfg.Ingest.Addr, err)
+			return &ListenError{Name: RoleIngest, Addr: cfg.Ingest.Addr, Err: err}
 		}
 		defer ingestLn.Close()
 	}
 	svcLns := make([]net.Listener, len(o.Services))
 	for i, svc := range o.Services {
 		if svcLns[i], err = net.Listen("tcp", svc.Listen); err != nil {
-			return fmt.Errorf("%s: listen on %s: %w", svc.Name, svc.Listen, err)
+			return &ListenError{Name: svc.Name, Addr: svc.Listen, Err: err}
 		}
 		defer svcLns[i].Close()
 	}

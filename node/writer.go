@@ -219,9 +219,6 @@ func (w *writer) runShared(ctx context.Context, cl engine.ChangeLogger) error {
 		waits = append(waits, svc.Ready())
 	}
 	w.markReady(g.ctx, waits...)
-	if caught > 0 || len(share.Held()) > 0 {
-		w.log.Info("writer: holding partitions", "partitions", share.Held())
-	}
 	return g.wait()
 }
 

@@ -60,6 +60,25 @@ func ScopePartition(scope string, n int) int { return Partition(PartitionKey(sco
 // AgentPartition is the partition of an agent's own scope (agent:<id>).
 func AgentPartition(agent string, n int) int { return ScopePartition("agent:"+agent, n) }
 
+// PartitionRanges writes sorted partition numbers as runs, "0-15" or
+// "0-3, 7, 9-10": a writer's partitions in one line of a log or a status.
+func PartitionRanges(ps []int) string {
+	var parts []string
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ps[i], ps[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ps[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
 // HeaderLogWriter names the writer that published a log entry: a writer
 // skips its own entries when it follows the log (its store has them).
 const HeaderLogWriter = "Clawmem-Writer"

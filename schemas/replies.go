@@ -232,9 +232,12 @@ type IndexState struct {
 	Kind    string `json:"kind"` // exact, or ivf (approximate)
 	Rows    int    `json:"rows"`
 	Trained bool   `json:"trained"` // the approximate index is trained (else searches scan exactly)
-	Lists   int    `json:"lists,omitempty"`
-	Probes  int    `json:"probes,omitempty"`
-	Codes   string `json:"codes,omitempty"` // bits or int8
+	// TrainsAt is how many rows an approximate index trains at; until
+	// then it searches exactly, as a small store should.
+	TrainsAt int    `json:"trainsAt,omitempty"`
+	Lists    int    `json:"lists,omitempty"`
+	Probes   int    `json:"probes,omitempty"`
+	Codes    string `json:"codes,omitempty"` // bits or int8
 	// Memory is float32 or int8; Mapped: the vectors are mapped from the
 	// vector segment; From is where the open loaded them from (segment or
 	// database) and Why why not from the segment.

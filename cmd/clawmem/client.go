@@ -77,7 +77,9 @@ func (a *app) Do(cmd *cobra.Command, op, agent string, req any, render func(sche
 		if err := a.PrintJSON(res); err != nil {
 			return err
 		}
-	case render != nil && !res.IsError:
+	case res.IsError:
+		// Said once, on stderr, by the caller of Do.
+	case render != nil:
 		if err := render(res); err != nil {
 			return err
 		}
@@ -89,7 +91,11 @@ func (a *app) Do(cmd *cobra.Command, op, agent string, req any, render func(sche
 	if res.IsError {
 		msg := "request failed"
 		if len(res.Content) > 0 {
-			msg = res.Content[0].Text
+			var texts []string
+			for _, c := range res.Content {
+				texts = append(texts, c.Text)
+			}
+			msg = strings.Join(texts, "\n")
 		}
 		if a.jsonOut {
 			return errSilent{errors.New(msg)}
@@ -173,7 +179,9 @@ func (a *app) showCmd() *cobra.Command {
 		Example: "  clawmem show 3f2a9c1e\n  clawmem show 3f2a9c1e --agent main --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.Do(cmd, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: args[0]}, nil)
+			return a.Do(cmd, schemas.OpShow, agent, schemas.ShowRequest{MemoryID: args[0]}, func(res schemas.ToolResult) error {
+				return client.WriteShow(a.stdout, res)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "as this agent (its scopes only); default: every scope")

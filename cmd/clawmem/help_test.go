@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 var updateHelp = flag.Bool("update-help", false, "rewrite testdata/help from the current --help output")
@@ -70,4 +71,27 @@ func TestHelpGolden(t *testing.T) {
 			t.Errorf("%s has no command any more", f)
 		}
 	}
+}
+
+// TestFlagUsageHasNoBackticks guards the flag placeholders in --help: pflag
+// takes the first `quoted` word of a usage string as the value's name
+// (pflag.UnquoteUsage), so "the local `clawmem up`" printed every command's
+// --nats-url as "--nats-url clawmem up". Usage strings name the value by its
+// type instead, and quote commands without backticks.
+func TestFlagUsageHasNoBackticks(t *testing.T) {
+	a := &app{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, "`") {
+				name, _ := pflag.UnquoteUsage(f)
+				t.Errorf("%s --%s: usage has a backtick, so --help shows the placeholder %q: %q", c.CommandPath(), f.Name, name, f.Usage)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(a.rootCmd())
 }

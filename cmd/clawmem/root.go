@@ -82,9 +82,9 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.configPath, "config", "", "config file (default $CLAWMEM_CONFIG, else <data-dir>/config.json if present)")
 	pf.StringVar(&a.dataDir, "data-dir", "", "data directory (default $CLAWMEM_DATA_DIR, else ~/.clawmem)")
 	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
-	pf.StringVar(&a.natsURL, "nats-url", "", "NATS server of a running clawmem (default: the config's nats.url, else the local `clawmem up`)")
+	pf.StringVar(&a.natsURL, "nats-url", "", "NATS server of a running clawmem (default: the config's nats.url, else the local \"clawmem up\")")
 	pf.StringVar(&a.dbDir, "db", "", "work directly on this store directory (nothing may be running on it)")
-	root.AddCommand(a.upCmd(), a.uiCmd(), chaos.Command(a), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.listCmd(), a.showCmd(), a.consolidateCmd(), a.statsCmd(), a.forgetCmd(),
+	root.AddCommand(a.upCmd(), a.uiCmd(), chaos.Command(a), a.workerCmd(), a.publishCmd(), a.searchCmd(), a.contextCmd(), a.listCmd(), a.showCmd(), a.consolidateCmd(), a.statsCmd(), a.forgetCmd(),
 		a.versionCmd(), a.doctorCmd(), bench.Command(a), a.distillCmd(), a.watchCmd(), a.configCmd(), a.backupCmd(), a.dlqCmd(), a.mcpCmd(),
 		a.evalCmd(), a.rebuildCmd(), a.natsCmd(), a.statusCmd(), a.agentCmd())
 	root.AddCommand(bulk.Commands(a)...)

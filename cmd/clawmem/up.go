@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +13,7 @@ import (
 )
 
 func (a *app) upCmd() *cobra.Command {
+	var listen, uiListen string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Run everything: NATS (embedded), store, capture, distill, query service, hook ingest and the session watcher",
@@ -18,28 +21,64 @@ func (a *app) upCmd() *cobra.Command {
 JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem commands using the
 same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind}
 with "Authorization: Bearer" and the token in <data-dir>/auth/ingest.token, GET /healthz, GET
-/metrics). Session files under OpenClaw's state dir (watch.stateDir) are followed into the
-transcript stream, ended sessions are distilled into lessons, and the cursor distiller runs on
-distill.schedule. The web console listens on 127.0.0.1:7434 (ui.listen; "off" serves none); sign
-in with the one-time link clawmem ui login prints. Every port is bound before anything starts: a
-taken one is the one error. Other commands on the data dir wait while it starts (up to 30 s).
-SIGINT/SIGTERM drain in-flight work and stop cleanly.`,
-		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --nats-url nats://nats.internal:4222",
-		Args:    cobra.NoArgs,
+/metrics; --listen or ingest.addr moves it). Session files under OpenClaw's state dir
+(watch.stateDir) are followed into the transcript stream, ended sessions are distilled into
+lessons, and the cursor distiller runs on distill.schedule. The web console listens on
+127.0.0.1:7434 (--ui-listen or ui.listen; "off" serves none); sign in with the one-time link
+clawmem ui login prints. Every port is bound before anything starts: a taken one is the one
+error. Other commands on the data dir wait while it starts (up to 30 s). SIGINT/SIGTERM drain
+in-flight work and stop cleanly.`,
+		Example: "  clawmem up\n  clawmem up --data-dir /srv/clawmem\n  clawmem up --listen 127.0.0.1:8433 --ui-listen 127.0.0.1:8434\n" +
+			"  clawmem up --nats-url nats://nats.internal:4222",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.Config()
 			if err != nil {
 				return err
 			}
+			if listen != "" || uiListen != "" {
+				if listen != "" {
+					cfg.Ingest.Addr = listen
+				}
+				if uiListen != "" {
+					cfg.UI.Listen = uiListen
+				}
+				// The flags' addresses get the checks the config file's get.
+				if err := cfg.Validate(); err != nil {
+					return err
+				}
+			}
 			var services []node.Service
 			if cfg.UI.Listen != "off" {
 				services = append(services, a.consoleService(cfg))
 			}
-			return node.Run(cmd.Context(), cfg, node.Options{NATSURL: a.natsURL, Embedded: true, Log: a.logger(), Services: services,
+			err = node.Run(cmd.Context(), cfg, node.Options{NATSURL: a.natsURL, Embedded: true, Log: a.logger(), Services: services,
 				Roles: []string{node.RoleStore, node.RoleQuery, node.RoleCapture, node.RoleIngest, node.RoleDistill, node.RoleWatch}})
+			return explainListenError(err)
 		},
 	}
+	cmd.Flags().StringVar(&listen, "listen", "", "host:port of the hook ingest endpoint (default ingest.addr, else 127.0.0.1:7433)")
+	cmd.Flags().StringVar(&uiListen, "ui-listen", "", "host:port of the web console, or off (default ui.listen, else 127.0.0.1:7434)")
 	return cmd
+}
+
+// explainListenError turns a port up could not bind into one line a user
+// can act on: which address, for what, and the flag and config key that
+// choose another. Another program on the default port is the usual cause.
+func explainListenError(err error) error {
+	var le *node.ListenError
+	if !errors.As(err, &le) {
+		return err
+	}
+	what, flag, key := "the hook ingest endpoint", "--listen", "ingest.addr"
+	if le.Name == "console" {
+		what, flag, key = "the web console", "--ui-listen", "ui.listen"
+	}
+	cause := le.Err
+	if op, ok := cause.(*net.OpError); ok {
+		cause = op.Err // "bind: address already in use", without the address again
+	}
+	return fmt.Errorf("cannot listen on %s for %s (%v): choose another address with %s or the config key %s", le.Addr, what, cause, flag, key)
 }
 
 func (a *app) workerCmd() *cobra.Command {

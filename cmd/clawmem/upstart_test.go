@@ -57,15 +57,26 @@ func TestUpWinsTheStartRace(t *testing.T) {
 }
 
 // TestUpPortTakenIsTheOnlyError: with the ingest, console or embedded NATS
-// port taken, `clawmem up` exits non-zero before starting anything, and its
-// first and only error names the port and the cause.
+// port taken, given in the config or by --listen/--ui-listen, `clawmem up`
+// exits non-zero before starting anything, and its first and only error
+// names the port and the cause, and for a listener the flag and config key
+// that choose another.
 func TestUpPortTakenIsTheOnlyError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real clawmem processes")
 	}
 	bin := clawmemBinary(t)
-	for _, which := range []string{"ingest", "console", "nats"} {
-		t.Run(which, func(t *testing.T) {
+	for _, c := range []struct {
+		which, flag string
+		want        []string
+	}{
+		{which: "ingest", want: []string{"hook ingest", "--listen", "ingest.addr"}},
+		{which: "ingest", flag: "--listen", want: []string{"hook ingest", "--listen", "ingest.addr"}},
+		{which: "console", want: []string{"web console", "--ui-listen", "ui.listen"}},
+		{which: "console", flag: "--ui-listen", want: []string{"web console", "--ui-listen", "ui.listen"}},
+		{which: "nats"},
+	} {
+		t.Run(c.which+c.flag, func(t *testing.T) {
 			taken, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -73,22 +84,25 @@ func TestUpPortTakenIsTheOnlyError(t *testing.T) {
 			defer taken.Close()
 			port := taken.Addr().(*net.TCPAddr).Port
 			natsPort, ingest, ui := -1, "127.0.0.1:0", "127.0.0.1:0"
-			switch which {
-			case "ingest":
+			args := []string{"up", "--data-dir", t.TempDir()}
+			switch {
+			case c.flag != "":
+				args = append(args, c.flag, taken.Addr().String())
+			case c.which == "ingest":
 				ingest = taken.Addr().String()
-			case "console":
+			case c.which == "console":
 				ui = taken.Addr().String()
-			case "nats":
+			case c.which == "nats":
 				natsPort = port
 			}
-			dir := t.TempDir()
+			dir := args[2]
 			cfg := fmt.Sprintf(`{"nats":{"port":%d},"ingest":{"addr":%q},"ui":{"listen":%q},"watch":{"enabled":false}}`, natsPort, ingest, ui)
 			if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			out, err := exec.CommandContext(ctx, bin, "up", "--data-dir", dir).CombinedOutput()
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 			if _, failed := err.(*exec.ExitError); !failed || ctx.Err() != nil {
 				t.Fatalf("up: %v\n%s", err, out)
 			}
@@ -101,11 +115,19 @@ func TestUpPortTakenIsTheOnlyError(t *testing.T) {
 			if len(errs) != 1 || !strings.Contains(errs[0], fmt.Sprintf(":%d", port)) || !strings.Contains(errs[0], "address already in use") {
 				t.Fatalf("want one error naming port %d:\n%s", port, out)
 			}
+			for _, w := range c.want {
+				if !strings.Contains(errs[0], w) {
+					t.Fatalf("the error does not say %q: %s", w, errs[0])
+				}
+			}
 			if strings.Contains(string(out), "role failed") || strings.Contains(string(out), "embedded NATS started") {
 				t.Fatalf("up started before finding the port taken:\n%s", out)
 			}
 			if _, err := os.Stat(filepath.Join(dir, instance.StartingFile)); !os.IsNotExist(err) {
 				t.Fatalf("the starting marker outlived the failed start: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "nats")); !os.IsNotExist(err) {
+				t.Fatalf("up made the NATS store before finding the port taken: %v", err)
 			}
 		})
 	}

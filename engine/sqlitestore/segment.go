@@ -63,7 +63,7 @@ func (s *Store) Vectors() VectorSource {
 // IndexState implements engine.Describer.
 func (s *Store) IndexState() engine.IndexState {
 	v, st := s.Vectors(), s.ix.Stats()
-	out := engine.IndexState{Kind: "exact", Rows: st.Len, Trained: st.Trained, Memory: v.Memory, Mapped: v.Mapped,
+	out := engine.IndexState{Kind: "exact", Rows: st.Len, Trained: st.Trained, TrainsAt: st.TrainsAt, Memory: v.Memory, Mapped: v.Mapped,
 		From: v.From, Why: v.Why, VectorBytes: st.VectorBytes, IndexBytes: st.IVFBytes, SpillFailure: v.SpillError}
 	if s.opts.Index.Mode == vecindex.IVF {
 		out.Kind = "ivf"
@@ -122,7 +122,17 @@ func (s *Store) spendSegmentRecord(ctx context.Context) (string, bool, error) {
 // and matches the table. ok false says why not; err is a database failure.
 func (s *Store) loadSegment(ctx context.Context, v string, recorded bool) (ok bool, why string, err error) {
 	if !recorded {
-		return false, "no segment recorded (a first open, or the last one did not close cleanly)", nil
+		// A new store has none, which is normal; an existing one has
+		// none after a run that did not close cleanly (or ran with
+		// NoSegment).
+		rows, _, err := s.tableState(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if rows == 0 {
+			return false, "a new store: normal on a first start", nil
+		}
+		return false, "no segment recorded by the last run (it did not close cleanly, or ran without one)", nil
 	}
 	rec, valid := parseSegmentRecord(v)
 	if !valid {

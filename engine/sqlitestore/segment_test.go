@@ -66,7 +66,7 @@ func TestSegmentOpen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Vectors(); got.From != "database" || !strings.Contains(got.Why, "no segment") {
+			if got := s.Vectors(); got.From != "database" || got.Why != "a new store: normal on a first start" {
 				t.Fatalf("first open: %+v", got)
 			}
 			var ms []schemas.Memory
@@ -206,5 +206,30 @@ func TestSegmentOpen(t *testing.T) {
 			ns.Close()
 			reopen("database", "no segment").Close()
 		})
+	}
+}
+
+// An approximate index says from how many rows it trains, so that a small
+// store's exact search reads as what it is: the normal state, not a fault.
+func TestIndexStateSaysWhenIVFTrains(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		io   vecindex.Options
+		kind string
+		want int
+	}{
+		{vecindex.Options{Mode: vecindex.IVF, ExactBelow: 20_000}, "ivf", 20_000},
+		{vecindex.Options{Mode: vecindex.IVF}, "ivf", 4096},
+		{vecindex.Options{Mode: vecindex.Exact}, "exact", 0},
+	} {
+		s, err := Open(ctx, t.TempDir(), Options{Dimensions: 8, Index: c.io})
+		if err != nil {
+			t.Fatal(err)
+		}
+		is := s.IndexState()
+		s.Close()
+		if is.Kind != c.kind || is.Trained || is.TrainsAt != c.want {
+			t.Errorf("%+v: index state %+v, want kind %s training at %d", c.io, is, c.kind, c.want)
+		}
 	}
 }

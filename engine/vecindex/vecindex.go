@@ -472,6 +472,9 @@ type Stats struct {
 	VectorBytes int64 // the float32 matrix (capacity)
 	IVFBytes    int64 // everything IVF adds: centroids, codes, scales, list and row maps
 	Codes       Codes // the clusters' codes (when trained)
+	// TrainsAt is, for an IVF index, the row count from which it trains
+	// its clustering (below it searches are exact); 0 for an exact index.
+	TrainsAt int
 }
 
 // Stats reports the index's current size and clustering.
@@ -479,6 +482,9 @@ func (ix *Index) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	s := Stats{Len: len(ix.keys), Dim: ix.dim, VectorBytes: int64(cap(ix.data)) * 4}
+	if ix.mode == IVF {
+		s.TrainsAt = ix.exactBelow()
+	}
 	if iv := ix.ivf; iv != nil {
 		s.Trained, s.NList, s.NProbe, s.IVFBytes, s.Codes = true, iv.nlist, ix.probes(iv), iv.bytes(), iv.codes()
 	}

@@ -1,6 +1,9 @@
 package textutil
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestOneLine(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,5 +21,14 @@ func TestOneLine(t *testing.T) {
 		if got := OneLine(tc.in, tc.n); got != tc.want {
 			t.Errorf("OneLine(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"store-10", "store", "store-2", "capture", "store-1", "store-02x", "store-02", "store-100", "store-b"}
+	slices.SortFunc(names, NaturalCompare)
+	want := []string{"capture", "store", "store-1", "store-02", "store-2", "store-02x", "store-10", "store-100", "store-b"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("sorted %q, want %q", names, want)
 	}
 }

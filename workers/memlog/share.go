@@ -166,8 +166,8 @@ func (s *Share) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	for {
-		if s.balance(ctx) {
+	for first := true; ; first = false {
+		if s.balance(ctx, first) {
 			quiet++
 		}
 		s.mu.Lock()
@@ -233,7 +233,11 @@ func (s *Share) present() int {
 // balance renews this writer's presence, reaps partitions whose work
 // ended, then takes or gives partitions up towards an even share. It
 // reports whether the presence was renewed.
-func (s *Share) balance(ctx context.Context) bool {
+//
+// The first round takes every partition on a single node: its partitions
+// are logged in one line, each at Debug. Later a partition taken or given
+// up is one moving between writers, worth its own line.
+func (s *Share) balance(ctx context.Context, first bool) bool {
 	rctx, cancel := context.WithTimeout(ctx, s.ttl/3)
 	_, err := s.kv.PutString(rctx, schemas.PresenceKey(s.id), time.Now().UTC().Format(time.RFC3339Nano))
 	cancel()
@@ -261,18 +265,27 @@ func (s *Share) balance(ctx context.Context) bool {
 		// Give up the partitions farthest from where this writer starts.
 		p := held[len(held)-1]
 		held = held[:len(held)-1]
-		s.give(ctx, p)
+		s.give(ctx, p, slog.LevelInfo)
 	}
+	level := slog.LevelInfo
+	if first {
+		level = slog.LevelDebug
+	}
+	var taken []int
 	for _, p := range s.order() {
 		if len(held) >= target || ctx.Err() != nil {
-			return true
+			break
 		}
 		if s.Holds(p) {
 			continue
 		}
-		if s.take(ctx, p) {
+		if s.take(ctx, p, level) {
 			held = append(held, p)
+			taken = append(taken, p)
 		}
+	}
+	if first && len(taken) > 0 {
+		s.log.Info("writer: took partitions", "partitions", schemas.PartitionRanges(slices.Sorted(slices.Values(taken))), "of", s.partitions)
 	}
 	return true
 }
@@ -291,8 +304,8 @@ func (s *Share) order() []int {
 }
 
 // take acquires partition's lease if free, prepares it and starts its
-// work.
-func (s *Share) take(ctx context.Context, p int) bool {
+// work, logging it at level.
+func (s *Share) take(ctx context.Context, p int, level slog.Level) bool {
 	lease := NewLease(s.kv, schemas.LeaseKey(p), s.id, s.ttl)
 	ok, _, err := lease.TryAcquire(ctx)
 	if err != nil && ctx.Err() == nil {
@@ -331,13 +344,13 @@ func (s *Share) take(ctx context.Context, p int) bool {
 		err = errors.Join(err, <-errs)
 		h.done <- err
 	}()
-	s.log.Info("writer: partition taken", "partition", p)
+	s.log.Log(ctx, level, "writer: partition taken", "partition", p)
 	return true
 }
 
 // give stops partition's work, makes its writes durable and releases its
-// lease.
-func (s *Share) give(ctx context.Context, p int) {
+// lease, logging it at level.
+func (s *Share) give(ctx context.Context, p int, level slog.Level) {
 	s.mu.Lock()
 	h, ok := s.held[p]
 	s.mu.Unlock()
@@ -355,7 +368,7 @@ func (s *Share) give(ctx context.Context, p int) {
 	}
 	s.forget(p)
 	h.lease.Release(context.WithoutCancel(ctx))
-	s.log.Info("writer: partition given up", "partition", p)
+	s.log.Log(ctx, level, "writer: partition given up", "partition", p)
 }
 
 func (s *Share) giveAll(ctx context.Context) {
@@ -365,8 +378,12 @@ func (s *Share) giveAll(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, s.ttl)
 	_ = s.kv.Delete(rctx, schemas.PresenceKey(s.id))
 	cancel()
-	for _, p := range s.Held() {
-		s.give(ctx, p)
+	held := s.Held()
+	for _, p := range held {
+		s.give(ctx, p, slog.LevelDebug)
+	}
+	if len(held) > 0 {
+		s.log.Info("writer: gave up partitions", "partitions", schemas.PartitionRanges(held))
 	}
 }
 

@@ -253,7 +253,7 @@ func TestQueryToolsOverNATS(t *testing.T) {
 		t.Fatalf("stats rerank %q (configured %q)", st.Rerank, st.Retrieval.Rerank)
 	}
 	for _, want := range []string{"Total: 5", "agent:main: 4", "global: 1", "decision: 1", "Retrieval: hybrid", "full-text search on",
-		"rerank cosine-fallback (configured cross-encoder, no rerank endpoint)"} {
+		"rerank cosine similarity (the default without a cross-encoder: set retrieval.rerankApiKey, or retrieval.rerankProvider tei, for one)"} {
 		if !strings.Contains(r.text(), want) {
 			t.Fatalf("stats text %q lacks %q", r.text(), want)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
+	"github.com/clawmem/clawmem/engine/retrieve"
 	"github.com/clawmem/clawmem/engine/rules"
 	"github.com/clawmem/clawmem/engine/temporal"
 	"github.com/clawmem/clawmem/internal/textutil"
@@ -171,6 +172,18 @@ func (s *Service) opList(req request) (okReply, error) {
 	return okReply{text: text, details: d}, nil
 }
 
+// rerankText says what the rerank stage runs in a user's terms. The
+// cosine fallback is what a fresh install runs: the default rerank is a
+// cross-encoder, which needs a key (or a self-hosted TEI) nobody has set,
+// so it is the normal case, not a fault, and the setting that changes it
+// is the one to name.
+func rerankText(mode string) string {
+	if mode == retrieve.RerankCosineFallback {
+		return "cosine similarity (the default without a cross-encoder: set retrieval.rerankApiKey, or retrieval.rerankProvider tei, for one)"
+	}
+	return mode
+}
+
 func (s *Service) opStats(req request) (okReply, error) {
 	ctx, who, data := req.ctx, req.who, req.data
 	var r statsBody
@@ -191,22 +204,15 @@ func (s *Service) opStats(req request) (okReply, error) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Memory statistics:\nTotal: %d", st.Total)
-	if st.History > 0 {
-		fmt.Fprintf(&b, " (plus %d in history: superseded or archived)", st.History)
-	}
+	fmt.Fprintf(&b, "Memory statistics:\nTotal: %s", st.Counted())
 	writeCounts(&b, "By scope", st.ByScope)
 	writeCounts(&b, "By category", st.ByCategory)
 	fts := "off"
 	if st.FullText {
 		fts = "on"
 	}
-	rr := st.Rerank
-	if rr != st.Retrieval.Rerank {
-		rr += " (configured " + st.Retrieval.Rerank + ", no rerank endpoint)"
-	}
 	fmt.Fprintf(&b, "\nRetrieval: %s (vector %.2g, BM25 %.2g), rerank %s, full-text search %s",
-		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, rr, fts)
+		st.Retrieval.Mode, st.Retrieval.VectorWeight, st.Retrieval.BM25Weight, rerankText(st.Rerank), fts)
 	fmt.Fprintf(&b, "\nEmbedding: %s (%d dimensions)", st.Embedding, st.Dimensions)
 	if !st.EmbedderOK {
 		fmt.Fprintf(&b, ", unavailable: %s", st.EmbedderError)

@@ -307,7 +307,7 @@ func (s *Service) start(base context.Context) error {
 	}
 	s.svc = svc
 	close(s.ready)
-	s.log.Info("query service started", "queue", s.cfg.QueueGroup, "admin", s.cfg.EnableAdmin)
+	s.log.Log(context.Background(), s.logLevel(), "query service started", "queue", s.cfg.QueueGroup, "admin", s.cfg.EnableAdmin)
 	return nil
 }
 
@@ -343,7 +343,7 @@ func (s *Service) Stop() {
 	s.mu.Unlock()
 	s.inFlight.Wait()
 	s.closeExports()
-	s.log.Info("query service stopped")
+	s.log.Log(context.Background(), s.logLevel(), "query service stopped")
 }
 
 // dispatch hands a request to the worker pool. micro calls handlers on the
@@ -632,4 +632,14 @@ func (ep *endpoint) stats() schemas.EndpointStats {
 		st.AverageProcessingTime = time.Duration(ep.totalDur.Load() / int64(st.Handled))
 	}
 	return st
+}
+
+// logLevel is the level of the service's start and stop: Debug for one
+// partition's writer endpoints, whose partition the writer's own lines
+// report (a node starts as many as it holds partitions), else Info.
+func (s *Service) logLevel() slog.Level {
+	if r := s.cfg.Replication; r != nil && r.PartitionWriter {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

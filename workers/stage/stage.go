@@ -36,10 +36,14 @@ type Stage struct {
 	Name string // the durable consumer's
 	// Kind names the stage in dead letters and metrics when several
 	// consumers do one stage's work (the store's partitions); default Name.
-	Kind     string
-	JS       jetstream.JetStream
-	Stream   string
-	Subjects []string
+	Kind string
+	// Partition marks one partition's consumer of a stage split over
+	// partitions: its start is logged at Debug, since the writer logs the
+	// partitions it takes and a node runs one such consumer per partition.
+	Partition bool
+	JS        jetstream.JetStream
+	Stream    string
+	Subjects  []string
 	// Config is the stage's tuning; Run fills in its defaults.
 	Config Config
 	Handle BatchHandler
@@ -133,7 +137,11 @@ func (s *Stage) Run(ctx context.Context) error {
 		return fmt.Errorf("%s: consume: %w", s.Name, err)
 	}
 	defer s.handBack(it)
-	s.Log.Info("stage started", "stage", s.Name, "stream", s.Stream)
+	level := slog.LevelInfo
+	if s.Partition {
+		level = slog.LevelDebug
+	}
+	s.Log.Log(ctx, level, "stage started", "stage", s.Name, "stream", s.Stream)
 	if !s.Unwatched {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		var watching sync.WaitGroup

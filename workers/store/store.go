@@ -94,7 +94,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // RunPartition writes one partition's work until ctx ends.
 func (w *Worker) RunPartition(ctx context.Context, partition int) error {
 	state, _ := w.states.LoadOrStore(partition, new(stage.State))
-	st := stage.Stage{Name: schemas.ConsumerStoreFor(partition), Kind: schemas.ConsumerStore, JS: w.js, Stream: schemas.StreamWork,
+	st := stage.Stage{Name: schemas.ConsumerStoreFor(partition), Kind: schemas.ConsumerStore, Partition: true, JS: w.js, Stream: schemas.StreamWork,
 		Subjects: schemas.WorkFilters(partition), Config: w.cfg, Metrics: w.metrics, Log: w.log, State: state.(*stage.State),
 		Prepare: func(ctx context.Context, msgs []jetstream.Msg) func(context.Context) []error {
 			return w.prepare(ctx, partition, msgs)

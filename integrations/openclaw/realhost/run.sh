@@ -31,7 +31,8 @@
 #       "before_prompt_build: n=.. p50=..ms p99=..ms" and checks the figures are there, asking no speed
 # Usage: ./run.sh (runs setup.sh first if needed). Exit status 0 when every check passes.
 # Env: NO_UNSHARE=1 (stay in the host network namespace), CLAWMEM_BIN (skip `go build`),
-#      KEEP_RUNS (run directories kept, default 3), CLEAN=1 (delete the run directory when all passed),
+#      KEEP_RUNS (run directories kept, default 3), CLEAN=1 (delete the run directory, and the last-run link to it,
+#      when all passed),
 #      HOTPATH_TURNS (the hot-path turns of check (w), default 40).
 set -uo pipefail
 
@@ -115,7 +116,7 @@ trap cleanup EXIT
 # ---- 2. clawmem ---------------------------------------------------------------------------------------------
 # The watcher follows OpenClaw's state dir (its SQLite transcript store); the cursor distiller stays off so every
 # distilled range comes from a session-end event. autoRecallMinScore 0.3 (the seed's): check (g) is about the block reaching the
-# model; the default threshold (0.75) is calibrated for precision and lets few of the local embedder's matches in.
+# model; the default threshold (0.65) is calibrated for precision and lets few of the local embedder's matches in.
 printf '{"nats":{"port":%s},"ingest":{"addr":"127.0.0.1:0"},"watch":{"stateDir":"%s"},"distill":{"schedule":"off"},"retrieval":{"autoRecallMinScore":0.3,"autoRecallMinMargin":0}}\n' \
   "$NATS_PORT" "$OPENCLAW_STATE_DIR" >"$CM_DATA/config.json"
 start_clawmem() {
@@ -538,7 +539,11 @@ echo "total time: $(ts "$T_START")s"
 echo "realhost: $((CHECKS-FAILS)) passed, $FAILS failed"
 if [ "$FAILS" = 0 ]; then
   echo "RESULT: ALL PASS"
-  [ -z "${CLEAN:-}" ] || rm -rf "$RUN_DIR"
+  if [ -n "${CLEAN:-}" ]; then
+    rm -rf "$RUN_DIR"
+    # The link would point at nothing; a newer run's link (a concurrent run) stays.
+    [ "$(readlink "$RUN_ROOT/last-run")" != "$RUN_DIR" ] || rm -f "$RUN_ROOT/last-run"
+  fi
   exit 0
 fi
 echo "RESULT: $FAILS FAILED"

