@@ -448,26 +448,24 @@ func statusOf(res schemas.ToolResult) int {
 			code = e.Code
 		}
 	}
-	switch code {
-	case schemas.CodeInvalid:
-		return http.StatusBadRequest
-	case schemas.CodeNotFound:
-		return http.StatusNotFound
-	case schemas.CodeAmbiguous:
-		return http.StatusConflict
-	case schemas.CodeDenied:
-		return http.StatusForbidden
-	case schemas.CodeRejected:
-		return http.StatusUnprocessableEntity
-	case schemas.CodeNoIdentity:
-		return http.StatusUnauthorized
-	case schemas.CodeTimeout:
-		return http.StatusGatewayTimeout
-	case schemas.CodeStale, schemas.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
+	if st, ok := statusByCode[code]; ok {
+		return st
 	}
+	return http.StatusInternalServerError
+}
+
+// statusByCode is the HTTP status of each error code (schemas.Codes);
+// internal, and a code this API does not know, are 500.
+var statusByCode = map[string]int{
+	schemas.CodeInvalid:     http.StatusBadRequest,
+	schemas.CodeNotFound:    http.StatusNotFound,
+	schemas.CodeAmbiguous:   http.StatusConflict,
+	schemas.CodeDenied:      http.StatusForbidden,
+	schemas.CodeRejected:    http.StatusUnprocessableEntity,
+	schemas.CodeNoIdentity:  http.StatusUnauthorized,
+	schemas.CodeTimeout:     http.StatusGatewayTimeout,
+	schemas.CodeStale:       http.StatusServiceUnavailable,
+	schemas.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
 // rawStatus is the HTTP status of a reply in the service's bytes; ok is

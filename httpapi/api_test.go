@@ -85,6 +85,20 @@ func newRig(t *testing.T, withService bool) *rig {
 // do sends a request; body "" sends none, and a JSON body is declared so.
 func (r *rig) do(t *testing.T, method, path, token, body string, header ...string) (int, schemas.ToolResult, []byte) {
 	t.Helper()
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	code, raw := r.send(t, method, path, auth, body, header...)
+	var res schemas.ToolResult
+	_ = json.Unmarshal(raw, &res)
+	return code, res, raw
+}
+
+// send makes a request with Authorization auth (none when empty), a body
+// declared as JSON when there is one, and header's name-value pairs.
+func (r *rig) send(t *testing.T, method, path, auth, body string, header ...string) (int, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -96,8 +110,8 @@ func (r *rig) do(t *testing.T, method, path, token, body string, header ...strin
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -108,9 +122,7 @@ func (r *rig) do(t *testing.T, method, path, token, body string, header ...strin
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var res schemas.ToolResult
-	_ = json.Unmarshal(raw, &res)
-	return resp.StatusCode, res, raw
+	return resp.StatusCode, raw
 }
 
 // ok sends a request that must succeed and returns its details.

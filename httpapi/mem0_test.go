@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,30 +15,18 @@ import (
 // decodes the reply into out when it is not nil.
 func (r *rig) m0(t *testing.T, method, path, token, body string, out any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, r.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	auth := ""
 	if token != "" {
-		req.Header.Set("Authorization", "Token "+token)
+		auth = "Token " + token
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode == http.StatusOK {
+	// mem0's clients declare JSON on every request, a body or not.
+	code, raw := r.send(t, method, path, auth, body, "Content-Type", "application/json")
+	if out != nil && code == http.StatusOK {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, path, err, raw)
 		}
 	}
-	return resp.StatusCode, raw
+	return code, raw
 }
 
 // m0ok sends a request that must succeed.

@@ -2,9 +2,7 @@ package node_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,27 +11,10 @@ import (
 	"github.com/clawmem/clawmem/client"
 	"github.com/clawmem/clawmem/config"
 	"github.com/clawmem/clawmem/internal/natsembed"
+	"github.com/clawmem/clawmem/internal/testkit"
 	"github.com/clawmem/clawmem/node"
 	"github.com/clawmem/clawmem/schemas"
 )
-
-// syncLog is a log kept for a test to read while the node writes it.
-type syncLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // A single node (what `clawmem up` runs) logs its partitions once, not
 // once per partition: one line for the partitions taken, one query
@@ -49,13 +30,13 @@ func TestSingleNodeLogsItsPartitionsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.NATS.URL = srv.ClientURL()
-	var log syncLog
+	var log testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- node.Run(ctx, cfg, node.Options{Roles: []string{node.RoleStore, node.RoleQuery},
-			Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			Log: log.Logger()})
 	}()
 	p := client.NewNATSPipeline(func() (*nats.Conn, error) { return nats.Connect(srv.ClientURL()) })
 	defer p.Close()
@@ -74,7 +55,7 @@ func TestSingleNodeLogsItsPartitionsOnce(t *testing.T) {
 		"query service started": 1, "query service stopped": 1,
 		"writer: gave up partitions": 1, "writer: partition given up": 0,
 	} {
-		if got := strings.Count(out, `msg="`+msg+`"`); got != want {
+		if got := log.Logged(msg); got != want {
 			t.Errorf("%q logged %d times, want %d", msg, got, want)
 		}
 	}

@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"bytes"
+	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -22,4 +24,14 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// Logger is a text log at Info into b.
+func (b *Buffer) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// Logged counts the lines of b's log (Logger's format) with message msg.
+func (b *Buffer) Logged(msg string) int {
+	return strings.Count(b.String(), `msg="`+msg+`"`)
 }

@@ -285,34 +285,6 @@ func leasesOn(ctx context.Context, t *testing.T, srv *natsembed.Server, opts ...
 	return kv, nc
 }
 
-// logLines is a log at Info kept for a test to count its lines.
-type logLines struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) count(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), "msg=\""+msg+"\"")
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logLines) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
 // A writer alone takes every partition in its first round and says so in
 // one line, and gives them all up at stop in one line; a partition that
 // moves between writers later (another writer arriving) gets a line of its
@@ -323,9 +295,9 @@ func TestShareLogsASingleNodeOnceAndEachMove(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	leasesBucket(ctx, t, js, ttl)
-	start := func(ctx context.Context, id string, log *logLines) (*memlog.Share, chan error) {
+	start := func(ctx context.Context, id string, log *testkit.Buffer) (*memlog.Share, chan error) {
 		kv, _ := leasesOn(ctx, t, srv)
-		s := memlog.NewShare(kv, id, n, ttl, log.logger())
+		s := memlog.NewShare(kv, id, n, ttl, log.Logger())
 		done := make(chan error, 1)
 		go func() { done <- s.Run(ctx) }()
 		return s, done
@@ -340,28 +312,28 @@ func TestShareLogsASingleNodeOnceAndEachMove(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	var logA, logB logLines
+	var logA, logB testkit.Buffer
 	actx, stopA := context.WithCancel(ctx)
 	a, doneA := start(actx, "a", &logA)
 	wait("a holding every partition", func() bool { return len(a.Held()) == n })
 	<-a.Rounds()
-	if logA.count("writer: took partitions") != 1 || !strings.Contains(logA.String(), `partitions=0-7 of=8`) ||
-		logA.count("writer: partition taken") != 0 {
+	if logA.Logged("writer: took partitions") != 1 || !strings.Contains(logA.String(), `partitions=0-7 of=8`) ||
+		logA.Logged("writer: partition taken") != 0 {
 		t.Fatalf("a alone, want one line for its partitions:\n%s", logA.String())
 	}
 	b, doneB := start(ctx, "b", &logB)
 	wait("half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
-	if got := logA.count("writer: partition given up"); got != n/2 {
+	if got := logA.Logged("writer: partition given up"); got != n/2 {
 		t.Errorf("a logged %d partitions given up to b, want %d:\n%s", got, n/2, logA.String())
 	}
-	if got := logB.count("writer: partition taken"); got != n/2 || logB.count("writer: took partitions") != 0 {
+	if got := logB.Logged("writer: partition taken"); got != n/2 || logB.Logged("writer: took partitions") != 0 {
 		t.Errorf("b logged %d partitions taken from a, want %d each on its own line:\n%s", got, n/2, logB.String())
 	}
 	stopA()
 	if err := <-doneA; err != nil {
 		t.Fatal(err)
 	}
-	if logA.count("writer: gave up partitions") != 1 || logA.count("writer: partition given up") != n/2 {
+	if logA.Logged("writer: gave up partitions") != 1 || logA.Logged("writer: partition given up") != n/2 {
 		t.Errorf("a's stop, want one line for the partitions it held:\n%s", logA.String())
 	}
 	cancel()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -66,20 +67,7 @@ func natsRecall(nc *nats.Conn, agent string) recallFn {
 		if err != nil {
 			return false, err
 		}
-		var res struct {
-			IsError bool `json:"isError"`
-			Details struct {
-				schemas.ErrorDetails
-				Count int `json:"count"`
-			} `json:"details"`
-		}
-		if err := json.Unmarshal(msg.Data, &res); err != nil {
-			return false, fmt.Errorf("reply is not a tool result: %w", err)
-		}
-		if res.IsError {
-			return false, fmt.Errorf("%s: %s", res.Details.Code, res.Details.Error)
-		}
-		return res.Details.Count == 0, nil
+		return recallReply(msg.Data)
 	}
 }
 
@@ -142,19 +130,36 @@ func httpRecall(base, token string, conns int) recallFn {
 			return false, err
 		}
 		defer resp.Body.Close()
-		var res struct {
-			IsError bool `json:"isError"`
-			Details struct {
-				schemas.ErrorDetails
-				Count int `json:"count"`
-			} `json:"details"`
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return false, err
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
-			return false, fmt.Errorf("HTTP %d: reply is not a tool result: %w", resp.StatusCode, err)
+		empty, err := recallReply(data)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("a tool result with status %d", resp.StatusCode)
 		}
-		if res.IsError || resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("HTTP %d: %s: %s", resp.StatusCode, res.Details.Code, res.Details.Error)
+		if err != nil {
+			return false, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
 		}
-		return res.Details.Count == 0, nil
+		return empty, nil
 	}
+}
+
+// recallReply reads a recall's tool result: whether it found nothing, or
+// the error reply as an error with its code.
+func recallReply(data []byte) (empty bool, err error) {
+	var res struct {
+		IsError bool `json:"isError"`
+		Details struct {
+			schemas.ErrorDetails
+			Count int `json:"count"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return false, fmt.Errorf("reply is not a tool result: %w", err)
+	}
+	if res.IsError {
+		return false, fmt.Errorf("%s: %s", res.Details.Code, res.Details.Error)
+	}
+	return res.Details.Count == 0, nil
 }
