@@ -21,7 +21,7 @@ func (a *app) upCmd() *cobra.Command {
 JetStream under <data-dir>/nats, listening on 127.0.0.1:4244; other clawmem commands using the
 same data dir find it. The hook ingest endpoint listens on 127.0.0.1:7433 (POST /v1/hooks/{kind}
 with "Authorization: Bearer" and the token in <data-dir>/auth/ingest.token, GET /healthz, GET
-/metrics; --listen or ingest.addr moves it). Session files under OpenClaw's state dir
+/metrics, and the HTTP API for apps, GET /v1/openapi.json; --listen or ingest.addr moves it). Session files under OpenClaw's state dir
 (watch.stateDir) are followed into the transcript stream, ended sessions are distilled into
 lessons, and the cursor distiller runs on distill.schedule. The web console listens on
 127.0.0.1:7434 (--ui-listen or ui.listen; "off" serves none); sign in with the one-time link
