@@ -90,18 +90,9 @@ func invalid(format string, args ...any) error {
 // text mem0's clients put in the exception they throw.
 func (a *API) serveMem0(rt mem0Route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		reply := func(code int, body any) {
-			if a.status != nil {
-				a.status(rt.pattern, code)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(code)
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false) // mem0's clients show the error text as sent: "<token>", not "\u003ctoken\u003e"
-			_ = enc.Encode(body)
-		}
+		// mem0's clients show the error text as sent: "<token>", not
+		// "\u003ctoken\u003e".
+		reply := func(code int, body any) { a.write(w, rt.pattern, code, encode(body, false)) }
 		agent, ok := a.agent(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Token realm="clawmem"`)
