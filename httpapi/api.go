@@ -222,12 +222,7 @@ func importBatch(a *API, ctx context.Context, agent string, req any) (schemas.To
 // serve answers one route: the token's agent, the request, the call.
 func (a *API) serve(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		reply := func(code int, res schemas.ToolResult) {
-			if a.status != nil {
-				a.status(rt.pattern(), code)
-			}
-			writeResult(w, code, res)
-		}
+		reply := func(code int, res schemas.ToolResult) { a.write(w, rt.pattern(), code, encode(res, true)) }
 		fail := func(code int, errCode, msg string) { reply(code, schemas.Failure(errCode, msg, nil)) }
 		agent, ok := a.agent(r)
 		if !ok {
@@ -250,12 +245,8 @@ func (a *API) serve(rt route) http.HandlerFunc {
 		case isRaw:
 			var data []byte
 			if data, err = raw.CallRaw(ctx, rt.op, agent, req); err == nil {
-				code, ok := rawStatus(data)
-				if ok {
-					if a.status != nil {
-						a.status(rt.pattern(), code)
-					}
-					writeRaw(w, code, data)
+				if code, ok := rawStatus(data); ok {
+					a.write(w, rt.pattern(), code, data)
 					return
 				}
 				err = errors.New("the query service's reply is not a tool result")
@@ -432,9 +423,6 @@ func paramNames(t reflect.Type) []string {
 
 // statusOf is the HTTP status of a service reply, from its error code.
 func statusOf(res schemas.ToolResult) int {
-	if !res.IsError {
-		return http.StatusOK
-	}
 	code := ""
 	switch d := res.Details.(type) {
 	case schemas.ErrorDetails:
@@ -447,6 +435,15 @@ func statusOf(res schemas.ToolResult) int {
 		if b, err := json.Marshal(d); err == nil && json.Unmarshal(b, &e) == nil {
 			code = e.Code
 		}
+	}
+	return codeStatus(res.IsError, code)
+}
+
+// codeStatus is the HTTP status of a reply that is an error with code, or
+// is not one.
+func codeStatus(isError bool, code string) int {
+	if !isError {
+		return http.StatusOK
 	}
 	if st, ok := statusByCode[code]; ok {
 		return st
@@ -481,13 +478,15 @@ func rawStatus(data []byte) (int, bool) {
 	if json.Unmarshal(data, &r) != nil || len(r.Content) == 0 || string(r.Content) == "null" {
 		return 0, false
 	}
-	if !r.IsError {
-		return http.StatusOK, true
-	}
-	return statusOf(schemas.ToolResult{IsError: true, Details: schemas.ErrorDetails{Code: r.Details.Code}}), true
+	return codeStatus(r.IsError, r.Details.Code), true
 }
 
-func writeRaw(w http.ResponseWriter, code int, data []byte) {
+// write answers code with the JSON data, for the native and the mem0
+// routes alike, and lets a test see the status by route.
+func (a *API) write(w http.ResponseWriter, pattern string, code int, data []byte) {
+	if a.status != nil {
+		a.status(pattern, code)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -495,10 +494,11 @@ func writeRaw(w http.ResponseWriter, code int, data []byte) {
 	_, _ = w.Write(data)
 }
 
-func writeResult(w http.ResponseWriter, code int, res schemas.ToolResult) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(res)
+// encode is v's JSON with a newline, "<" and ">" escaped when escapeHTML.
+func encode(v any, escapeHTML bool) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(v) // the API's own types and decoded JSON: nothing that cannot encode
+	return b.Bytes()
 }

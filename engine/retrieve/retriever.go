@@ -419,9 +419,8 @@ func (r *Retriever) rerank(ctx context.Context, query string, cs []Candidate) ([
 	switch {
 	case mode == RerankLightweight:
 		scores = rerank.Lightweight(query, docs, fused)
-	case mode == RerankCosineFallback || query == "":
-		scores, how = rerank.Fallback(in), RerankCosineFallback
-	case r.now().UnixNano() < r.rerankDownUntil.Load():
+	case !r.rerankCalls(query, cs):
+		// No endpoint, no query text, or the endpoint failed lately.
 		scores, how = rerank.Fallback(in), RerankCosineFallback
 	default:
 		got, err := r.reranker.Rerank(ctx, query, docs, len(docs))

@@ -129,24 +129,14 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 			t.Errorf("two writers at once: %v", overlaps)
 		}
 	})
-	wait := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	a, _ := start(ctx, "a")
-	wait("a holding every partition", func() bool { return len(a.Held()) == n })
+	waitUntil(t, "a holding every partition", func() bool { return len(a.Held()) == n })
 	bctx, stopB := context.WithCancel(ctx)
 	b, _ := start(bctx, "b")
-	wait("half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
+	waitUntil(t, "half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
 	stopB()
 	began := time.Now()
-	wait("a holding every partition after b stopped", func() bool { return len(a.Held()) == n })
+	waitUntil(t, "a holding every partition after b stopped", func() bool { return len(a.Held()) == n })
 	if took := time.Since(began); took > ttl {
 		t.Errorf("a stopped writer's partitions came back after %v, not at once", took)
 	}
@@ -155,10 +145,10 @@ func TestShareSplitsAndTakesOver(t *testing.T) {
 	cctx, stopC := context.WithCancel(ctx)
 	defer stopC()
 	c, ncC := start(cctx, "c")
-	wait("half each with c", func() bool { return len(a.Held()) == n/2 && len(c.Held()) == n/2 })
+	waitUntil(t, "half each with c", func() bool { return len(a.Held()) == n/2 && len(c.Held()) == n/2 })
 	ncC.Close()
 	began = time.Now()
-	wait("a holding every partition after c vanished", func() bool { return len(a.Held()) == n })
+	waitUntil(t, "a holding every partition after c vanished", func() bool { return len(a.Held()) == n })
 	if took := time.Since(began); took > 2*ttl {
 		t.Errorf("a vanished writer's partitions were taken over after %v (TTL %v)", took, ttl)
 	}
@@ -302,27 +292,17 @@ func TestShareLogsASingleNodeOnceAndEachMove(t *testing.T) {
 		go func() { done <- s.Run(ctx) }()
 		return s, done
 	}
-	wait := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	var logA, logB testkit.Buffer
 	actx, stopA := context.WithCancel(ctx)
 	a, doneA := start(actx, "a", &logA)
-	wait("a holding every partition", func() bool { return len(a.Held()) == n })
+	waitUntil(t, "a holding every partition", func() bool { return len(a.Held()) == n })
 	<-a.Rounds()
 	if logA.Logged("writer: took partitions") != 1 || !strings.Contains(logA.String(), `partitions=0-7 of=8`) ||
 		logA.Logged("writer: partition taken") != 0 {
 		t.Fatalf("a alone, want one line for its partitions:\n%s", logA.String())
 	}
 	b, doneB := start(ctx, "b", &logB)
-	wait("half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
+	waitUntil(t, "half each", func() bool { return len(a.Held()) == n/2 && len(b.Held()) == n/2 })
 	if got := logA.Logged("writer: partition given up"); got != n/2 {
 		t.Errorf("a logged %d partitions given up to b, want %d:\n%s", got, n/2, logA.String())
 	}
@@ -338,4 +318,17 @@ func TestShareLogsASingleNodeOnceAndEachMove(t *testing.T) {
 	}
 	cancel()
 	<-doneB
+}
+
+// waitUntil polls ok for up to 10 s, failing the test with what it was
+// waiting for.
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
