@@ -77,10 +77,12 @@ func (c *cluster) runs(allow *Groups, f func(lo, hi int)) {
 		return
 	}
 	for lo := 0; lo < n; {
+		// The run ends at the first greater group: a binary search, as
+		// a run can be thousands of members long.
 		g := c.groups[lo]
-		hi := lo + 1
-		for hi < n && c.groups[hi] == g {
-			hi++
+		hi := n
+		if g < math.MaxUint32 {
+			hi, _ = slices.BinarySearch(c.groups, g+1)
 		}
 		if allow.Has(g) {
 			f(lo, hi)
