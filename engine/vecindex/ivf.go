@@ -1,6 +1,7 @@
 package vecindex
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -52,14 +53,84 @@ func (iv *ivf) setLimit() {
 
 // cluster holds its members' rows and codes: int8 codes with their scales
 // (vector ≈ scale·code), or bit codes with their estimator's factors.
+// Members are ordered by scope group, so a filtered scan reads only the
+// codes of the groups it allows (runs): one agent's recall among many
+// agents' memories streams its own rows' codes, not everyone's.
 type cluster struct {
 	rows   []int32
 	codes  []int8 // len(rows)×cw
 	scales []float32
-	// groups are the members' scope groups, a copy of Index.groups kept
-	// beside the codes: a scan tests them in order, where Index.groups,
-	// indexed by matrix row, cost a cache miss per member at a million rows.
+	// groups are the members' scope groups, ascending: a copy of
+	// Index.groups kept beside the codes, where Index.groups, indexed by
+	// matrix row, cost a cache miss per member at a million rows.
 	groups []uint32
+}
+
+// runs calls f with each run [lo, hi) of members of a group allow has
+// (every member at once when allow is nil).
+func (c *cluster) runs(allow *Groups, f func(lo, hi int)) {
+	n := len(c.groups)
+	if allow == nil {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	for lo := 0; lo < n; {
+		// The run ends at the first greater group: a binary search, as
+		// a run can be thousands of members long.
+		g := c.groups[lo]
+		hi := n
+		if g < math.MaxUint32 {
+			hi, _ = slices.BinarySearch(c.groups, g+1)
+		}
+		if allow.Has(g) {
+			f(lo, hi)
+		}
+		lo = hi
+	}
+}
+
+// swap exchanges the members at positions a and b of cluster c.
+func (iv *ivf) swap(c int32, a, b int32) {
+	if a == b {
+		return
+	}
+	cl := &iv.clusters[c]
+	cl.rows[a], cl.rows[b] = cl.rows[b], cl.rows[a]
+	cl.groups[a], cl.groups[b] = cl.groups[b], cl.groups[a]
+	cl.scales[a], cl.scales[b] = cl.scales[b], cl.scales[a]
+	x, y := cl.code(a, iv.cw), cl.code(b, iv.cw)
+	for i := range x {
+		x[i], y[i] = y[i], x[i]
+	}
+	iv.where[cl.rows[a]].pos = a
+	iv.where[cl.rows[b]].pos = b
+}
+
+// settle moves the member at pos of cluster c, the only one whose group
+// may be out of order, to a place in its group's run: past each run of a
+// greater group before it (or a lesser one after it), one swap per run.
+func (iv *ivf) settle(c int32, pos int32) {
+	cl := &iv.clusters[c]
+	g := cl.groups[pos]
+	for pos > 0 && cl.groups[pos-1] > g {
+		h, start := cl.groups[pos-1], pos-1
+		for start > 0 && cl.groups[start-1] == h {
+			start--
+		}
+		iv.swap(c, pos, start)
+		pos = start
+	}
+	last := int32(len(cl.groups) - 1)
+	for pos < last && cl.groups[pos+1] < g {
+		h, end := cl.groups[pos+1], pos+1
+		for end < last && cl.groups[end+1] == h {
+			end++
+		}
+		iv.swap(c, pos, end)
+		pos = end
+	}
 }
 
 type loc struct{ cluster, pos int32 }
@@ -139,7 +210,8 @@ func (iv *ivf) place(r int32, v []float32, g uint32, exists bool) {
 	iv.insert(r, c, v, g)
 }
 
-// insert appends row r (vector v, group g), which has no slot, to cluster c.
+// insert adds row r (vector v, group g), which has no slot, to cluster c,
+// in its group's run.
 func (iv *ivf) insert(r, c int32, v []float32, g uint32) {
 	cl := &iv.clusters[c]
 	pos := int32(len(cl.rows))
@@ -148,25 +220,20 @@ func (iv *ivf) insert(r, c int32, v []float32, g uint32) {
 	cl.codes = slices.Grow(cl.codes, iv.cw)[:len(cl.codes)+iv.cw]
 	cl.scales = append(cl.scales, iv.encode(cl.code(pos, iv.cw), v, c, nil))
 	iv.where[r] = loc{c, pos}
+	iv.settle(c, pos)
 	if iv.limit > 0 && len(cl.rows) > iv.limit {
 		iv.skewed = true
 	}
 }
 
-// unlink takes row r out of its cluster, moving the cluster's last member
-// into the gap.
+// unlink takes row r out of its cluster: it moves past the runs after it
+// to the end, which keeps the others in order, and is cut off there.
 func (iv *ivf) unlink(r int32) {
 	at := iv.where[r]
 	cl := &iv.clusters[at.cluster]
+	cl.groups[at.pos] = math.MaxUint32
+	iv.settle(at.cluster, at.pos)
 	last := int32(len(cl.rows) - 1)
-	if at.pos != last {
-		mv := cl.rows[last]
-		cl.rows[at.pos] = mv
-		cl.groups[at.pos] = cl.groups[last]
-		copy(cl.code(at.pos, iv.cw), cl.code(last, iv.cw))
-		cl.scales[at.pos] = cl.scales[last]
-		iv.where[mv].pos = at.pos
-	}
 	cl.rows = cl.rows[:last]
 	cl.groups = cl.groups[:last]
 	cl.codes = cl.codes[:int(last)*iv.cw]
@@ -174,7 +241,9 @@ func (iv *ivf) unlink(r int32) {
 }
 
 // setGroups fills every cluster's copy of the members' groups from
-// groups, indexed by matrix row: after a training or a segment's load.
+// groups, indexed by matrix row, and orders the members by group: after a
+// training or a segment's load (a segment written in order loads in
+// order, and nothing moves).
 func (iv *ivf) setGroups(groups []uint32) {
 	for c := range iv.clusters {
 		cl := &iv.clusters[c]
@@ -182,14 +251,36 @@ func (iv *ivf) setGroups(groups []uint32) {
 		for j, r := range cl.rows {
 			cl.groups[j] = groups[r]
 		}
+		if !slices.IsSorted(cl.groups) {
+			iv.order(int32(c))
+		}
 	}
 }
 
-// regroup records that row r's group is now g.
+// order sorts cluster c's members by group, keeping the order within a
+// group.
+func (iv *ivf) order(c int32) {
+	cl := &iv.clusters[c]
+	perm := make([]int32, len(cl.rows))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(cl.groups[a], cl.groups[b]) })
+	rows, groups, scales, codes := slices.Clone(cl.rows), slices.Clone(cl.groups), slices.Clone(cl.scales), slices.Clone(cl.codes)
+	cw := iv.cw
+	for to, from := range perm {
+		cl.rows[to], cl.groups[to], cl.scales[to] = rows[from], groups[from], scales[from]
+		copy(cl.codes[to*cw:(to+1)*cw], codes[int(from)*cw:int(from+1)*cw])
+		iv.where[cl.rows[to]] = loc{c, int32(to)}
+	}
+}
+
+// regroup records that row r's group is now g, moving it to g's run.
 func (iv *ivf) regroup(r int32, g uint32) {
 	if int(r) < len(iv.where) {
 		at := iv.where[r]
 		iv.clusters[at.cluster].groups[at.pos] = g
+		iv.settle(at.cluster, at.pos)
 	}
 }
 
@@ -220,13 +311,12 @@ func (iv *ivf) closest(q []float32, p int) []int32 {
 // quantised query q.
 func (iv *ivf) scanCluster(cl *cluster, q []int16, allow *Groups, t *rowTopk) {
 	dim := iv.dim
-	for j, r := range cl.rows {
-		if allow != nil && !allow.Has(cl.groups[j]) {
-			continue
+	cl.runs(allow, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
+			t.push(s, cl.rows[j])
 		}
-		s := float32(dot8(cl.codes[j*dim:(j+1)*dim:(j+1)*dim], q)) * cl.scales[j]
-		t.push(s, r)
-	}
+	})
 }
 
 // scanBits scores cluster c's members with their bit codes: the centroid's
@@ -240,18 +330,18 @@ func (iv *ivf) scanBits(c int32, q []float32, bq *bitQuery, allow *Groups, found
 	if cap(*buf) < n {
 		*buf = make([]uint64, n)
 	}
-	scans := (*buf)[:n]
-	bitScan(words(cl.codes), iv.cw/8, bq.planes, scans)
-	for j, r := range cl.rows {
-		if allow != nil && !allow.Has(cl.groups[j]) {
-			continue
+	w := iv.cw / 8
+	cl.runs(allow, func(lo, hi int) {
+		scans := (*buf)[lo:hi]
+		bitScan(words(cl.codes[lo*iv.cw:hi*iv.cw]), w, bq.planes, scans)
+		for j, sc := range scans {
+			f := cl.scales[lo+j]
+			s := cq + bq.estimate(sc, f) + bitBound*f
+			if s >= minSim {
+				*found = append(*found, packRow(s, cl.rows[lo+j]))
+			}
 		}
-		f := cl.scales[j]
-		s := cq + bq.estimate(scans[j], f) + bitBound*f
-		if s >= minSim {
-			*found = append(*found, packRow(s, r))
-		}
-	}
+	})
 }
 
 // bitBound is the estimate's error bound in units of a row's factor f. For

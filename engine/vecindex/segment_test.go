@@ -336,3 +336,59 @@ func TestLargeMatrixOffHeap(t *testing.T) {
 		t.Fatal("rows after Close")
 	}
 }
+
+// A segment written before clusters kept their members in group order
+// loads in order, and answers as the index it was written from.
+func TestSegmentOrdersUnorderedClusters(t *testing.T) {
+	dim := 32
+	for _, codes := range []Codes{CodesBits, CodesInt8} {
+		o := Options{Mode: IVF, Codes: codes}
+		ix := New(dim, o)
+		qs, err := FillClustered(ix, 6000, 30, 9, 1.2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key := range int64(ix.Len()) {
+			ix.SetGroup(key, uint32(key%4))
+		}
+		if err := ix.Build(); err != nil {
+			t.Fatal(err)
+		}
+		allows := []*Groups{nil, NewGroups(1), NewGroups(0, 3)}
+		var want [][]Hit
+		for _, q := range qs {
+			for _, allow := range allows {
+				want = append(want, ix.Search(q, 10, allow))
+			}
+		}
+		// Reverse every cluster's members, as an older index could have
+		// left them.
+		iv := ix.ivf
+		unordered := 0
+		for c := range iv.clusters {
+			cl := &iv.clusters[c]
+			n := len(cl.rows)
+			for a, b := 0, n-1; a < b; a, b = a+1, b-1 {
+				iv.swap(int32(c), int32(a), int32(b))
+			}
+			if !slices.IsSorted(cl.groups) {
+				unordered++
+			}
+		}
+		if unordered == 0 {
+			t.Fatal("no cluster out of order: the test tests nothing")
+		}
+		back, _, _, err := readSeg(segmentOf(t, ix, 1, nil), dim, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, back)
+		for i, q := range qs {
+			for j, allow := range allows {
+				if a, b := want[i*len(allows)+j], back.Search(q, 10, allow); !slices.Equal(a, b) {
+					t.Fatalf("codes %v, allow %v: search after reading %v, before %v", codes, allow, b, a)
+				}
+			}
+		}
+	}
+}

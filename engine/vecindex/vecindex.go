@@ -289,8 +289,9 @@ func (ix *Index) uncount(g uint32) {
 	}
 }
 
-// Remove deletes key in O(1) by moving the last row into its place; false if
-// the key is absent.
+// Remove deletes key by moving the last row into its place (its cluster
+// keeps its members in group order with a swap per run after it); false
+// if the key is absent.
 func (ix *Index) Remove(key int64) bool {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -117,6 +117,9 @@ func checkInvariants(t *testing.T, ix *Index) {
 		if len(cl.codes) != len(cl.rows)*iv.cw || len(cl.scales) != len(cl.rows) || len(cl.groups) != len(cl.rows) {
 			t.Fatalf("cluster %d: %d rows, %d codes, %d scales, %d groups", c, len(cl.rows), len(cl.codes), len(cl.scales), len(cl.groups))
 		}
+		if !slices.IsSorted(cl.groups) {
+			t.Fatalf("cluster %d: members not in group order: %v", c, cl.groups)
+		}
 		for p, r := range cl.rows {
 			if cl.groups[p] != ix.groups[r] {
 				t.Fatalf("cluster %d slot %d (row %d) has group %d, the row %d", c, p, r, cl.groups[p], ix.groups[r])
@@ -778,4 +781,31 @@ func TestGroup(t *testing.T) {
 	if _, ok := ix.Group(9); ok {
 		t.Fatal("an absent key has a group")
 	}
+}
+
+// A cluster's runs are its members of each allowed group, every member
+// once with no filter, none with an empty one.
+func TestClusterRuns(t *testing.T) {
+	cl := cluster{groups: []uint32{0, 0, 1, 1, 1, 3, 5, 5}}
+	got := func(allow *Groups) (out [][2]int) {
+		cl.runs(allow, func(lo, hi int) { out = append(out, [2]int{lo, hi}) })
+		return out
+	}
+	if r := got(NewGroups(1, 5)); !slices.Equal(r, [][2]int{{2, 5}, {6, 8}}) {
+		t.Fatalf("allow 1, 5: %v", r)
+	}
+	if r := got(NewGroups(0, 3)); !slices.Equal(r, [][2]int{{0, 2}, {5, 6}}) {
+		t.Fatalf("allow 0, 3: %v", r)
+	}
+	if r := got(nil); !slices.Equal(r, [][2]int{{0, 8}}) {
+		t.Fatalf("no filter: %v", r)
+	}
+	if r := got(NewGroups()); len(r) != 0 {
+		t.Fatalf("empty filter: %v", r)
+	}
+	if r := got(NewGroups(2, 4)); len(r) != 0 {
+		t.Fatalf("groups not in the cluster: %v", r)
+	}
+	empty := cluster{}
+	empty.runs(nil, func(lo, hi int) { t.Fatalf("empty cluster: run %d..%d", lo, hi) })
 }
