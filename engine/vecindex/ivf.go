@@ -77,18 +77,24 @@ func (c *cluster) runs(allow *Groups, f func(lo, hi int)) {
 		return
 	}
 	for lo := 0; lo < n; {
-		// The run ends at the first greater group: a binary search, as
-		// a run can be thousands of members long.
-		g := c.groups[lo]
-		hi := n
-		if g < math.MaxUint32 {
-			hi, _ = slices.BinarySearch(c.groups, g+1)
-		}
-		if allow.Has(g) {
+		hi := runEnd(c.groups, lo)
+		if allow.Has(c.groups[lo]) {
 			f(lo, hi)
 		}
 		lo = hi
 	}
+}
+
+// runEnd is the end of the run holding groups[lo]: the index of the first
+// greater group, found by a binary search (a run can be thousands of
+// members long), so groups must ascend from lo on.
+func runEnd(groups []uint32, lo int) int {
+	g := groups[lo]
+	if g == math.MaxUint32 {
+		return len(groups)
+	}
+	hi, _ := slices.BinarySearch(groups[lo:], g+1)
+	return lo + hi
 }
 
 // swap exchanges the members at positions a and b of cluster c.
@@ -114,20 +120,14 @@ func (iv *ivf) swap(c int32, a, b int32) {
 func (iv *ivf) settle(c int32, pos int32) {
 	cl := &iv.clusters[c]
 	g := cl.groups[pos]
+	// The members before pos ascend, as do those after it.
 	for pos > 0 && cl.groups[pos-1] > g {
-		h, start := cl.groups[pos-1], pos-1
-		for start > 0 && cl.groups[start-1] == h {
-			start--
-		}
-		iv.swap(c, pos, start)
-		pos = start
+		start, _ := slices.BinarySearch(cl.groups[:pos], cl.groups[pos-1])
+		iv.swap(c, pos, int32(start))
+		pos = int32(start)
 	}
-	last := int32(len(cl.groups) - 1)
-	for pos < last && cl.groups[pos+1] < g {
-		h, end := cl.groups[pos+1], pos+1
-		for end < last && cl.groups[end+1] == h {
-			end++
-		}
+	for int(pos) < len(cl.groups)-1 && cl.groups[pos+1] < g {
+		end := int32(runEnd(cl.groups, int(pos)+1)) - 1
 		iv.swap(c, pos, end)
 		pos = end
 	}
