@@ -200,7 +200,23 @@ func TestRecallThroughput(t *testing.T) {
 	if rep.Levels[0].HTTP != nil {
 		t.Fatal("an HTTP run without --http")
 	}
-	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)", &httpRep: "over HTTP (POST /v1/recall)"} {
+	// Paced, the callers start the run's recalls on a schedule: the k-th is
+	// due k/rate seconds in, so 0.5 s at 40 a second is 20 recalls whatever
+	// the machine's speed, each caller making every second one.
+	o.HTTP, o.Rate, o.Concurrency = false, 40, []int{2}
+	pacedRep, err := Recall(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pacedRep.Rate != 40 || rep.Rate != 0 {
+		t.Fatalf("rate in the reports: %v paced, %v not", pacedRep.Rate, rep.Rate)
+	}
+	for name, f := range map[string]RecallFigures{"engine": pacedRep.Levels[0].Engine, "nats": pacedRep.Levels[0].NATS} {
+		if f.Recalls != 20 || f.QPS <= 0 || f.QPS > 41 || f.P50Ms <= 0 || f.P99Ms < f.P50Ms {
+			t.Errorf("paced, %s: %+v", name, f)
+		}
+	}
+	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)", &httpRep: "over HTTP (POST /v1/recall)", &pacedRep: "paced: the callers start 40 recalls a second"} {
 		var out strings.Builder
 		if err := r.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") || !strings.Contains(out.String(), want) {
 			t.Fatalf("text: %q %v, want it to say %q", out.String(), err, want)

@@ -13,6 +13,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -59,12 +60,21 @@ func (c commands) recallCmd() *cobra.Command {
 hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.
 The recall cache (retrieval.recallCache) is off, since the mix repeats its queries: every recall is
 computed. --cache turns it on, to measure what it saves. --http adds a run over the HTTP API (POST
-/v1/recall on the hook ingest listener, as clawmem up serves it) and its rate over NATS's.`,
-		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
+/v1/recall on the hook ingest listener, as clawmem up serves it) and its rate over NATS's.
+
+By default each caller asks again as soon as it is answered, which measures the most recalls a second
+the service can answer, and the latency of recalls queued behind one another at that rate. --rate paces
+the callers instead: between them they start that many recalls a second on a fixed schedule, and each
+recall's latency runs from its scheduled start (a recall started late because its caller was still
+waiting counts that wait), which measures the latency at a given load.`,
+		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --concurrency 16 --rate 300\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.N < 1 || o.Dim < 1 || o.Seconds <= 0 || len(levels) == 0 {
 				return fmt.Errorf("--n, --dim, --seconds and --concurrency must be positive")
+			}
+			if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) || o.Rate > 1e6 {
+				return fmt.Errorf("--rate %v: want 0 (callers not paced) up to 1000000 recalls a second", o.Rate)
 			}
 			for _, l := range levels {
 				if l < 1 || l > 4096 {
@@ -92,6 +102,7 @@ computed. --cache turns it on, to measure what it saves. --http adds a run over 
 	f.IntVar(&o.Dim, "dim", 384, "vector dimensions")
 	f.IntSliceVar(&levels, "concurrency", []int{1, 4, 16, 64}, "concurrent callers, one run per value")
 	f.Float64Var(&o.Seconds, "seconds", 5, "length of each run")
+	f.Float64Var(&o.Rate, "rate", 0, "pace the callers: recalls a second they start between them, latency from each one's scheduled start (0: each caller asks again once answered)")
 	f.StringVar(&o.Memory, "memory", "", "store.memory: float32 or int8 (default: the configuration's)")
 	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
 	f.BoolVar(&o.HTTP, "http", false, "also run each level over the HTTP API (POST /v1/recall on the ingest listener)")

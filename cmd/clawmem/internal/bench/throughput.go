@@ -48,6 +48,13 @@ type RecallOptions struct {
 	// /v1/recall on the hook ingest listener, as `clawmem up` serves it,
 	// which asks the query service over NATS).
 	HTTP bool
+	// Rate, when positive, paces the callers: together they start Rate
+	// recalls a second, on a fixed schedule, however fast the answers
+	// come, and each recall's latency runs from its scheduled start. A
+	// caller still waiting for its last answer starts the next one late,
+	// and that wait counts. Zero: each caller asks again as soon as it is
+	// answered, which finds the most the service can answer.
+	Rate float64
 	Logf func(format string, args ...any)
 }
 
@@ -87,6 +94,9 @@ type RecallReport struct {
 	Cores   int           `json:"cores"`
 	Levels  []RecallLevel `json:"levels"`
 	Queries int           `json:"queries"`
+	// Rate is the recalls a second the callers were paced at (0: not
+	// paced, each caller asked again at once).
+	Rate float64 `json:"rate,omitempty"`
 	// RecallCache is the recall cache's size in the run (0: off) and
 	// RecallCacheHitRate the share of recalls it answered.
 	RecallCache        int     `json:"recallCache"`
@@ -161,7 +171,7 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	rep := RecallReport{N: o.N, Dim: o.Dim, Cores: runtime.NumCPU()}
+	rep := RecallReport{N: o.N, Dim: o.Dim, Cores: runtime.NumCPU(), Rate: o.Rate}
 	dir := o.Dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "clawmem-bench-recall-")
@@ -236,24 +246,28 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	}
 
 	seconds := time.Duration(o.Seconds * float64(time.Second))
-	// A short warm-up: the index's first searches and SQLite's page cache.
-	if _, err := runRecalls(ctx, 2, seconds/4, qs, engineRecall(eng)); err != nil {
-		return rep, err
-	}
 	for _, c := range o.Concurrency {
 		lv := RecallLevel{Concurrency: c}
+		// A short warm-up at the level's number of callers, not measured:
+		// the index's first searches, SQLite's page cache, and the
+		// database connections that many callers keep open (each opened
+		// with a cold cache and its statements unprepared; warmed by two
+		// callers, the first second of sixteen was a third slower).
+		if _, err := runRecalls(ctx, c, seconds/4, 0, qs, engineRecall(eng)); err != nil {
+			return rep, err
+		}
 		logf("%d concurrent callers: in process...", c)
-		if lv.Engine, err = runRecalls(ctx, c, seconds, qs, engineRecall(eng)); err != nil {
+		if lv.Engine, err = runRecalls(ctx, c, seconds, o.Rate, qs, engineRecall(eng)); err != nil {
 			return rep, err
 		}
 		logf("%d concurrent callers: over NATS...", c)
-		if lv.NATS, err = runRecalls(ctx, c, seconds, qs, natsRecall(nc, "main")); err != nil {
+		if lv.NATS, err = runRecalls(ctx, c, seconds, o.Rate, qs, natsRecall(nc, "main")); err != nil {
 			return rep, err
 		}
 		lv.NATSShare = lv.NATS.QPS / max(lv.Engine.QPS, 1e-9)
 		if viaHTTP != nil {
 			logf("%d concurrent callers: over HTTP...", c)
-			f, err := runRecalls(ctx, c, seconds, qs, viaHTTP)
+			f, err := runRecalls(ctx, c, seconds, o.Rate, qs, viaHTTP)
 			if err != nil {
 				return rep, err
 			}
@@ -319,9 +333,11 @@ func engineRecall(eng *memory.Engine) recallFn {
 }
 
 // runRecalls runs c callers, each cycling through qs from its own offset,
-// for d (each at least once), and measures them. A failed recall fails the
-// run.
-func runRecalls(ctx context.Context, c int, d time.Duration, qs []string, recall recallFn) (RecallFigures, error) {
+// for d (each at least once), and measures them. With rate > 0 the callers
+// are paced (RecallOptions.Rate): the k-th recall of the run is due k/rate
+// seconds after the start, caller k mod c makes it, and its latency is
+// measured from when it was due. A failed recall fails the run.
+func runRecalls(ctx context.Context, c int, d time.Duration, rate float64, qs []string, recall recallFn) (RecallFigures, error) {
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
@@ -333,16 +349,31 @@ func runRecalls(ctx context.Context, c int, d time.Duration, qs []string, recall
 		wg.Go(func() {
 			// Every caller makes at least one recall, however slow the
 			// machine: a level always has figures.
-			for i := w * 7; i == w*7 || time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+			for i := 0; ; i++ {
+				due := time.Now()
+				if rate > 0 {
+					due = start.Add(time.Duration(float64(i*c+w) / rate * float64(time.Second)))
+					if i > 0 && !due.Before(deadline) {
+						return
+					}
+					if wait := time.Until(due); wait > 0 {
+						select {
+						case <-time.After(wait):
+						case <-ctx.Done():
+							return
+						}
+					}
+				} else if i > 0 && (!due.Before(deadline) || ctx.Err() != nil) {
+					return
+				}
 				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				t0 := time.Now()
-				empty, err := recall(rctx, qs[i%len(qs)])
+				empty, err := recall(rctx, qs[(w*7+i)%len(qs)])
 				cancel()
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				lats[w] = append(lats[w], time.Since(t0))
+				lats[w] = append(lats[w], time.Since(due))
 				if empty {
 					empties[w]++
 				}
@@ -351,6 +382,11 @@ func runRecalls(ctx context.Context, c int, d time.Duration, qs []string, recall
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if rate > 0 {
+		// Paced, the recalls were due over d: a run whose last answer came
+		// before d ends has still run for d.
+		elapsed = max(elapsed, d)
+	}
 	cpu := cpuTime() - cpu0
 	if err := errors.Join(errs...); err != nil {
 		return RecallFigures{}, err
@@ -386,6 +422,9 @@ func (r RecallReport) WriteText(w io.Writer) error {
 			r.RecallCache, 100*r.RecallCacheHitRate)
 	} else {
 		fmt.Fprintf(w, "  recall cache off: every recall is computed (--cache turns it on)\n")
+	}
+	if r.Rate > 0 {
+		fmt.Fprintf(w, "  paced: the callers start %.0f recalls a second between them; latency runs from each recall's scheduled start\n", r.Rate)
 	}
 	fmt.Fprintf(w, "  %-8s %28s   %28s   %s\n", "callers", "in process (engine)", "over NATS (query service)", "NATS/engine")
 	fmt.Fprintf(w, "  %-8s %9s %8s %9s   %9s %8s %9s\n", "", "recalls/s", "p50 ms", "p99 ms", "recalls/s", "p50 ms", "p99 ms")
