@@ -40,6 +40,7 @@ func FuzzFind(f *testing.F) {
 			end = sp.End
 		}
 		Asks(s)
+		checkGatesHideNoMatch(t, s)
 	})
 }
 

@@ -420,6 +420,38 @@ func TestSpanDayAndOverlaps(t *testing.T) {
 	}
 }
 
+// A gate only saves work: where it stays closed, its pattern has no match
+// Find would keep.
+func checkGatesHideNoMatch(t *testing.T, text string) {
+	t.Helper()
+	lower := lowerInPlace(truncate(text, MaxText))
+	f := scan(lower)
+	for i, r := range rules {
+		if r.gate(f) {
+			continue
+		}
+		for _, m := range r.re.FindAllStringIndex(lower, -1) {
+			if m[0] < m[1] && wordEdge(lower, m[0], m[1]) {
+				t.Fatalf("rule %d (%s): its gate is closed on %q, which it matches at %q", i, r.re, text, lower[m[0]:m[1]])
+			}
+		}
+	}
+}
+
+func TestGatesHideNoMatch(t *testing.T) {
+	n := 0
+	for _, cases := range allCases {
+		for _, c := range cases {
+			checkGatesHideNoMatch(t, c.text)
+			n++
+		}
+	}
+	checkGatesHideNoMatch(t, temporalSentence)
+	if n < 50 {
+		t.Fatalf("only %d cases", n)
+	}
+}
+
 // The gate keeps the common case cheap: a sentence with no temporal word,
 // digit or CJK character runs no pattern at all.
 func TestGateSkipsPlainText(t *testing.T) {
