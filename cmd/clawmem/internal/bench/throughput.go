@@ -353,18 +353,16 @@ func runRecalls(ctx context.Context, c int, d time.Duration, rate float64, qs []
 				due := time.Now()
 				if rate > 0 {
 					due = start.Add(time.Duration(float64(i*c+w) / rate * float64(time.Second)))
-					if i > 0 && !due.Before(deadline) {
+				}
+				if i > 0 && (!due.Before(deadline) || ctx.Err() != nil) {
+					return
+				}
+				if wait := time.Until(due); wait > 0 {
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
 						return
 					}
-					if wait := time.Until(due); wait > 0 {
-						select {
-						case <-time.After(wait):
-						case <-ctx.Done():
-							return
-						}
-					}
-				} else if i > 0 && (!due.Before(deadline) || ctx.Err() != nil) {
-					return
 				}
 				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				empty, err := recall(rctx, qs[(w*7+i)%len(qs)])
