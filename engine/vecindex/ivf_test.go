@@ -53,12 +53,7 @@ func TestIVFRecall(t *testing.T) {
 }
 
 func TestIVFSmallIsExact(t *testing.T) {
-	ix := New(8, Options{Mode: IVF})
-	rng := rand.New(rand.NewPCG(2, 2))
-	for i := range 1000 {
-		ix.Upsert(int64(i), 0, randVec(rng, 8))
-	}
-	ix.Build()
+	ix, rng := builtIVF(2, 1000)
 	if ix.Stats().Trained {
 		t.Fatal("trained on 1000 rows")
 	}
@@ -69,12 +64,7 @@ func TestIVFSmallIsExact(t *testing.T) {
 // TestRetrainsItself grows a trained index past twice its size and waits for
 // the background retraining, which must leave consistent clusters.
 func TestRetrainsItself(t *testing.T) {
-	ix := New(8, Options{Mode: IVF})
-	rng := rand.New(rand.NewPCG(8, 8))
-	for i := range 3000 {
-		ix.Upsert(int64(i), 0, randVec(rng, 8))
-	}
-	ix.Build() // too small: only arms retraining
+	ix, rng := builtIVF(8, 3000) // too small to train: only arms retraining
 	for i := 3000; i < 9000; i++ {
 		ix.Upsert(int64(i), 0, randVec(rng, 8))
 	}
@@ -184,12 +174,7 @@ func TestExactBelow(t *testing.T) {
 // Writes piled into one region skew the clustering: the index retrains
 // long before it has doubled.
 func TestRetrainsWhenSkewed(t *testing.T) {
-	ix := New(8, Options{Mode: IVF})
-	rng := rand.New(rand.NewPCG(9, 9))
-	for i := range 8000 {
-		ix.Upsert(int64(i), 0, randVec(rng, 8))
-	}
-	ix.Build()
+	ix, rng := builtIVF(9, 8000)
 	ix.buildMu.Lock() // trained
 	ix.buildMu.Unlock()
 	ix.mu.RLock()

@@ -19,6 +19,19 @@ func randVec(rng *rand.Rand, dim int) []float32 {
 	return v
 }
 
+// builtIVF is an IVF index of n random 8-dimension rows (keys 0 to n-1, all
+// in group 0), built, and the generator that drew them, seeded with seed
+// and left where the rows ended for the test to draw on.
+func builtIVF(seed uint64, n int) (*Index, *rand.Rand) {
+	ix := New(8, Options{Mode: IVF})
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for i := range n {
+		ix.Upsert(int64(i), 0, randVec(rng, 8))
+	}
+	ix.Build()
+	return ix, rng
+}
+
 // bruteForce is the reference search: float64 cosine of the stored vectors,
 // ties broken by smaller key.
 func bruteForce(t *testing.T, ix *Index, q []float32, k int, allow *Groups) []Hit {
@@ -300,12 +313,7 @@ func TestWrites(t *testing.T) {
 }
 
 func TestReserve(t *testing.T) {
-	ix := New(8, Options{Mode: IVF})
-	rng := rand.New(rand.NewPCG(13, 13))
-	for i := range 5000 {
-		ix.Upsert(int64(i), 0, randVec(rng, 8))
-	}
-	ix.Build()
+	ix, rng := builtIVF(13, 5000)
 	before, _ := ix.Vector(1234)
 	ix.Reserve(20000)
 	if st := ix.Stats(); st.VectorBytes < 20000*8*4 || st.Len != 5000 {
