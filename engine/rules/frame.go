@@ -96,8 +96,14 @@ func escapeLine(text string, maxRunes int, defuseMarkers bool) string {
 			space = runes > 0
 			continue
 		}
-		piece := escapeRune(r, defuse)
-		need := utf8.RuneCountInString(piece)
+		// Visible ASCII other than < and > is written as it is (brackets
+		// too, unless defused): the common case, without a string a rune.
+		plain := r < utf8.RuneSelf && r != '<' && r != '>' && !defuse
+		piece, need := "", 1
+		if !plain {
+			piece = escapeRune(r, defuse)
+			need = utf8.RuneCountInString(piece)
+		}
 		if space {
 			need++
 		}
@@ -111,7 +117,11 @@ func escapeLine(text string, maxRunes int, defuseMarkers bool) string {
 			b.WriteByte(' ')
 			space = false
 		}
-		b.WriteString(piece)
+		if plain {
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteString(piece)
+		}
 		runes += need
 	}
 	return b.String()
@@ -171,18 +181,44 @@ func isFoldedBracket(s string, class *unicode.RangeTable) bool {
 // look-alike letters, in leetspeak. Such text could forge the frame's
 // notice or end marker, so its brackets are defused.
 func namesFraming(text string) bool {
+	if isASCII(text) {
+		// The common case, by table: no map lookups, no lowered copy.
+		letters := make([]byte, 0, len(text))
+		for i := 0; i < len(text); i++ {
+			if f := asciiFraming[text[i]]; f != 0 {
+				letters = append(letters, f)
+			}
+		}
+		return strings.Contains(string(letters), "untrust")
+	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(Normalize(text)) {
-		if f := lookalikes[r]; f != 0 {
-			r = f
-		} else if f := leet[r]; f != 0 {
-			r = f
-		} else if r == '1' {
-			r = 'i'
-		}
-		if unicode.IsLetter(r) {
-			b.WriteRune(r)
+		if f, ok := framingLetter(r); ok {
+			b.WriteRune(f)
 		}
 	}
 	return strings.Contains(b.String(), "untrust")
 }
+
+// framingLetter is the letter namesFraming reads r (already lower case)
+// as, if any: look-alike and leetspeak letters folded to the Latin ones.
+func framingLetter(r rune) (rune, bool) {
+	if f := lookalikes[r]; f != 0 {
+		r = f
+	} else if f := leet[r]; f != 0 {
+		r = f
+	} else if r == '1' {
+		r = 'i'
+	}
+	return r, unicode.IsLetter(r)
+}
+
+// asciiFraming is framingLetter of each lowered ASCII byte, 0 for none.
+var asciiFraming = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		if f, ok := framingLetter(unicode.ToLower(rune(c))); ok {
+			t[c] = byte(f)
+		}
+	}
+	return t
+}()

@@ -112,6 +112,7 @@ func FuzzFrameMemories(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
+		checkNamesFramingASCII(t, in)
 		checkFrame(t, in, FrameMemories([]FramedMemory{{Label: "1.", Text: in, Note: " (50%)"}}, 0))
 		block := FormatRelevantMemories([]ContextMemory{{Category: "fact", Scope: in, Text: in, Dates: in}})
 		if block != "" && (strings.Count(block, "<") != 2 || strings.Count(block, ">") != 2 ||
@@ -119,6 +120,29 @@ func FuzzFrameMemories(f *testing.F) {
 			t.Fatalf("auto-recall block of %q:\n%s", in, block)
 		}
 	})
+}
+
+// namesFraming reads ASCII by table; the table must read it as the general
+// path does, which a middle dot (no letter, no fold, no composition)
+// forces.
+func TestNamesFramingASCII(t *testing.T) {
+	for in, want := range map[string]bool{
+		"UNTRUSTED": true, "un-trus-ted": true, "Un7ru57ed": true, "un truste d": true, "1 untrust": true,
+		"trusted data": false, "untrue rust": false, "": false, "<untrus t>": true, "u n t r u s t": true,
+	} {
+		if got, general := namesFraming(in), namesFraming(in+"\u00b7"); got != want || general != want {
+			t.Errorf("namesFraming(%q) = %v, through the general path %v, want %v", in, got, general, want)
+		}
+	}
+}
+
+func checkNamesFramingASCII(t *testing.T, in string) {
+	if !isASCII(in) {
+		return
+	}
+	if got, general := namesFraming(in), namesFraming(in+"\u00b7"); got != general {
+		t.Fatalf("namesFraming(%q) = %v by table, %v through the general path", in, got, general)
+	}
 }
 
 func slicesOf(s []string) []string { return append([]string(nil), s...) }
@@ -174,4 +198,21 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("IsInjection(%q) differs from IsInjection of its normal form %q", in, out)
 		}
 	})
+}
+
+// A recall reply's frame: five short memories with their labels and notes,
+// as the query service writes them.
+func BenchmarkFrameMemories(b *testing.B) {
+	ms := []FramedMemory{
+		{Label: "1. [preference:agent:main]", Text: "Prefers dark roast coffee, brewed in a French press every morning", Note: " (89%, BM25)"},
+		{Label: "2. [fact:global]", Text: "The staging database runs on Postgres 16 at db-staging.internal:5432", Note: " (75%)"},
+		{Label: "3. [decision:agent:main]", Text: "Decided to ship the v2 API behind a feature flag until the Q3 review", Note: " (71%, vector)"},
+		{Label: "4. [entity:agent:main]", Text: "Sarah Chen leads the platform team; ask her about on-call rotations", Note: " (64%)"},
+		{Label: "5. [fact:agent:main]", Text: "Upgraded my phone — it's an iPhone 16 now", Note: " [since 2026-11-02] (60%)"},
+	}
+	for b.Loop() {
+		if FrameMemories(ms, 0) == "" {
+			b.Fatal("empty frame")
+		}
+	}
 }

@@ -223,3 +223,19 @@ func TestRecallThroughput(t *testing.T) {
 		}
 	}
 }
+
+// A level's turns add up as one run: every latency in the percentiles,
+// the rate over the turns' time together, CPU over all recalls.
+func TestRecallSampleAdd(t *testing.T) {
+	var all recallSample
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	all.add(recallSample{lats: []time.Duration{ms(1), ms(2), ms(3)}, empty: 1, elapsed: time.Second, cpu: ms(30)})
+	all.add(recallSample{lats: []time.Duration{ms(100)}, elapsed: time.Second, cpu: ms(10)})
+	f := all.figures()
+	if f.Recalls != 4 || f.QPS != 2 || f.Empty != 1 || f.SecondsMeasured != 2 || f.CPUMsPerRecall != 10 || f.P99Ms != 100 || f.P50Ms > 3 {
+		t.Fatalf("figures of two turns: %+v", f)
+	}
+	if f := (recallSample{}).figures(); f.Recalls != 0 || f.QPS != 0 {
+		t.Fatalf("figures of nothing: %+v", f)
+	}
+}

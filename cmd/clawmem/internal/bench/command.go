@@ -58,6 +58,7 @@ func (c commands) recallCmd() *cobra.Command {
 --dir keeps it for the next run), then for each --concurrency level runs the same query mix for
 --seconds in process against the engine and over NATS through the query service (default recall:
 hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.
+The two take four turns each, alternating, so that both meet the machine as it is at the time.
 The recall cache (retrieval.recallCache) is off, since the mix repeats its queries: every recall is
 computed. --cache turns it on, to measure what it saves. --http adds a run over the HTTP API (POST
 /v1/recall on the hook ingest listener, as clawmem up serves it) and its rate over NATS's.
