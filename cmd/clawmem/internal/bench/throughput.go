@@ -260,7 +260,7 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 		// The ways take turns, each running for --seconds in all, so that
 		// they meet the same machine: on a shared one whose speed drifts
 		// by a tenth from one second to the next, a window each put the
-		// drift into their ratio (NATS/engine ranged 0.77-0.89 over runs).
+		// drift into their ratio (NATS/engine ranged 0.77-1.06 over runs).
 		ways := []recallWay{{"in process", engineRecall(eng), new(recallSample)}, {"over NATS", natsRecall(nc, "main"), new(recallSample)}}
 		if viaHTTP != nil {
 			ways = append(ways, recallWay{"over HTTP", viaHTTP, new(recallSample)})
@@ -367,6 +367,8 @@ func (s *recallSample) add(o recallSample) {
 	s.cpu += o.cpu
 }
 
+// figures are s's rate, percentiles and CPU per recall, as a level reports
+// them.
 func (s recallSample) figures() RecallFigures {
 	n := len(s.lats)
 	return RecallFigures{
