@@ -261,12 +261,13 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 		// they meet the same machine: on a shared one whose speed drifts
 		// by a tenth from one second to the next, a window each put the
 		// drift into their ratio (NATS/engine ranged 0.77-1.06 over runs).
-		ways := []recallWay{{"in process", engineRecall(eng), new(recallSample)}, {"over NATS", natsRecall(nc, "main"), new(recallSample)}}
+		ways := []recallWay{{name: "in process", recall: engineRecall(eng)}, {name: "over NATS", recall: natsRecall(nc, "main")}}
 		if viaHTTP != nil {
-			ways = append(ways, recallWay{"over HTTP", viaHTTP, new(recallSample)})
+			ways = append(ways, recallWay{name: "over HTTP", recall: viaHTTP})
 		}
 		for t := range recallTurns {
-			for _, w := range ways {
+			for i := range ways {
+				w := &ways[i]
 				logf("%d concurrent callers: %s (turn %d of %d)...", c, w.name, t+1, recallTurns)
 				s, err := runRecalls(ctx, c, turn, o.Rate, qs, w.recall)
 				if err != nil {
@@ -345,7 +346,7 @@ func engineRecall(eng *memory.Engine) recallFn {
 type recallWay struct {
 	name   string
 	recall recallFn
-	got    *recallSample
+	got    recallSample
 }
 
 // recallTurns is how many turns each way of recalling takes in a level.
