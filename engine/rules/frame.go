@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -189,7 +190,7 @@ func namesFraming(text string) bool {
 				letters = append(letters, f)
 			}
 		}
-		return strings.Contains(string(letters), "untrust")
+		return bytes.Contains(letters, []byte("untrust"))
 	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(Normalize(text)) {

@@ -130,8 +130,9 @@ func TestNamesFramingASCII(t *testing.T) {
 		"UNTRUSTED": true, "un-trus-ted": true, "Un7ru57ed": true, "un truste d": true, "1 untrust": true,
 		"trusted data": false, "untrue rust": false, "": false, "<untrus t>": true, "u n t r u s t": true,
 	} {
-		if got, general := namesFraming(in), namesFraming(in+"\u00b7"); got != want || general != want {
-			t.Errorf("namesFraming(%q) = %v, through the general path %v, want %v", in, got, general, want)
+		checkNamesFramingASCII(t, in)
+		if got := namesFraming(in); got != want {
+			t.Errorf("namesFraming(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
