@@ -427,18 +427,27 @@ const modelLead = 0.05
 // with the newer one first. cs must be sorted by score; the result is too.
 func Outdated(cs []Candidate) []Candidate {
 	n := min(len(cs), outdatedWindow)
-	said := make([]*rules.Statement, n)
+	var gists [outdatedWindow]rules.Gist
+	var said [outdatedWindow]*rules.Statement
 	for i := range n {
-		said[i] = rules.ReadStatement(cs[i].Memory.Text)
+		gists[i] = rules.GistOf(cs[i].Memory.Text)
+	}
+	// Most texts tell no change: only the pairs their gists let through
+	// are read in full.
+	read := func(i int) *rules.Statement {
+		if said[i] == nil {
+			said[i] = rules.ReadStatement(cs[i].Memory.Text)
+		}
+		return said[i]
 	}
 	changed := false
 	for j := range n {
 		for i := range n {
 			a, b := &cs[i], &cs[j]
-			if i == j || a.Sources.Outdated != "" || b.Memory.Timestamp < a.Memory.Timestamp {
+			if i == j || a.Sources.Outdated != "" || b.Memory.Timestamp < a.Memory.Timestamp || !gists[j].MayReplace(gists[i]) {
 				continue
 			}
-			by := said[j].ReplacesBy(said[i])
+			by := read(j).ReplacesBy(read(i))
 			if by == "" || by == rules.ByModel && a.Score-b.Score > modelLead {
 				continue
 			}

@@ -51,6 +51,8 @@ func TestWithoutSpeaker(t *testing.T) {
 	}
 }
 
+// FuzzReadStatement: no text replaces itself, and the gists turn away no
+// pair that replaces.
 func FuzzReadStatement(f *testing.F) {
 	f.Add("Jana: Sold the Corvano and got a Hallis EV", "I drive a Corvano")
 	f.Add("豆豆去年走了", "我养了一只金毛叫豆豆")
@@ -58,7 +60,9 @@ func FuzzReadStatement(f *testing.F) {
 	f.Add("Oh no", "")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		na, nb := ReadStatement(a), ReadStatement(b)
-		na.Replaces(nb)
+		if by := na.ReplacesBy(nb); by != "" && !GistOf(a).MayReplace(GistOf(b)) {
+			t.Fatalf("the gists turn away %q replacing %q (%s)", a, b, by)
+		}
 		if na.Replaces(ReadStatement(a)) {
 			t.Fatalf("a text replaces itself: %q", a)
 		}

@@ -1,0 +1,80 @@
+package rules
+
+import (
+	"sync"
+	"testing"
+)
+
+// TestGistNecessary: on every pair the replace model is trained on, both
+// ways round, without speakers' labels and with one to three kinds of
+// them by turns (the same, two people's, one only), a pair the gists turn
+// away is one ReplacesBy turns away too; and the gists turn away most of
+// the pairs that replace nothing, or they would save recall nothing.
+func TestGistNecessary(t *testing.T) {
+	pairs := replaceTrainingSet(t)
+	labels := [][2]string{{"", ""}, {"Jana: ", "Jana: "}, {"Jana: ", "Petr: "}, {"", "Jana: "}}
+	var replacing, nothing, turnedAway int
+	for k, p := range pairs {
+		for _, l := range labels[:1+k%len(labels)] {
+			for _, pair := range [][2]string{{l[0] + p.newer, l[1] + p.older}, {l[0] + p.older, l[1] + p.newer}} {
+				newer, older := pair[0], pair[1]
+				by := ReadStatement(newer).ReplacesBy(ReadStatement(older))
+				may := GistOf(newer).MayReplace(GistOf(older))
+				if by != "" {
+					replacing++
+					if !may {
+						t.Fatalf("the gists turn away %q replacing %q (%s)", newer, older, by)
+					}
+					continue
+				}
+				nothing++
+				if !may {
+					turnedAway++
+				}
+			}
+		}
+	}
+	t.Logf("%d pairs replace, %d do not, and the gists turn away %d of those", replacing, nothing, turnedAway)
+	if replacing == 0 || turnedAway*2 < nothing {
+		t.Fatalf("the gists turn away %d of %d pairs that replace nothing (%d replace)", turnedAway, nothing, replacing)
+	}
+}
+
+// TestGistOfRemembers: a text's gist is the same read fresh, remembered,
+// from many goroutines at once, and after another text took its slot.
+func TestGistOfRemembers(t *testing.T) {
+	texts := []string{"Sold the Corvano and got a Hallis EV instead", "I drive a Corvano sedan", "Did I ever sell the Corvano?",
+		"Jana: My editor is Harriet Moss", "Mein Bruder geht jeden Sonntag angeln", "", "\xff\xfe"}
+	want := make([]Gist, len(texts))
+	for i, s := range texts {
+		want[i] = gistOf(ReadStatement(s))
+		if want[i]&gistRead == 0 {
+			t.Fatalf("gist of %q has no read bit: %b", s, want[i])
+		}
+	}
+	if !want[0].MayReplace(want[1]) || want[1].MayReplace(want[0]) || want[2].MayReplace(want[1]) || want[0].MayReplace(want[2]) {
+		t.Fatalf("gists %b %b %b: a change, its older fact and a question read wrong", want[0], want[1], want[2])
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				for i, s := range texts {
+					if got := GistOf(s); got != want[i] {
+						t.Errorf("GistOf(%q) = %b, want %b", s, got, want[i])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Fill the table past its size: every text's slot is taken again.
+	for i := range 2 * gistSlots {
+		GistOf(string(rune('a'+i%26)) + string(rune(i)))
+	}
+	for i, s := range texts {
+		if got := GistOf(s); got != want[i] {
+			t.Errorf("after the table filled, GistOf(%q) = %b, want %b", s, got, want[i])
+		}
+	}
+}
