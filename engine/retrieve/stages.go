@@ -298,7 +298,7 @@ func TimeDecay(cs []Candidate, now time.Time, halfLifeDays float64) []Candidate 
 // NoiseFilter drops memories whose text is noise (denials, meta-questions,
 // boilerplate, very short text).
 func NoiseFilter(cs []Candidate) []Candidate {
-	return slices.DeleteFunc(cs, func(c Candidate) bool { return rules.IsNoise(c.Memory.Text) })
+	return slices.DeleteFunc(cs, func(c Candidate) bool { return rules.NoiseOf(c.Memory.Text) })
 }
 
 // MMRThreshold is the cosine above which a candidate counts as a

@@ -63,7 +63,9 @@ func FuzzShouldCapture(f *testing.F) {
 		if !DetectCategory(in).Valid() {
 			t.Fatalf("DetectCategory(%q) is not a valid category", in)
 		}
-		IsNoise(in)
+		if noise := IsNoise(in); NoiseOf(in) != noise || NoiseOf(in) != noise {
+			t.Fatalf("NoiseOf(%q) is not IsNoise (%v), read or remembered", in, noise)
+		}
 		if !got {
 			return
 		}

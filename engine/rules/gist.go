@@ -66,28 +66,58 @@ var relationIndex = func() map[string]uint8 {
 	return m
 }()
 
-// GistOf is the gist of a memory's text. Gists are remembered in a
-// direct-mapped table of gistSlots words, each the gist with the text's
-// hash above it, so that a store's memories are read once however often
-// recall finds them (1 MiB; a text whose slot another took is read
-// again). Two texts whose 64-bit hashes agree in the slot's and tag's 57
-// bits would share a gist; at worst that orders one recall's answers
-// differently.
+// GistOf is the gist of a memory's text, remembered (see remembered).
 func GistOf(text string) Gist {
-	h := maphash.String(gistSeed, text)
-	slot := &gistTable[h&(gistSlots-1)]
-	tag := h &^ (1<<gistTagShift - 1)
-	if e := slot.Load(); e&^(1<<gistTagShift-1) == tag && e != 0 {
-		return Gist(e & (1<<gistTagShift - 1))
+	slot, tag, v := remembered(text)
+	if v&gistRead == 0 {
+		v |= gistOf(ReadStatement(text))
+		slot.Store(tag | uint64(v))
 	}
-	g := gistOf(ReadStatement(text))
-	slot.Store(tag | uint64(g))
-	return g
+	return v & gistBits
+}
+
+// NoiseOf is IsNoise of a memory's text, remembered beside its gist.
+func NoiseOf(text string) bool {
+	slot, tag, v := remembered(text)
+	if v&noiseRead == 0 {
+		v |= noiseRead
+		if IsNoise(text) {
+			v |= noiseIs
+		}
+		slot.Store(tag | uint64(v))
+	}
+	return v&noiseIs != 0
+}
+
+// The word beside a gist holds whether the text is noise, once read.
+const (
+	noiseRead Gist = 1 << 3
+	noiseIs   Gist = 1 << 4
+	gistBits       = ^(noiseRead | noiseIs) & (1<<gistTagShift - 1)
+)
+
+// remembered finds what recall has read of text before: the slot of a
+// direct-mapped table of gistSlots words that is text's, the tag of text's
+// hash it holds above gistTagShift, and below it what was read (zero
+// when nothing was, or another text took the slot since). Each read is
+// kept at the first recall that needs it, so that a store's memories are
+// read once however often recall finds them (1 MiB). Two texts whose
+// 64-bit hashes agree in the slot's and tag's 57 bits would share what
+// was read of them; at worst that orders one recall's answers
+// differently, or drops one memory from it as noise.
+func remembered(text string) (slot *atomic.Uint64, tag uint64, v Gist) {
+	h := maphash.String(gistSeed, text)
+	slot = &gistTable[h&(gistSlots-1)]
+	tag = h &^ (1<<gistTagShift - 1)
+	if e := slot.Load(); e&^(1<<gistTagShift-1) == tag {
+		v = Gist(e & (1<<gistTagShift - 1))
+	}
+	return slot, tag, v
 }
 
 const (
 	gistSlots    = 1 << 17
-	gistTagShift = 24 // a gist's bits below, the hash's above
+	gistTagShift = 24 // what was read below, the hash's tag above
 )
 
 var (

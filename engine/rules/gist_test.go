@@ -40,16 +40,34 @@ func TestGistNecessary(t *testing.T) {
 	}
 }
 
-// TestGistOfRemembers: a text's gist is the same read fresh, remembered,
-// from many goroutines at once, and after another text took its slot.
+// TestGistOfRemembers: a text's gist and whether it is noise are the same
+// read fresh, remembered, from many goroutines at once, read in either
+// order, and after another text took their slot.
 func TestGistOfRemembers(t *testing.T) {
 	texts := []string{"Sold the Corvano and got a Hallis EV instead", "I drive a Corvano sedan", "Did I ever sell the Corvano?",
-		"Jana: My editor is Harriet Moss", "Mein Bruder geht jeden Sonntag angeln", "", "\xff\xfe"}
+		"Jana: My editor is Harriet Moss", "Mein Bruder geht jeden Sonntag angeln", "", "\xff\xfe", "ok", "HEARTBEAT ok"}
 	want := make([]Gist, len(texts))
+	noise := make([]bool, len(texts))
 	for i, s := range texts {
-		want[i] = gistOf(ReadStatement(s))
-		if want[i]&gistRead == 0 {
-			t.Fatalf("gist of %q has no read bit: %b", s, want[i])
+		want[i], noise[i] = gistOf(ReadStatement(s)), IsNoise(s)
+		if want[i]&gistRead == 0 || want[i]&^gistBits != 0 {
+			t.Fatalf("gist of %q has no read bit, or a noise bit: %b", s, want[i])
+		}
+	}
+	if noise[0] || !noise[7] || !noise[8] {
+		t.Fatalf("IsNoise of the texts: %v", noise)
+	}
+	check := func(i int, s string, noiseFirst bool) {
+		if noiseFirst {
+			if got := NoiseOf(s); got != noise[i] {
+				t.Errorf("NoiseOf(%q) = %v, want %v", s, got, noise[i])
+			}
+		}
+		if got := GistOf(s); got != want[i] {
+			t.Errorf("GistOf(%q) = %b, want %b", s, got, want[i])
+		}
+		if got := NoiseOf(s); got != noise[i] {
+			t.Errorf("NoiseOf(%q) = %v, want %v", s, got, noise[i])
 		}
 	}
 	if !want[0].MayReplace(want[1]) || want[1].MayReplace(want[0]) || want[2].MayReplace(want[1]) || want[0].MayReplace(want[2]) {
@@ -60,9 +78,7 @@ func TestGistOfRemembers(t *testing.T) {
 		wg.Go(func() {
 			for range 50 {
 				for i, s := range texts {
-					if got := GistOf(s); got != want[i] {
-						t.Errorf("GistOf(%q) = %b, want %b", s, got, want[i])
-					}
+					check(i, s, i%2 == 0)
 				}
 			}
 		})
@@ -73,8 +89,6 @@ func TestGistOfRemembers(t *testing.T) {
 		GistOf(string(rune('a'+i%26)) + string(rune(i)))
 	}
 	for i, s := range texts {
-		if got := GistOf(s); got != want[i] {
-			t.Errorf("after the table filled, GistOf(%q) = %b, want %b", s, got, want[i])
-		}
+		check(i, s, i%2 == 1)
 	}
 }

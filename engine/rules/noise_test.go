@@ -57,5 +57,11 @@ func TestIsNoise(t *testing.T) {
 		if got := IsNoise(tt.in); got != tt.want {
 			t.Errorf("IsNoise(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+		// Remembered: read, then from the table.
+		for range 2 {
+			if got := NoiseOf(tt.in); got != tt.want {
+				t.Errorf("NoiseOf(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		}
 	}
 }
