@@ -230,6 +230,8 @@ func (s *Store) ApplyLog(ctx context.Context, seq uint64, puts []schemas.Memory,
 	if err := setLogSeq(ctx, tx, seq); err != nil {
 		return err
 	}
+	s.rows.begin()
+	defer s.rows.end()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -271,8 +271,18 @@ func (s *Store) fetch(ctx context.Context, seqs []int64, o engine.SearchOptions,
 }
 
 // readRows reads the rows of seqs (listColumns, the vector from the
-// index), by seq; a row deleted since is missing.
+// index), by seq, from the row cache or else the database; a row deleted
+// since is missing.
 func (s *Store) readRows(ctx context.Context, seqs []int64) (map[int64]schemas.Memory, error) {
+	found := make(map[int64]schemas.Memory, len(seqs))
+	seqs, writes := s.rows.get(seqs, found)
+	for seq, m := range found {
+		m.Vector, _ = s.ix.Vector(seq)
+		found[seq] = m
+	}
+	if len(seqs) == 0 {
+		return found, nil
+	}
 	// The row numbers go as one JSON array, so one prepared statement
 	// serves every count.
 	list := make([]byte, 0, 8*len(seqs))
@@ -282,11 +292,15 @@ func (s *Store) readRows(ctx context.Context, seqs []int64) (map[int64]schemas.M
 		}
 		list = strconv.AppendInt(list, seq, 10)
 	}
-	found := make(map[int64]schemas.Memory, len(seqs))
+	read := make(map[int64]schemas.Memory, len(seqs))
 	err := s.searchRows(ctx, "fetch results", fetchRows,
-		func(seq int64, m schemas.Memory) { found[seq] = m }, "["+string(list)+"]")
+		func(seq int64, m schemas.Memory) { read[seq] = m }, "["+string(list)+"]")
 	if err != nil {
 		return nil, err
+	}
+	s.rows.keep(writes, read)
+	for seq, m := range read {
+		found[seq] = m
 	}
 	return found, nil
 }

@@ -93,6 +93,8 @@ type Store struct {
 	wmu sync.Mutex
 	// gens counts completed writes by scope (WriteGeneration).
 	gens generations
+	// rows keeps the rows searches read (readRows).
+	rows rowCache
 	// gmu guards groups, the small integer id of each scope in the index.
 	gmu    sync.RWMutex
 	groups map[string]uint32

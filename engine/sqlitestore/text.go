@@ -14,10 +14,12 @@ import (
 
 // The store keeps two in-memory indexes beside its table: vectors (ix)
 // and full text (text, once loaded). Every committed write goes through
-// indexPut or unindex so the two never disagree on a row or its group.
+// indexPut, indexUpdate or unindex so the two never disagree on a row or
+// its group, and the row cache (rows) forgets the row.
 
 // indexPut indexes the committed row seq holding m.
 func (s *Store) indexPut(seq int64, m schemas.Memory) {
+	s.rows.drop(seq)
 	g := s.group(groupKey(m.Scope, m.InvalidatedAt))
 	// Validated before the commit: the length is right and there is no NaN.
 	_ = s.ix.Upsert(seq, g, m.Vector)
@@ -29,6 +31,7 @@ func (s *Store) indexPut(seq int64, m schemas.Memory) {
 // indexUpdate follows an update of row seq from old to m: each index
 // changes only if what it holds did.
 func (s *Store) indexUpdate(seq int64, old, m schemas.Memory, vectorChanged bool) {
+	s.rows.drop(seq)
 	g := s.group(groupKey(m.Scope, m.InvalidatedAt))
 	regrouped := groupKey(m.Scope, m.InvalidatedAt) != groupKey(old.Scope, old.InvalidatedAt)
 	if vectorChanged || regrouped {
@@ -46,6 +49,7 @@ func (s *Store) indexUpdate(seq int64, old, m schemas.Memory, vectorChanged bool
 
 // unindex drops row seq from both indexes.
 func (s *Store) unindex(seq int64) {
+	s.rows.drop(seq)
 	s.ix.Remove(seq)
 	if x := s.text.Load(); x != nil {
 		x.Remove(seq)

@@ -101,6 +101,8 @@ func (s *Store) insert(ctx context.Context, ms []schemas.Memory) error {
 			}
 		}
 	}
+	s.rows.begin()
+	defer s.rows.end()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -136,6 +138,8 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string, f engine.ScopeFil
 	if err := s.deleteSeqs(ctx, tx, []int64{seq}); err != nil {
 		return "", err
 	}
+	s.rows.begin()
+	defer s.rows.end()
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
@@ -214,6 +218,8 @@ func (s *Store) Update(ctx context.Context, idOrPrefix string, p engine.Patch, f
 			return old, fmt.Errorf("index memory: %w", err)
 		}
 	}
+	s.rows.begin()
+	defer s.rows.end()
 	if err := tx.Commit(); err != nil {
 		return old, fmt.Errorf("commit: %w", err)
 	}
@@ -291,6 +297,8 @@ func (s *Store) BulkDelete(ctx context.Context, f engine.BulkFilter) (int, error
 	if err := s.deleteSeqs(ctx, tx, seqs); err != nil {
 		return 0, err
 	}
+	s.rows.begin()
+	defer s.rows.end()
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
 	}

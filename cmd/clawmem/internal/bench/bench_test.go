@@ -164,8 +164,13 @@ func TestRecallThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Levels) != 2 || rep.Index != "auto" || rep.Queries == 0 || rep.RecallCache != 0 || rep.RecallCacheHitRate != 0 {
+	if len(rep.Levels) != 2 || rep.Index != "auto" || rep.Queries != defaultRecallQueries || rep.RecallCache != 0 || rep.RecallCacheHitRate != 0 {
 		t.Fatalf("report: %+v", rep)
+	}
+	// The mix repeats: the store's row cache holds some of the rows its
+	// recalls read.
+	if r := rep.RowCacheHitRate; r == nil || *r <= 0 || *r > 1 {
+		t.Fatalf("row cache hit rate: %v", r)
 	}
 	for _, l := range rep.Levels {
 		for name, f := range map[string]RecallFigures{"engine": l.Engine, "nats": l.NATS} {
@@ -203,10 +208,13 @@ func TestRecallThroughput(t *testing.T) {
 	// Paced, the callers start the run's recalls on a schedule: the k-th is
 	// due k/rate seconds in, so 0.5 s at 40 a second is 20 recalls whatever
 	// the machine's speed, each caller making every second one.
-	o.HTTP, o.Rate, o.Concurrency = false, 40, []int{2}
+	o.HTTP, o.Rate, o.Concurrency, o.Queries = false, 40, []int{2}, 7
 	pacedRep, err := Recall(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pacedRep.Queries != 7 {
+		t.Fatalf("--queries 7: a mix of %d", pacedRep.Queries)
 	}
 	if pacedRep.Rate != 40 || rep.Rate != 0 {
 		t.Fatalf("rate in the reports: %v paced, %v not", pacedRep.Rate, rep.Rate)
@@ -216,7 +224,12 @@ func TestRecallThroughput(t *testing.T) {
 			t.Errorf("paced, %s: %+v", name, f)
 		}
 	}
-	for r, want := range map[*RecallReport]string{&rep: "recall cache off", &cachedRep: "recall cache ON (256 answers)", &httpRep: "over HTTP (POST /v1/recall)", &pacedRep: "paced: the callers start 40 recalls a second"} {
+	for _, c := range []struct {
+		r    *RecallReport
+		want string
+	}{{&rep, "recall cache off"}, {&cachedRep, "recall cache ON (256 answers)"}, {&httpRep, "over HTTP (POST /v1/recall)"},
+		{&pacedRep, "paced: the callers start 40 recalls a second"}, {&rep, "row cache: "}} {
+		r, want := c.r, c.want
 		var out strings.Builder
 		if err := r.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") || !strings.Contains(out.String(), want) {
 			t.Fatalf("text: %q %v, want it to say %q", out.String(), err, want)

@@ -60,8 +60,11 @@ func (c commands) recallCmd() *cobra.Command {
 hybrid, 5 memories), and prints recalls/s, p50 and p99 for both and the process's CPU time per recall.
 The two take four turns each, alternating, so that both meet the machine as it is at the time.
 The recall cache (retrieval.recallCache) is off, since the mix repeats its queries: every recall is
-computed. --cache turns it on, to measure what it saves. --http adds a run over the HTTP API (POST
-/v1/recall on the hook ingest listener, as clawmem up serves it) and its rate over NATS's.
+computed. --cache turns it on, to measure what it saves. The store's row cache (the rows recalls
+read, kept decoded) stays on, as in clawmem up: the report says what share of rows it held, and
+--queries sets how many queries the mix repeats (a larger mix reads more rows for the first time).
+--http adds a run over the HTTP API (POST /v1/recall on the hook ingest listener, as clawmem up
+serves it) and its rate over NATS's.
 
 By default each caller asks again as soon as it is answered, which measures the most recalls a second
 the service can answer, and the latency of recalls queued behind one another at that rate. --rate paces
@@ -108,6 +111,7 @@ waiting counts that wait), which measures the latency at a given load.`,
 	f.StringVar(&o.Dir, "dir", "", "keep the store in this directory and reuse it (default: a scratch directory)")
 	f.BoolVar(&o.HTTP, "http", false, "also run each level over the HTTP API (POST /v1/recall on the ingest listener)")
 	f.BoolVar(&o.Cache, "cache", false, "keep the recall cache on (retrieval.recallCache's default); off, every recall is computed")
+	f.IntVar(&o.Queries, "queries", defaultRecallQueries, "queries in the mix the callers repeat")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.StringVar(&allocProfile, "allocprofile", "", "write the run's allocation profile to this file")
 	return cmd

@@ -41,9 +41,13 @@ type RecallOptions struct {
 	// holds N memories of Dim dimensions (empty: a scratch directory).
 	Dir string
 	// Cache keeps the recall cache on (retrieval.recallCache's default).
-	// Off, every recall is computed: the mix repeats its 256 queries, which
+	// Off, every recall is computed: the mix repeats its queries, which
 	// the cache would otherwise answer from memory after their first time.
 	Cache bool
+	// Queries is the size of the query mix (0: defaultRecallQueries). The
+	// store's row cache keeps the rows recalls read, so a small mix reads
+	// them from SQLite less often than a large one.
+	Queries int
 	// HTTP runs each level a third time, over the HTTP API (POST
 	// /v1/recall on the hook ingest listener, as `clawmem up` serves it,
 	// which asks the query service over NATS).
@@ -101,6 +105,9 @@ type RecallReport struct {
 	// RecallCacheHitRate the share of recalls it answered.
 	RecallCache        int     `json:"recallCache"`
 	RecallCacheHitRate float64 `json:"recallCacheHitRate,omitempty"`
+	// RowCacheHitRate is the share of the rows recalls read that the
+	// store's row cache held (absent for a store without one).
+	RowCacheHitRate *float64 `json:"rowCacheHitRate,omitempty"`
 }
 
 // The benchmark's texts are words of a synthetic vocabulary drawn with
@@ -138,13 +145,16 @@ func benchText(i int) string {
 	return strings.Join(w, " ")
 }
 
-// recallQueries is the query mix: three to five words of a stored memory
-// (a prompt that shares words with a memory), and as many words drawn
-// from the vocabulary that quote no memory.
-func recallQueries(n int) []string {
+// defaultRecallQueries is the query mix's size unless --queries says.
+const defaultRecallQueries = 256
+
+// recallQueries is the query mix of count queries: three to five words
+// of a stored memory (a prompt that shares words with a memory), and as
+// many words drawn from the vocabulary that quote no memory.
+func recallQueries(n, count int) []string {
 	rng := rand.New(rand.NewPCG(21, 4))
 	z := rand.NewZipf(rng, zipfS, 1, benchVocab-1)
-	qs := make([]string, 256)
+	qs := make([]string, count)
 	for i := range qs {
 		k := 3 + rng.IntN(3)
 		if i%2 == 0 {
@@ -211,8 +221,16 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	if w, ok := st.(interface{ WaitIndex() }); ok {
 		w.WaitIndex()
 	}
-	qs := recallQueries(o.N)
+	if o.Queries <= 0 {
+		o.Queries = defaultRecallQueries
+	}
+	qs := recallQueries(o.N, o.Queries)
 	rep.Queries = len(qs)
+	rows, _ := st.(interface{ RowCacheStats() (asked, hits uint64) })
+	var asked0, hits0 uint64
+	if rows != nil {
+		asked0, hits0 = rows.RowCacheStats()
+	}
 
 	srv, err := natsembed.Start(natsembed.Options{StoreDir: filepath.Join(dir, "nats"), Port: -1})
 	if err != nil {
@@ -286,6 +304,11 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	}
 	if st, ok := eng.RecallCacheStats(); ok {
 		rep.RecallCacheHitRate = st.HitRate
+	}
+	if rows != nil {
+		asked, hits := rows.RowCacheStats()
+		rate := float64(hits-hits0) / max(float64(asked-asked0), 1)
+		rep.RowCacheHitRate = &rate
 	}
 	return rep, nil
 }
@@ -464,6 +487,10 @@ func (r RecallReport) WriteText(w io.Writer) error {
 			r.RecallCache, 100*r.RecallCacheHitRate)
 	} else {
 		fmt.Fprintf(w, "  recall cache off: every recall is computed (--cache turns it on)\n")
+	}
+	if r.RowCacheHitRate != nil {
+		fmt.Fprintf(w, "  row cache: %.0f%% of the rows recalls read were decoded before (--queries sets how many queries the mix repeats)\n",
+			100**r.RowCacheHitRate)
 	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, "  paced: the callers start %.0f recalls a second between them; latency runs from each recall's scheduled start\n", r.Rate)
