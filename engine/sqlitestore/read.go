@@ -374,22 +374,54 @@ func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, wi
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	var out []schemas.Memory
-	err := s.searchRows(ctx, "neighbors", neighbors, func(_ int64, m schemas.Memory) { out = append(out, m) },
-		scope, ts, ts-window, n, scope, ts, ts+window, n)
+	// The statement finds the rows; they are read as search results are,
+	// mostly from the row cache: a recall's hits' neighbours are often
+	// other recalls' results, and reading each row's columns cost as much
+	// as finding it.
+	st, err := s.prepared(ctx, neighbors)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("neighbors: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, scope, ts, ts-window, n, scope, ts, ts+window, n)
+	if err != nil {
+		return nil, fmt.Errorf("neighbors: %w", err)
+	}
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, fmt.Errorf("neighbors: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("neighbors: %w", err)
+	}
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	found, err := s.readRows(ctx, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("neighbors: %w", err)
+	}
+	out := make([]schemas.Memory, 0, len(seqs))
+	for _, seq := range seqs {
+		// A row a write removed or ended since the statement is left out.
+		if m, ok := found[seq]; ok && m.InvalidatedAt == 0 && m.Scope == scope {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }
 
-// neighbors reads both sides in one statement (a recall asks for three
+// neighbors finds both sides in one statement (a recall asks for three
 // hits' neighbours): the earlier ones, nearest first, then the later ones.
 // SQLite returns a UNION ALL's arms in order, and TestNeighbors holds it.
-const neighbors = `SELECT * FROM (SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ?
+const neighbors = `SELECT * FROM (SELECT seq FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ?
 	ORDER BY timestamp DESC LIMIT ?)
 UNION ALL
-SELECT * FROM (SELECT ` + listColumns + ` FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ?
+SELECT * FROM (SELECT seq FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ?
 	ORDER BY timestamp ASC LIMIT ?)`
 
 // Predecessors implements engine.Historian: the memories id replaced, most
