@@ -403,11 +403,20 @@ func ForImport(ms []schemas.Memory, now int64) ([]schemas.Memory, error) {
 	return out, nil
 }
 
-// Neighborer is a store that can list the memories next to a point in time
-// in one scope: the turns around a recalled one, for session-neighbour
-// expansion.
+// Neighborer is a store that can list the memories next to points in
+// time, each in its scope: the turns around recalled ones, for
+// session-neighbour expansion. For each point, Neighbors answers up to n
+// current memories on each side of it within window milliseconds, with
+// their vectors, nearest first on each side: all the points at once, as
+// a recall asks for its best hits' neighbours together.
 type Neighborer interface {
-	Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error)
+	Neighbors(ctx context.Context, at []TimePoint, n int, window int64) ([][]schemas.Memory, error)
+}
+
+// TimePoint is a moment (Unix milliseconds) in a scope.
+type TimePoint struct {
+	Scope string
+	At    int64
 }
 
 // HybridSearcher is a store that runs a query's vector and full-text

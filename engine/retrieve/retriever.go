@@ -496,16 +496,20 @@ func (r *Retriever) neighbors(ctx context.Context, cs []Candidate, q Query) []Ca
 	window := int64(r.cfg.NeighborWindowMinutes * float64(time.Minute/time.Millisecond))
 	at := positions(cs)
 	hits := slices.Clone(cs[:min(r.cfg.NeighborHits, len(cs))])
-	for _, hit := range hits {
-		ms, err := nb.Neighbors(ctx, hit.Memory.Scope, hit.Memory.Timestamp, r.cfg.NeighborsPerSide, window)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Warn("neighbour lookup failed", "err", err)
-			}
-			continue
+	points := make([]engine.TimePoint, len(hits))
+	for i, hit := range hits {
+		points[i] = engine.TimePoint{Scope: hit.Memory.Scope, At: hit.Memory.Timestamp}
+	}
+	around, err := nb.Neighbors(ctx, points, r.cfg.NeighborsPerSide, window)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("neighbour lookup failed", "err", err)
 		}
+		return cs
+	}
+	for i, hit := range hits {
 		score := hit.Score * r.cfg.NeighborFactor
-		for _, m := range ms {
+		for _, m := range around[i] {
 			if q.Category != "" && m.Category != q.Category {
 				continue
 			}

@@ -367,62 +367,93 @@ func (s *Store) Iterate(ctx context.Context, o engine.IterateOptions, fn func(sc
 	return rows.Err()
 }
 
-// Neighbors implements engine.Neighborer: the memories of scope just
-// before and just after timestamp ts (up to n on each side, within window
-// milliseconds), with their vectors, nearest first on each side.
-func (s *Store) Neighbors(ctx context.Context, scope string, ts int64, n int, window int64) ([]schemas.Memory, error) {
+// Neighbors implements engine.Neighborer, in one statement for every
+// point: a recall's three lookups cost a third less together than apart.
+func (s *Store) Neighbors(ctx context.Context, at []engine.TimePoint, n int, window int64) ([][]schemas.Memory, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	// The statement finds the rows; they are read as search results are,
-	// mostly from the row cache: a recall's hits' neighbours are often
-	// other recalls' results, and reading each row's columns cost as much
-	// as finding it.
-	st, err := s.prepared(ctx, neighbors)
-	if err != nil {
-		return nil, fmt.Errorf("neighbors: %w", err)
-	}
-	rows, err := st.QueryContext(ctx, scope, ts, ts-window, n, scope, ts, ts+window, n)
-	if err != nil {
-		return nil, fmt.Errorf("neighbors: %w", err)
-	}
-	defer rows.Close()
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
+	out := make([][]schemas.Memory, len(at))
+	for lo := 0; lo < len(at); lo += maxNeighborPoints {
+		if err := s.neighbors(ctx, at[lo:min(lo+maxNeighborPoints, len(at))], n, window, out[lo:]); err != nil {
 			return nil, fmt.Errorf("neighbors: %w", err)
-		}
-		seqs = append(seqs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("neighbors: %w", err)
-	}
-	if len(seqs) == 0 {
-		return nil, nil
-	}
-	found, err := s.readRows(ctx, seqs)
-	if err != nil {
-		return nil, fmt.Errorf("neighbors: %w", err)
-	}
-	out := make([]schemas.Memory, 0, len(seqs))
-	for _, seq := range seqs {
-		// A row a write removed or ended since the statement is left out.
-		if m, ok := found[seq]; ok && m.InvalidatedAt == 0 && m.Scope == scope {
-			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
-// neighbors finds both sides in one statement (a recall asks for three
-// hits' neighbours): the earlier ones, nearest first, then the later ones.
-// SQLite returns a UNION ALL's arms in order, and TestNeighbors holds it.
-const neighbors = `SELECT * FROM (SELECT seq FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ?
-	ORDER BY timestamp DESC LIMIT ?)
-UNION ALL
-SELECT * FROM (SELECT seq FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ?
+// neighbors answers up to maxNeighborPoints points into out. The
+// statement finds the rows; they are read as search results are, mostly
+// from the row cache: a recall's hits' neighbours are often other
+// recalls' results, and reading each row's columns cost as much as
+// finding it.
+func (s *Store) neighbors(ctx context.Context, at []engine.TimePoint, n int, window int64, out [][]schemas.Memory) error {
+	st, err := s.prepared(ctx, neighborStatements[len(at)])
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, 8*len(at))
+	for _, p := range at {
+		args = append(args, p.Scope, p.At, p.At-window, n, p.Scope, p.At, p.At+window, n)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var seqs []int64
+	var of []int
+	for rows.Next() {
+		var seq int64
+		var point int
+		if err := rows.Scan(&seq, &point); err != nil {
+			return err
+		}
+		seqs, of = append(seqs, seq), append(of, point)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	found, err := s.readRows(ctx, seqs)
+	if err != nil {
+		return err
+	}
+	for i, seq := range seqs {
+		// A row a write removed, ended or moved since the statement is
+		// left out.
+		if m, ok := found[seq]; ok && m.InvalidatedAt == 0 && m.Scope == at[of[i]].Scope {
+			out[of[i]] = append(out[of[i]], m)
+		}
+	}
+	return nil
+}
+
+// maxNeighborPoints is the most points one statement looks around (the
+// configuration allows a recall 20); more go in several.
+const maxNeighborPoints = 20
+
+// neighborStatements[k] finds both sides of k points in one statement:
+// for each point, the earlier ones, nearest first, then the later ones,
+// each row with the point's number. SQLite returns a UNION ALL's arms in
+// order, and TestNeighbors holds it.
+var neighborStatements = func() [maxNeighborPoints + 1]string {
+	const (
+		before = `SELECT * FROM (SELECT seq, %d FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp < ? AND timestamp >= ?
+	ORDER BY timestamp DESC LIMIT ?)`
+		after = `SELECT * FROM (SELECT seq, %d FROM memories WHERE scope = ? AND invalidated_at = 0 AND timestamp > ? AND timestamp <= ?
 	ORDER BY timestamp ASC LIMIT ?)`
+	)
+	var out [maxNeighborPoints + 1]string
+	var arms []string
+	for k := 1; k <= maxNeighborPoints; k++ {
+		arms = append(arms, fmt.Sprintf(before, k-1), fmt.Sprintf(after, k-1))
+		out[k] = strings.Join(arms, "\nUNION ALL\n")
+	}
+	return out
+}()
 
 // Predecessors implements engine.Historian: the memories id replaced, most
 // recently ended first.

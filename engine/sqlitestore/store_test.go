@@ -183,24 +183,44 @@ func TestNeighbors(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Neighbors(ctx, "agent:a", base, 2, 600_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, m := range got {
-		keys = append(keys, m.Text)
-		if len(m.Vector) != 2 {
-			t.Errorf("%s without its vector", m.Text)
+	texts := func(ms []schemas.Memory) string {
+		var keys []string
+		for _, m := range ms {
+			keys = append(keys, m.Text)
+			if len(m.Vector) != 2 {
+				t.Errorf("%s without its vector", m.Text)
+			}
 		}
+		return strings.Join(keys, ",")
+	}
+	a, b := engine.TimePoint{Scope: "agent:a", At: base}, engine.TimePoint{Scope: "agent:b", At: base + 500}
+	late := engine.TimePoint{Scope: "agent:a", At: base + 2000}
+	got, err := s.Neighbors(ctx, []engine.TimePoint{a, b, late}, 2, 600_000)
+	if err != nil || len(got) != 3 {
+		t.Fatal(got, err)
 	}
 	// Nearest first on each side; another scope and a memory outside the
-	// window are never neighbours; the memory itself is not its own.
-	if strings.Join(keys, ",") != "turn 3,turn 2,turn 5,turn 6" {
-		t.Fatalf("neighbours %v", keys)
+	// window are never neighbours; the memory itself is not its own; each
+	// point gets its own.
+	if texts(got[0]) != "turn 3,turn 2,turn 5,turn 6" || len(got[1]) != 0 || texts(got[2]) != "turn 5,turn 4" {
+		t.Fatalf("neighbours %q, %q, %q", texts(got[0]), texts(got[1]), texts(got[2]))
 	}
-	if got, _ := s.Neighbors(ctx, "agent:b", base+500, 2, 600_000); len(got) != 0 {
-		t.Fatalf("agent:b's lone memory has neighbours %v", got)
+	// More points than one statement holds, and none.
+	many := make([]engine.TimePoint, 2*maxNeighborPoints+3)
+	for i := range many {
+		many[i] = []engine.TimePoint{a, b, late}[i%3]
+	}
+	got, err = s.Neighbors(ctx, many, 2, 600_000)
+	if err != nil || len(got) != len(many) {
+		t.Fatal(len(got), err)
+	}
+	for i := range many {
+		if want := []string{"turn 3,turn 2,turn 5,turn 6", "", "turn 5,turn 4"}[i%3]; texts(got[i]) != want {
+			t.Fatalf("point %d of %d: %q, want %q", i, len(many), texts(got[i]), want)
+		}
+	}
+	if got, err := s.Neighbors(ctx, nil, 2, 600_000); err != nil || len(got) != 0 {
+		t.Fatal(got, err)
 	}
 }
 

@@ -286,11 +286,11 @@ func TestSearchResultsCarryVectors(t *testing.T) {
 	found := memories(s.TextSearch(ctx, "harbour", o))
 	check("text search", found)
 	check("vector search", memories(s.VectorSearch(ctx, storetest.Axis(2), o)))
-	nb, err := s.Neighbors(ctx, "agent:a", found[0].Timestamp, 5, 3_600_000)
-	if err != nil {
-		t.Fatal(err)
+	nb, err := s.Neighbors(ctx, []engine.TimePoint{{Scope: "agent:a", At: found[0].Timestamp}}, 5, 3_600_000)
+	if err != nil || len(nb) != 1 {
+		t.Fatal(nb, err)
 	}
-	check("neighbours", nb)
+	check("neighbours", nb[0])
 }
 
 // The int8 memory mode keeps RAM to the vector codes: it builds no

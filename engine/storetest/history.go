@@ -87,11 +87,11 @@ func testHistory(t *testing.T, open Opener) {
 			t.Errorf("%s: predecessors leak across scopes: %+v", when, prev)
 		}
 		if nb, ok := s.(engine.Neighborer); ok {
-			got, err := nb.Neighbors(ctx, "agent:a", cur.Timestamp, 5, 60_000)
-			if err != nil {
-				t.Fatal(err)
+			around, err := nb.Neighbors(ctx, []engine.TimePoint{{Scope: "agent:a", At: cur.Timestamp}}, 5, 60_000)
+			if err != nil || len(around) != 1 {
+				t.Fatal(around, err)
 			}
-			for _, m := range got {
+			for _, m := range around[0] {
 				if m.ID == old.ID {
 					t.Errorf("%s: neighbours include the superseded memory", when)
 				}
