@@ -430,7 +430,7 @@ func Outdated(cs []Candidate) []Candidate {
 	var gists [outdatedWindow]rules.Gist
 	var said [outdatedWindow]*rules.Statement
 	for i := range n {
-		gists[i] = rules.GistOf(cs[i].Memory.Text)
+		gists[i], said[i] = rules.ReadGist(cs[i].Memory.Text)
 	}
 	// Most texts tell no change: only the pairs their gists let through
 	// are read in full.
@@ -447,7 +447,7 @@ func Outdated(cs []Candidate) []Candidate {
 			if i == j || a.Sources.Outdated != "" || b.Memory.Timestamp < a.Memory.Timestamp || !gists[j].MayReplace(gists[i]) {
 				continue
 			}
-			by := read(j).ReplacesBy(read(i))
+			by := rules.ReplacesByOf(b.Memory.Text, a.Memory.Text, func() string { return read(j).ReplacesBy(read(i)) })
 			if by == "" || by == rules.ByModel && a.Score-b.Score > modelLead {
 				continue
 			}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -68,12 +69,22 @@ var relationIndex = func() map[string]uint8 {
 
 // GistOf is the gist of a memory's text, remembered (see remembered).
 func GistOf(text string) Gist {
+	g, _ := ReadGist(text)
+	return g
+}
+
+// ReadGist is GistOf, with the statement it read the text into when the
+// gist was not remembered (nil when it was), for a caller that will need
+// it: reading a text again costs as much as its gist.
+func ReadGist(text string) (Gist, *Statement) {
 	slot, tag, v := remembered(text)
-	if v&gistRead == 0 {
-		v |= gistOf(ReadStatement(text))
-		slot.Store(tag | uint64(v))
+	if v&gistRead != 0 {
+		return v & gistBits, nil
 	}
-	return v & gistBits
+	s := ReadStatement(text)
+	v |= gistOf(s)
+	slot.Store(tag | uint64(v))
+	return v & gistBits, s
 }
 
 // NoiseOf is IsNoise of a memory's text, remembered beside its gist.
@@ -124,3 +135,53 @@ var (
 	gistSeed  = maphash.MakeSeed()
 	gistTable [gistSlots]atomic.Uint64
 )
+
+// ReplacesByOf is ReplacesBy of two memories' texts, which read computes
+// from their statements, remembered per pair in a direct-mapped table of
+// pairSlots words (512 KiB) as gists are: the memories recall keeps
+// finding come back together, and a pair the gists let through cost as
+// much to judge again (the replace model's pair features, both texts'
+// slots and capture's reading) as the rest of the stage.
+func ReplacesByOf(newer, older string, read func() string) string {
+	h := maphash.String(gistSeed, newer) ^ bits.RotateLeft64(maphash.String(gistSeed, older)*0x9e3779b97f4a7c15, 29)
+	slot := &pairTable[h&(pairSlots-1)]
+	tag := h &^ (1<<pairTagShift - 1)
+	if e := slot.Load(); e&^(1<<pairTagShift-1) == tag && e&pairRead != 0 {
+		return pairVerdicts[e&pairVerdict]
+	}
+	by := read()
+	v := uint64(0)
+	for i, w := range pairVerdicts {
+		if w == by {
+			v = uint64(i)
+		}
+	}
+	slot.Store(tag | pairRead | v)
+	return by
+}
+
+// A pair's word: the verdict's index in pairVerdicts, a bit that says it
+// was read, the hash's tag above.
+const (
+	pairSlots    = 1 << 16
+	pairVerdict  = 3
+	pairRead     = 4
+	pairTagShift = 16
+)
+
+var (
+	pairVerdicts = [3]string{"", ByRules, ByModel}
+	pairTable    [pairSlots]atomic.Uint64
+)
+
+// Forget empties the tables of what was read of texts (GistOf, NoiseOf,
+// ReplacesByOf): a benchmark of their first reading calls it between
+// rounds. Nothing else needs it; what they hold never goes stale.
+func Forget() {
+	for i := range gistTable {
+		gistTable[i].Store(0)
+	}
+	for i := range pairTable {
+		pairTable[i].Store(0)
+	}
+}

@@ -66,6 +66,10 @@ func TestGistOfRemembers(t *testing.T) {
 		if got := GistOf(s); got != want[i] {
 			t.Errorf("GistOf(%q) = %b, want %b", s, got, want[i])
 		}
+		// Remembered: no statement is read.
+		if got, read := ReadGist(s); got != want[i] || read != nil {
+			t.Errorf("ReadGist(%q) = %b, %v; want %b and nothing read", s, got, read, want[i])
+		}
 		if got := NoiseOf(s); got != noise[i] {
 			t.Errorf("NoiseOf(%q) = %v, want %v", s, got, noise[i])
 		}
@@ -90,5 +94,62 @@ func TestGistOfRemembers(t *testing.T) {
 	}
 	for i, s := range texts {
 		check(i, s, i%2 == 1)
+	}
+}
+
+// TestReplacesByOf: a pair's verdict is ReplacesBy's, read once and then
+// remembered, each way round apart, from many goroutines at once.
+func TestReplacesByOf(t *testing.T) {
+	pairs := replaceTrainingSet(t)
+	if len(pairs) > 3000 {
+		pairs = pairs[:3000]
+	}
+	verdict := func(newer, older string) string { return ReadStatement(newer).ReplacesBy(ReadStatement(older)) }
+	replacing := 0
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k, p := range pairs {
+				if k%4 != g && k%3 != 0 {
+					continue
+				}
+				for _, pair := range [][2]string{{p.newer, p.older}, {p.older, p.newer}} {
+					want := verdict(pair[0], pair[1])
+					for range 2 {
+						if got := ReplacesByOf(pair[0], pair[1], func() string { return verdict(pair[0], pair[1]) }); got != want {
+							t.Errorf("ReplacesByOf(%q, %q) = %q, want %q", pair[0], pair[1], got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Remembered: the second asking does not read the pair again.
+	for _, p := range pairs {
+		want := verdict(p.newer, p.older)
+		if want != "" {
+			replacing++
+		}
+		ReplacesByOf(p.newer, p.older, func() string { return want })
+		if got := ReplacesByOf(p.newer, p.older, func() string { t.Fatalf("%q, %q read again", p.newer, p.older); return "" }); got != want {
+			t.Fatalf("remembered %q, want %q", got, want)
+		}
+	}
+	if replacing == 0 {
+		t.Fatal("no pair replaces: the test compares only empty verdicts")
+	}
+}
+
+// ReadGist hands on the statement it read, the first time only.
+func TestReadGist(t *testing.T) {
+	Forget()
+	text := "Sold the Corvano and got a Hallis EV instead"
+	g, read := ReadGist(text)
+	if read == nil || read.orig != text || g != gistOf(ReadStatement(text)) {
+		t.Fatalf("first reading: %b, %+v", g, read)
+	}
+	if g2, again := ReadGist(text); g2 != g || again != nil {
+		t.Fatalf("second reading: %b, %+v", g2, again)
 	}
 }

@@ -51,8 +51,8 @@ func TestWithoutSpeaker(t *testing.T) {
 	}
 }
 
-// FuzzReadStatement: no text replaces itself, and the gists turn away no
-// pair that replaces.
+// FuzzReadStatement: no text replaces itself, the gists turn away no pair
+// that replaces, and a pair's remembered verdict is ReplacesBy's.
 func FuzzReadStatement(f *testing.F) {
 	f.Add("Jana: Sold the Corvano and got a Hallis EV", "I drive a Corvano")
 	f.Add("豆豆去年走了", "我养了一只金毛叫豆豆")
@@ -60,8 +60,14 @@ func FuzzReadStatement(f *testing.F) {
 	f.Add("Oh no", "")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		na, nb := ReadStatement(a), ReadStatement(b)
-		if by := na.ReplacesBy(nb); by != "" && !GistOf(a).MayReplace(GistOf(b)) {
+		by := na.ReplacesBy(nb)
+		if by != "" && !GistOf(a).MayReplace(GistOf(b)) {
 			t.Fatalf("the gists turn away %q replacing %q (%s)", a, b, by)
+		}
+		for range 2 {
+			if got := ReplacesByOf(a, b, func() string { return ReadStatement(a).ReplacesBy(ReadStatement(b)) }); got != by {
+				t.Fatalf("ReplacesByOf(%q, %q) = %q, want %q", a, b, got, by)
+			}
 		}
 		if na.Replaces(ReadStatement(a)) {
 			t.Fatalf("a text replaces itself: %q", a)
