@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/clawmem/clawmem/internal/lrucache"
 )
 
 // Date is a resolved expression as a memory's metadata keeps it, under
@@ -142,10 +144,27 @@ var hasYear = regexp.MustCompile(`\d{4}`)
 
 // NoteFor is Note for a memory: the dates stored with it, or for a memory
 // stored without them its text resolved against its timestamp (Unix ms).
+// A text's note is remembered (parsedNotes): the query service asks for
+// the note of every memory it returns, and finding a text's dates, which
+// capture stores only when there are some, cost a dated memory some 70 µs
+// at every recall that returned it.
 func NoteFor(meta json.RawMessage, text string, ts int64) string {
-	ds, ok := StoredDates(meta)
-	if !ok {
-		ds = Dates(text, time.UnixMilli(ts).UTC())
+	if ds, ok := StoredDates(meta); ok {
+		return Note(ds)
 	}
-	return Note(ds)
+	k := noteKey{text, ts}
+	if note, ok := parsedNotes.Get(k, nil); ok {
+		return note
+	}
+	note := Note(Dates(text, time.UnixMilli(ts).UTC()))
+	parsedNotes.Add(k, note)
+	return note
+}
+
+// parsedNotes are the notes NoteFor found in texts, by text and time.
+var parsedNotes = lrucache.New[noteKey, string](4096, 0)
+
+type noteKey struct {
+	text string
+	ts   int64
 }

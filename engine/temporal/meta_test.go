@@ -198,4 +198,12 @@ func TestNoteFor(t *testing.T) {
 			t.Errorf("meta %q: %q, want the text resolved against its timestamp", meta, got)
 		}
 	}
+	// Remembered by text and time: the same text said a day later is
+	// resolved against its own time.
+	if got := NoteFor(nil, "I called yesterday.", ts+24*3600*1000); got != "yesterday = 2025-02-10" {
+		t.Errorf("a day later: %q", got)
+	}
+	if got := NoteFor(nil, "I called yesterday.", ts); got != "yesterday = 2025-02-09" {
+		t.Errorf("remembered: %q", got)
+	}
 }
