@@ -131,6 +131,8 @@ type Service struct {
 	// sem bounds concurrent handlers; context requests have their own so
 	// that slow recalls never eat into an auto-recall deadline.
 	sem, ctxSem chan struct{}
+	// workers run the handlers (workerPool).
+	workers workerPool
 
 	mu        sync.Mutex
 	svc       micro.Service
@@ -342,6 +344,7 @@ func (s *Service) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	s.inFlight.Wait()
+	s.workers.stop()
 	s.closeExports()
 	s.log.Log(context.Background(), s.logLevel(), "query service stopped")
 }
@@ -368,11 +371,11 @@ func (s *Service) dispatch(ep *endpoint) micro.HandlerFunc {
 		s.inFlight.Add(1)
 		base := s.base
 		s.mu.Unlock()
-		go func() {
+		s.workers.run(func() {
 			defer s.inFlight.Done()
 			defer func() { <-sem }()
 			s.serve(base, ep, req, received)
-		}()
+		})
 	}
 }
 
