@@ -195,7 +195,7 @@ func New(nc *nats.Conn, eng *memory.Engine, cfg Config, reg prometheus.Registere
 	}
 	s := &Service{nc: nc, eng: eng, cfg: cfg, log: log.With("worker", "query"), metrics: m,
 		sem: make(chan struct{}, cfg.MaxConcurrent), ctxSem: make(chan struct{}, cfg.MaxConcurrent),
-		done: make(chan struct{}), ready: make(chan struct{})}
+		workers: newWorkerPool(), done: make(chan struct{}), ready: make(chan struct{})}
 	if nc != nil {
 		if js, err := jetstream.New(nc); err == nil {
 			s.js, s.purger = js, purge.New(js)

@@ -11,18 +11,17 @@ import "sync"
 // worker or starts one, and a worker waits for the next request until the
 // service stops.
 type workerPool struct {
-	jobs chan func()
-	once sync.Once
-	quit chan struct{}
+	jobs     chan func()
+	quit     chan struct{}
+	stopOnce sync.Once
 }
 
-func (p *workerPool) init() {
-	p.once.Do(func() { p.jobs, p.quit = make(chan func()), make(chan struct{}) })
+func newWorkerPool() workerPool {
+	return workerPool{jobs: make(chan func()), quit: make(chan struct{})}
 }
 
 // run runs f on an idle worker, or on a new one.
 func (p *workerPool) run(f func()) {
-	p.init()
 	select {
 	case p.jobs <- f:
 	default:
@@ -44,10 +43,5 @@ func (p *workerPool) work(f func()) {
 // stop lets the idle workers end, and each busy one once its request is
 // done; the pool takes no work after it.
 func (p *workerPool) stop() {
-	p.init()
-	select {
-	case <-p.quit:
-	default:
-		close(p.quit)
-	}
+	p.stopOnce.Do(func() { close(p.quit) })
 }

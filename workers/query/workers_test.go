@@ -12,7 +12,7 @@ import (
 // worker, jobs at once get one each; stop ends the workers.
 func TestWorkerPool(t *testing.T) {
 	before := runtime.NumGoroutine()
-	var p workerPool
+	p := newWorkerPool()
 	var ran atomic.Int64
 	for range 100 {
 		done := make(chan struct{})
