@@ -67,15 +67,10 @@ var relationIndex = func() map[string]uint8 {
 	return m
 }()
 
-// GistOf is the gist of a memory's text, remembered (see remembered).
-func GistOf(text string) Gist {
-	g, _ := ReadGist(text)
-	return g
-}
-
-// ReadGist is GistOf, with the statement it read the text into when the
-// gist was not remembered (nil when it was), for a caller that will need
-// it: reading a text again costs as much as its gist.
+// ReadGist is the gist of a memory's text, remembered (see remembered),
+// and the statement it read the text into when the gist was not
+// remembered (nil when it was), for a caller that will need it: reading a
+// text again costs as much as its gist.
 func ReadGist(text string) (Gist, *Statement) {
 	slot, tag, v := remembered(text)
 	if v&gistRead != 0 {
@@ -174,7 +169,7 @@ var (
 	pairTable    [pairSlots]atomic.Uint64
 )
 
-// Forget empties the tables of what was read of texts (GistOf, NoiseOf,
+// Forget empties the tables of what was read of texts (ReadGist, NoiseOf,
 // ReplacesByOf): a benchmark of their first reading calls it between
 // rounds. Nothing else needs it; what they hold never goes stale.
 func Forget() {

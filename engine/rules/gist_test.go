@@ -6,6 +6,12 @@ import (
 	"testing"
 )
 
+// gistOfText is ReadGist's gist of text.
+func gistOfText(text string) Gist {
+	g, _ := ReadGist(text)
+	return g
+}
+
 // writtenPairs are the pair tables' lines, as their writers wrote them.
 func writtenPairs(t *testing.T) []replacePair {
 	paths, err := filepath.Glob(filepath.Join(factTables, "pairs_train*.tsv"))
@@ -37,7 +43,7 @@ func TestGistNecessary(t *testing.T) {
 			for _, pair := range [][2]string{{l[0] + p.newer, l[1] + p.older}, {l[0] + p.older, l[1] + p.newer}} {
 				newer, older := pair[0], pair[1]
 				by := ReadStatement(newer).ReplacesBy(ReadStatement(older))
-				may := GistOf(newer).MayReplace(GistOf(older))
+				may := gistOfText(newer).MayReplace(gistOfText(older))
 				if by != "" {
 					replacing++
 					if !may {
@@ -58,10 +64,10 @@ func TestGistNecessary(t *testing.T) {
 	}
 }
 
-// TestGistOfRemembers: a text's gist and whether it is noise are the same
+// TestReadGistRemembers: a text's gist and whether it is noise are the same
 // read fresh, remembered, from many goroutines at once, read in either
 // order, and after another text took their slot.
-func TestGistOfRemembers(t *testing.T) {
+func TestReadGistRemembers(t *testing.T) {
 	texts := []string{"Sold the Corvano and got a Hallis EV instead", "I drive a Corvano sedan", "Did I ever sell the Corvano?",
 		"Jana: My editor is Harriet Moss", "Mein Bruder geht jeden Sonntag angeln", "", "\xff\xfe", "ok", "HEARTBEAT ok"}
 	want := make([]Gist, len(texts))
@@ -81,8 +87,8 @@ func TestGistOfRemembers(t *testing.T) {
 				t.Errorf("NoiseOf(%q) = %v, want %v", s, got, noise[i])
 			}
 		}
-		if got := GistOf(s); got != want[i] {
-			t.Errorf("GistOf(%q) = %b, want %b", s, got, want[i])
+		if got := gistOfText(s); got != want[i] {
+			t.Errorf("ReadGist(%q) = %b, want %b", s, got, want[i])
 		}
 		// Remembered: no statement is read.
 		if got, read := ReadGist(s); got != want[i] || read != nil {
@@ -108,7 +114,7 @@ func TestGistOfRemembers(t *testing.T) {
 	wg.Wait()
 	// Fill the table past its size: every text's slot is taken again.
 	for i := range 2 * gistSlots {
-		GistOf(string(rune('a'+i%26)) + string(rune(i)))
+		gistOfText(string(rune('a'+i%26)) + string(rune(i)))
 	}
 	for i, s := range texts {
 		check(i, s, i%2 == 1)

@@ -61,7 +61,7 @@ func FuzzReadStatement(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		na, nb := ReadStatement(a), ReadStatement(b)
 		by := na.ReplacesBy(nb)
-		if by != "" && !GistOf(a).MayReplace(GistOf(b)) {
+		if by != "" && !gistOfText(a).MayReplace(gistOfText(b)) {
 			t.Fatalf("the gists turn away %q replacing %q (%s)", a, b, by)
 		}
 		for range 2 {
