@@ -81,6 +81,28 @@ func (s *Sources) String() string {
 	return line
 }
 
+// ScorePlaces is the decimal places a reply keeps of a score (RoundScore).
+const ScorePlaces = 4
+
+// RoundScore is x to ScorePlaces decimals, as replies carry scores: a
+// difference past the fourth decimal ranks nothing a reader can see, and
+// "0.8369" reads (and encodes, and parses) more cheaply than
+// "0.836892750723073".
+func RoundScore(x float64) float64 {
+	const scale = 1e4 // 10^ScorePlaces
+	return math.Round(x*scale) / scale
+}
+
+// Rounded is s with its scores rounded by RoundScore, as replies carry
+// them.
+func (s Sources) Rounded() Sources {
+	for _, f := range []*float64{&s.Vector, &s.BM25, &s.Fused, &s.Reranked, &s.AfterRecency,
+		&s.AfterImportance, &s.AfterLengthNorm, &s.AfterTimeDecay, &s.Cosine, &s.Final} {
+		*f = RoundScore(*f)
+	}
+	return s
+}
+
 // positions maps each candidate's memory id to its index in cs, for the
 // stages that bring memories in or lift those already there.
 func positions(cs []Candidate) map[string]int {

@@ -32,12 +32,14 @@ func sourceSuffix(src retrieve.Sources) string {
 	return ", " + strings.Join(parts, "+")
 }
 
+// memoryViews are the candidates as a reply's details show them, their
+// scores to retrieve.ScorePlaces decimals.
 func memoryViews(cs []retrieve.Candidate) []schemas.MemoryView {
 	views := make([]schemas.MemoryView, len(cs))
 	for i, c := range cs {
 		views[i] = schemas.View(c.Memory)
-		views[i].Score = c.Score
-		views[i].Sources = c.Sources
+		views[i].Score = retrieve.RoundScore(c.Score)
+		views[i].Sources = c.Sources.Rounded()
 	}
 	return views
 }

@@ -203,6 +203,26 @@ func TestQueryToolsOverNATS(t *testing.T) {
 	if top.Score <= 0 || top.Sources == nil || top.Text != queryCorpus[0] {
 		t.Fatalf("recall top memory %+v", top)
 	}
+	// Replies carry scores to retrieve.ScorePlaces decimals, the score
+	// and every one of its sources.
+	for _, m := range rd.Memories {
+		src, _ := m.Sources.(map[string]any)
+		if m.Score != retrieve.RoundScore(m.Score) || src == nil || src["final"] != m.Score {
+			t.Fatalf("recalled memory's score %v, sources %v: want it to %d decimals, as final", m.Score, m.Sources, retrieve.ScorePlaces)
+		}
+		numbers := 0
+		for k, v := range src {
+			if f, ok := v.(float64); ok {
+				numbers++
+				if f != retrieve.RoundScore(f) {
+					t.Fatalf("source %s = %v: want %d decimals", k, f, retrieve.ScorePlaces)
+				}
+			}
+		}
+		if numbers < 10 {
+			t.Fatalf("sources %v: want every stage's score", src)
+		}
+	}
 	wantLine := fmt.Sprintf("1. [%s:agent:main] %s (%.0f%%, vector", top.Category, queryCorpus[0], top.Score*100)
 	if !strings.HasPrefix(r.text(), fmt.Sprintf("Found %d ", rd.Count)) || !strings.Contains(r.text(), ":\n"+rules.FrameNotice+"\n") ||
 		!strings.Contains(r.text(), "\n"+wantLine) || !strings.HasSuffix(r.text(), "\n"+rules.FrameEnd) {
