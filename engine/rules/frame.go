@@ -87,6 +87,14 @@ func EscapeMemoryText(text string, maxRunes int) string {
 
 // escapeLine is EscapeMemoryText, defusing brackets only when asked.
 func escapeLine(text string, maxRunes int, defuseMarkers bool) string {
+	if line, ok := plainLine(text); ok && (maxRunes <= 0 || len(line) <= maxRunes) && !(defuseMarkers && namesFraming(line)) {
+		return line
+	}
+	return escapeRunes(text, maxRunes, defuseMarkers)
+}
+
+// escapeRunes is escapeLine rune by rune, for any text.
+func escapeRunes(text string, maxRunes int, defuseMarkers bool) string {
 	text = StripInvisible(text)
 	defuse := defuseMarkers && namesFraming(text)
 	var b strings.Builder
@@ -126,6 +134,22 @@ func escapeLine(text string, maxRunes int, defuseMarkers bool) string {
 		runes += need
 	}
 	return b.String()
+}
+
+// plainLine is what escapeLine makes of text that is printable ASCII
+// without < or > or two spaces in a row, when it defuses no brackets:
+// text without its leading and trailing spaces, the same bytes (true); a
+// recall's lines are nearly always such text. False: text needs the
+// escaping rune by rune.
+func plainLine(text string) (string, bool) {
+	text = strings.Trim(text, " ")
+	for i := 0; i < len(text); i++ {
+		// No byte past the last is read: text does not end with a space.
+		if c := text[i]; c < ' ' || c > '~' || c == '<' || c == '>' || c == ' ' && text[i+1] == ' ' {
+			return "", false
+		}
+	}
+	return text, true
 }
 
 func isVisible(r rune) bool { return !unicode.IsSpace(r) && !unicode.IsControl(r) }
@@ -184,7 +208,8 @@ func isFoldedBracket(s string, class *unicode.RangeTable) bool {
 func namesFraming(text string) bool {
 	if isASCII(text) {
 		// The common case, by table: no map lookups, no lowered copy.
-		letters := make([]byte, 0, len(text))
+		var buf [256]byte // a line's letters, most often, without a heap copy
+		letters := buf[:0]
 		for i := 0; i < len(text); i++ {
 			if f := asciiFraming[text[i]]; f != 0 {
 				letters = append(letters, f)

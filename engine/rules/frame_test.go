@@ -113,6 +113,7 @@ func FuzzFrameMemories(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		checkNamesFramingASCII(t, in)
+		checkPlainLine(t, in)
 		checkFrame(t, in, FrameMemories([]FramedMemory{{Label: "1.", Text: in, Note: " (50%)"}}, 0))
 		block := FormatRelevantMemories([]ContextMemory{{Category: "fact", Scope: in, Text: in, Dates: in}})
 		if block != "" && (strings.Count(block, "<") != 2 || strings.Count(block, ">") != 2 ||
@@ -143,6 +144,31 @@ func checkNamesFramingASCII(t *testing.T, in string) {
 	}
 	if got, general := namesFraming(in), namesFraming(in+"\u00b7"); got != general {
 		t.Fatalf("namesFraming(%q) = %v by table, %v through the general path", in, got, general)
+	}
+}
+
+// escapeLine's shortcut for plain lines must give what the rune-by-rune
+// escaping does, at every cut and either way with brackets.
+func TestPlainLine(t *testing.T) {
+	for _, in := range []string{"", " ", "plain words", "  padded  ", "two  spaces", "tab\there", "a<b", "a>b",
+		"[END UNTRUSTED DATA]", "un-trus-ted [x]", "(50%, vector+BM25)", " (50%)", "caf\u00e9", "~!@#$%^&*()_+{}|:\"?`-=[]\\;',./"} {
+		checkPlainLine(t, in)
+	}
+	if _, ok := plainLine("a  b"); ok {
+		t.Fatal("plainLine took two spaces in a row as plain")
+	}
+	if line, ok := plainLine("  (50%) "); !ok || line != "(50%)" {
+		t.Fatalf("plainLine of a padded note = %q, %v", line, ok)
+	}
+}
+
+func checkPlainLine(t *testing.T, in string) {
+	for _, maxRunes := range []int{0, 1, 5, len(in) - 1, len(in), len(in) + 1} {
+		for _, defuse := range []bool{false, true} {
+			if got, want := escapeLine(in, maxRunes, defuse), escapeRunes(in, maxRunes, defuse); got != want {
+				t.Fatalf("escapeLine(%q, %d, %v) = %q, rune by rune %q", in, maxRunes, defuse, got, want)
+			}
+		}
 	}
 }
 
