@@ -208,10 +208,18 @@ func TestRecallThroughput(t *testing.T) {
 	// Paced, the callers start the run's recalls on a schedule: the k-th is
 	// due k/rate seconds in, so 0.5 s at 40 a second is 20 recalls whatever
 	// the machine's speed, each caller making every second one.
-	o.HTTP, o.Rate, o.Concurrency, o.Queries = false, 40, []int{2}, 7
+	o.HTTP, o.Rate, o.Concurrency, o.Queries, o.ANN = false, 40, []int{2}, 7, 5
 	pacedRep, err := Recall(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// --ann 5 (of a mix of 7): 3,000 rows are below the index's training
+	// size, so its search is exact and finds every one of the ten best.
+	if a := pacedRep.ANN; a == nil || a.Queries != 5 || a.RecallAt10 != 1 || a.IndexMs <= 0 || a.ExactMs <= 0 {
+		t.Fatalf("--ann 5: %+v", a)
+	}
+	if rep.ANN != nil {
+		t.Fatal("a vector index check without --ann")
 	}
 	if pacedRep.Queries != 7 {
 		t.Fatalf("--queries 7: a mix of %d", pacedRep.Queries)
@@ -228,7 +236,8 @@ func TestRecallThroughput(t *testing.T) {
 		r    *RecallReport
 		want string
 	}{{&rep, "recall cache off"}, {&cachedRep, "recall cache ON (256 answers)"}, {&httpRep, "over HTTP (POST /v1/recall)"},
-		{&pacedRep, "paced: the callers start 40 recalls a second"}, {&rep, "row cache: "}} {
+		{&pacedRep, "paced: the callers start 40 recalls a second"}, {&rep, "row cache: "},
+		{&pacedRep, "vector index: recall@10 1.000 against exact search on 5 queries"}} {
 		r, want := c.r, c.want
 		var out strings.Builder
 		if err := r.WriteText(&out); err != nil || !strings.Contains(out.String(), "over NATS") || !strings.Contains(out.String(), want) {

@@ -64,14 +64,16 @@ computed. --cache turns it on, to measure what it saves. The store's row cache (
 read, kept decoded) stays on, as in clawmem up: the report says what share of rows it held, and
 --queries sets how many queries the mix repeats (a larger mix reads more rows for the first time).
 --http adds a run over the HTTP API (POST /v1/recall on the hook ingest listener, as clawmem up
-serves it) and its rate over NATS's.
+serves it) and its rate over NATS's. --ann N first checks the vector index against exact search on N
+queries of the mix: the share of exact search's 10 best it finds (recall@10), and each way's time, so
+that a faster index shows what it gives up.
 
 By default each caller asks again as soon as it is answered, which measures the most recalls a second
 the service can answer, and the latency of recalls queued behind one another at that rate. --rate paces
 the callers instead: between them they start that many recalls a second on a fixed schedule, and each
 recall's latency runs from its scheduled start (a recall started late because its caller was still
 waiting counts that wait), which measures the latency at a given load.`,
-		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --concurrency 16 --rate 300\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
+		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --concurrency 16 --rate 300\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --ann 200 --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.N < 1 || o.Dim < 1 || o.Seconds <= 0 || len(levels) == 0 {
@@ -112,6 +114,7 @@ waiting counts that wait), which measures the latency at a given load.`,
 	f.BoolVar(&o.HTTP, "http", false, "also run each level over the HTTP API (POST /v1/recall on the ingest listener)")
 	f.BoolVar(&o.Cache, "cache", false, "keep the recall cache on (retrieval.recallCache's default); off, every recall is computed")
 	f.IntVar(&o.Queries, "queries", defaultRecallQueries, "queries in the mix the callers repeat")
+	f.IntVar(&o.ANN, "ann", 0, "first check the vector index against exact search on this many queries of the mix (recall@10)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.StringVar(&allocProfile, "allocprofile", "", "write the run's allocation profile to this file")
 	return cmd

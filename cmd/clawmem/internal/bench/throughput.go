@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clawmem/clawmem/config"
+	"github.com/clawmem/clawmem/engine"
 	"github.com/clawmem/clawmem/engine/memory"
 	"github.com/clawmem/clawmem/internal/natsembed"
 	"github.com/clawmem/clawmem/internal/storeopen"
@@ -52,6 +54,9 @@ type RecallOptions struct {
 	// /v1/recall on the hook ingest listener, as `clawmem up` serves it,
 	// which asks the query service over NATS).
 	HTTP bool
+	// ANN, when positive, checks the vector index against exact search on
+	// the mix's first ANN queries before the runs (ANNCheck).
+	ANN int
 	// Rate, when positive, paces the callers: together they start Rate
 	// recalls a second, on a fixed schedule, however fast the answers
 	// come, and each recall's latency runs from its scheduled start. A
@@ -108,6 +113,21 @@ type RecallReport struct {
 	// RowCacheHitRate is the share of the rows recalls read that the
 	// store's row cache held (absent for a store without one).
 	RowCacheHitRate *float64 `json:"rowCacheHitRate,omitempty"`
+	// ANN is the vector index's check against exact search (--ann).
+	ANN *ANNCheck `json:"ann,omitempty"`
+}
+
+// ANNCheck is how closely the store's vector index (IVF with bit codes
+// past its training size) finds what exact search does, on the agent's
+// scopes: RecallAt10 is the share of exact search's 10 best that the
+// index's 10 include, a memory counting when its cosine is at least the
+// exact tenth's (so a tie is not a miss), and the milliseconds a search
+// took each way. Throughput bought by searching less shows here.
+type ANNCheck struct {
+	Queries    int     `json:"queries"`
+	RecallAt10 float64 `json:"recallAt10"`
+	IndexMs    float64 `json:"indexMs"`
+	ExactMs    float64 `json:"exactMs"`
 }
 
 // The benchmark's texts are words of a synthetic vocabulary drawn with
@@ -226,6 +246,14 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 	}
 	qs := recallQueries(o.N, o.Queries)
 	rep.Queries = len(qs)
+	if o.ANN > 0 {
+		logf("checking the vector index against exact search on %d queries...", min(o.ANN, len(qs)))
+		check, err := checkANN(ctx, eng, qs[:min(o.ANN, len(qs))])
+		if err != nil {
+			return rep, err
+		}
+		rep.ANN = &check
+	}
 	rows, _ := st.(interface{ RowCacheStats() (asked, hits uint64) })
 	var asked0, hits0 uint64
 	if rows != nil {
@@ -351,6 +379,47 @@ func fillRecallStore(ctx context.Context, eng *memory.Engine, st storeopen.Engin
 		}
 	}
 	return nil
+}
+
+// checkANN runs each query's vector search in the bench agent's scopes
+// twice, through the index and exactly (more probes than the index has
+// lists: every row scored), and compares the 10 best.
+func checkANN(ctx context.Context, eng *memory.Engine, qs []string) (ANNCheck, error) {
+	const k = 10
+	scopes := engine.InScopes(schemas.GlobalScope, "agent:main")
+	var found, want int
+	var index, exact time.Duration
+	for _, q := range qs {
+		vec, err := eng.Embedder().EmbedQuery(ctx, q)
+		if err != nil {
+			return ANNCheck{}, err
+		}
+		t0 := time.Now()
+		got, err := eng.Backend().VectorSearch(ctx, vec, engine.SearchOptions{Scopes: scopes, Limit: k})
+		index += time.Since(t0)
+		if err != nil {
+			return ANNCheck{}, err
+		}
+		t0 = time.Now()
+		best, err := eng.Backend().VectorSearch(ctx, vec, engine.SearchOptions{Scopes: scopes, Limit: k, Probes: math.MaxInt32})
+		exact += time.Since(t0)
+		if err != nil {
+			return ANNCheck{}, err
+		}
+		if len(best) == 0 {
+			continue
+		}
+		// Raw is the cosine, the same float32 dot product both ways.
+		tenth := best[len(best)-1].Raw
+		for _, h := range got[:min(len(got), len(best))] {
+			if h.Raw >= tenth {
+				found++
+			}
+		}
+		want += len(best)
+	}
+	ms := func(d time.Duration) float64 { return Ms(d) / float64(max(len(qs), 1)) }
+	return ANNCheck{Queries: len(qs), RecallAt10: float64(found) / float64(max(want, 1)), IndexMs: ms(index), ExactMs: ms(exact)}, nil
 }
 
 // recallFn answers one query; empty is true when no memory matched. A
@@ -491,6 +560,10 @@ func (r RecallReport) WriteText(w io.Writer) error {
 	if r.RowCacheHitRate != nil {
 		fmt.Fprintf(w, "  row cache: %.0f%% of the rows recalls read were decoded before (--queries sets how many queries the mix repeats)\n",
 			100**r.RowCacheHitRate)
+	}
+	if a := r.ANN; a != nil {
+		fmt.Fprintf(w, "  vector index: recall@10 %.3f against exact search on %d queries (a search %.2f ms, exact %.2f ms)\n",
+			a.RecallAt10, a.Queries, a.IndexMs, a.ExactMs)
 	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, "  paced: the callers start %.0f recalls a second between them; latency runs from each recall's scheduled start\n", r.Rate)
