@@ -382,11 +382,12 @@ func fillRecallStore(ctx context.Context, eng *memory.Engine, st storeopen.Engin
 }
 
 // checkANN runs each query's vector search in the bench agent's scopes
-// twice, through the index and exactly (more probes than the index has
-// lists: every row scored), and compares the 10 best.
+// (as its recalls read them) twice, through the index and exactly (more
+// probes than the index has lists: every row scored), and compares the 10
+// best.
 func checkANN(ctx context.Context, eng *memory.Engine, qs []string) (ANNCheck, error) {
 	const k = 10
-	scopes := engine.InScopes(schemas.GlobalScope, "agent:main")
+	scopes := eng.Scopes().Filter("main")
 	var found, want int
 	var index, exact time.Duration
 	for _, q := range qs {
