@@ -12,14 +12,19 @@ func gistOfText(text string) Gist {
 	return g
 }
 
-// writtenPairs are the pair tables' lines, as their writers wrote them.
-func writtenPairs(t *testing.T) []replacePair {
+// pairTablePaths are the replace model's training pair tables.
+func pairTablePaths(t *testing.T) []string {
 	paths, err := filepath.Glob(filepath.Join(factTables, "pairs_train*.tsv"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no pair tables: %v", err)
 	}
+	return paths
+}
+
+// writtenPairs are the pair tables' lines, as their writers wrote them.
+func writtenPairs(t *testing.T) []replacePair {
 	var out []replacePair
-	for _, path := range paths {
+	for _, path := range pairTablePaths(t) {
 		out = append(out, readPairTable(t, path)...)
 	}
 	return out

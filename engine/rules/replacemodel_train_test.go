@@ -4,7 +4,6 @@ import (
 	"flag"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -74,10 +73,7 @@ func readPairTable(t *testing.T, path string) []replacePair {
 // with every other, and most of those pairs are two facts about different
 // things, or a fact and a remark stored whole.
 func replaceTrainingSet(t *testing.T) []replacePair {
-	paths, err := filepath.Glob(filepath.Join(factTables, "pairs_train*.tsv"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no pair tables: %v", err)
-	}
+	paths := pairTablePaths(t)
 	chat := map[string][]string{}
 	for _, path := range captureTrainPaths(t) {
 		for _, e := range readCaptureTable(t, path) {
