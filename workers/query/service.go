@@ -132,7 +132,7 @@ type Service struct {
 	// that slow recalls never eat into an auto-recall deadline.
 	sem, ctxSem chan struct{}
 	// workers run the handlers (workerPool).
-	workers workerPool
+	workers *workerPool
 
 	mu        sync.Mutex
 	svc       micro.Service
