@@ -408,8 +408,42 @@ func (iv *ivf) bytes() int64 {
 }
 
 // scanBufs are one scanning worker's buffers: the candidates it found
-// (packed by packRow) and the scores of the cluster it scans.
-type scanBufs struct{ found, scans []uint64 }
+// (packed by packRow) and the scores of the cluster it scans, and floor,
+// the bound below which a candidate it scans next cannot be among the
+// search's best (see compact).
+type scanBufs struct {
+	found, scans []uint64
+	floor        float32
+}
+
+// compactAt is how many candidates a scanning worker holds before it
+// compacts them to the best limit (at least limit, and 4×limit by
+// default: each compaction then drops at least three for every one it
+// keeps).
+func (ix *Index) compactAt(limit int) int {
+	if ix.compactEvery > 0 {
+		return max(ix.compactEvery, limit)
+	}
+	return 4 * limit
+}
+
+// compact keeps the best limit of the worker's candidates (with the rest
+// of the lowest score bucket they reach: topRows) and raises its floor to
+// the lowest kept bound. At least limit candidates have a bound at or
+// above the floor, so one whose bound is below it is not among the best
+// limit, which is all the re-scoring queue takes (newRowQueue): the scan
+// need not keep it. The re-scoring sees the same candidates, so results
+// are exactly those without compaction. Clusters are probed nearest first,
+// so the floor rises early, and most of the million-row scan's rows (some
+// 97,000 a search) are then neither queued nor selected from.
+func (b *scanBufs) compact(limit int) {
+	b.found = topRows(b.found, limit)
+	low := b.found[0]
+	for _, x := range b.found[1:] {
+		low = min(low, x)
+	}
+	b.floor = max(b.floor, unpackRow(low).s)
+}
 
 // searchIVF probes the clusters nearest q with the codes, keeps the best
 // candidates and re-scores them against the float32 matrix. Callers hold mu
@@ -449,14 +483,20 @@ func (ix *Index) searchIVF(q []float32, k int, allow *Groups, probes int, minSim
 				bufs[w] = new(scanBufs)
 			}
 			bufs[w].found = bufs[w].found[:0]
+			bufs[w].floor = minSim
 		}
 		defer func() {
 			for _, b := range bufs {
 				ix.scanBufs.Put(b)
 			}
 		}()
+		compactAt := ix.compactAt(nc)
 		workpool.Run(workers, len(order), func(w, j int) {
-			iv.scanBits(order[j], q, &bq, allow, &bufs[w].found, &bufs[w].scans, minSim)
+			b := bufs[w]
+			iv.scanBits(order[j], q, &bq, allow, &b.found, &b.scans, b.floor)
+			if len(b.found) >= compactAt {
+				b.compact(nc)
+			}
 		})
 		found := bufs[0].found
 		for _, b := range bufs[1:] {

@@ -64,7 +64,7 @@ type Options struct {
 	Memory  Memory
 	NList   int   // IVF: number of clusters; 0 = auto (≈0.8·√n, 253 at 100k)
 	NProbe  int   // IVF: clusters probed per query; 0 = auto (NList/16, from 16 up to 32)
-	Rescore int   // IVF: quantised candidates re-scored exactly; 0 = auto (int8 codes max(64, 8k), bit codes max(256, 24k))
+	Rescore int   // IVF: quantised candidates re-scored exactly; 0 = auto (int8 codes max(64, 8k), bit codes max(1024, 64k))
 	Codes   Codes // IVF: the clusters' codes; CodesAuto = bits for Float32 memory from 128 dimensions, else int8
 	Workers int   // parallelism of scans and training; 0 = runtime.GOMAXPROCS(0)
 	// ExactBelow: IVF: below this many rows searches scan exactly and no
@@ -116,6 +116,9 @@ type Index struct {
 	// searches: at a million rows a search queues some fifty thousand
 	// candidates, and every probed cluster's scores pass through scans.
 	scanBufs sync.Pool
+	// compactEvery, when set, is the candidates a scanning worker holds
+	// before it compacts them (compactAt); tests set it low.
+	compactEvery int
 
 	// version counts changes of rows, groups and vectors (not of the
 	// clustering): a segment written at one version is still this index's
