@@ -28,6 +28,11 @@ func detectVPOPCNTQ() bool {
 	return b&avx512f != 0 && c&vpopcntdq != 0 && xgetbv0()&zmmState == zmmState
 }
 
+// scanFours lets the AVX-512 scan take codes of up to 16 words four rows
+// at a time (bitScanVPOPCNTQ4); tests and benchmarks turn it off to hold
+// the one-row kernel alone to the reference.
+var scanFours = true
+
 // maxVecWords is the widest code the AVX-512 kernel takes (4,096 bits): its
 // planes are laid out in a buffer on the stack.
 const maxVecWords = 64
@@ -52,8 +57,18 @@ func bitScan(codes []uint64, words int, planes []uint64, out []uint64) {
 				pl[j*stride+i] = planes[4*i+j]
 			}
 		}
-		tail := words % 8
-		bitScanVPOPCNTQ(&codes[0], rows, words/8, uint64(1)<<tail-1, tail*8, &pl[0], stride*8, &out[0])
+		done := 0
+		if scanFours && words <= 16 && rows >= 4 {
+			groups := rows / 4
+			mask0 := uint64(1)<<min(words, 8) - 1
+			mask1 := uint64(1)<<max(words-8, 0) - 1
+			bitScanVPOPCNTQ4(&codes[0], groups, words, mask0, mask1, &pl[0], stride*8, &out[0])
+			done = 4 * groups
+		}
+		if done < rows {
+			tail := words % 8
+			bitScanVPOPCNTQ(&codes[done*words], rows-done, words/8, uint64(1)<<tail-1, tail*8, &pl[0], stride*8, &out[done])
+		}
 	case hasPOPCNT:
 		bitScanPOPCNT(&codes[0], rows, words, &planes[0], &out[0])
 	default:
@@ -70,3 +85,10 @@ func bitScanPOPCNT(codes *uint64, rows, words int, planes *uint64, out *uint64)
 //
 //go:noescape
 func bitScanVPOPCNTQ(codes *uint64, rows, blocks int, mask uint64, tailBytes int, planes *uint64, strideBytes int, out *uint64)
+
+// bitScanVPOPCNTQ4 is bitScanVPOPCNTQ for groups·4 rows of codes of at
+// most 16 words, each loaded under mask0 (its first 8 words) and mask1
+// (the rest; zero when there are none).
+//
+//go:noescape
+func bitScanVPOPCNTQ4(codes *uint64, groups, words int, mask0, mask1 uint64, planes *uint64, strideBytes int, out *uint64)

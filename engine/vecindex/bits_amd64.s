@@ -146,3 +146,117 @@ vsum:
 
 	VZEROUPPER
 	RET
+
+// COUNT_REGS sets Z0–Z4 to the counts of the code block in Z8, with the
+// planes' words of that block in registers P0–P3.
+#define COUNT_REGS(P0, P1, P2, P3) \
+	VPOPCNTQ Z8, Z0 \
+	VPANDQ   P0, Z8, Z9 \
+	VPOPCNTQ Z9, Z1 \
+	VPANDQ   P1, Z8, Z9 \
+	VPOPCNTQ Z9, Z2 \
+	VPANDQ   P2, Z8, Z9 \
+	VPOPCNTQ Z9, Z3 \
+	VPANDQ   P3, Z8, Z9 \
+	VPOPCNTQ Z9, Z4
+
+// func bitScanVPOPCNTQ4(codes *uint64, groups, words int, mask0, mask1 uint64, planes *uint64, strideBytes int, out *uint64)
+// bitScanVPOPCNTQ for codes of at most 16 words (1,024 bits), groups·4
+// rows, four at a time. Such a code is one or two blocks, loaded under
+// masks K1 and K2 (K2 zero: one block), so the planes' words stay in
+// Z10–Z17 for the whole scan: read from memory at every block, as the
+// general kernel does, they were four of its five loads. Each row's counts
+// are combined lane by lane as there and kept on the stack; the four
+// rows' lanes are then added up together, in three steps of unpacks,
+// shuffles and adds, and written with one store, where adding up one
+// row's eight lanes alone took as many instructions as counting a block.
+TEXT ·bitScanVPOPCNTQ4(SB), NOSPLIT, $256-64
+	MOVQ  codes+0(FP), SI
+	MOVQ  groups+8(FP), CX
+	MOVQ  words+16(FP), DX
+	SHLQ  $3, DX // a row's bytes
+	MOVQ  mask0+24(FP), AX
+	KMOVW AX, K1
+	MOVQ  mask1+32(FP), AX
+	KMOVW AX, K2
+	MOVQ  AX, R14 // zero: one block a row
+	MOVQ  planes+40(FP), DI
+	MOVQ  strideBytes+48(FP), R11
+	MOVQ  out+56(FP), R8
+	LEAQ  (R11)(R11*2), R12 // three strides: plane 3
+
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 (DI)(R11*1), Z11
+	VMOVDQU64 (DI)(R11*2), Z12
+	VMOVDQU64 (DI)(R12*1), Z13
+	TESTQ     R14, R14
+	JZ        g4
+	VMOVDQU64 64(DI), Z14
+	VMOVDQU64 64(DI)(R11*1), Z15
+	VMOVDQU64 64(DI)(R11*2), Z16
+	VMOVDQU64 64(DI)(R12*1), Z17
+
+g4:
+	XORQ R13, R13 // the row's lanes go to 0(SP)(R13*1): 0, 64, 128, 192
+
+r4:
+	VMOVDQU64.Z (SI), K1, Z8
+	COUNT_REGS(Z10, Z11, Z12, Z13)
+	TESTQ       R14, R14
+	JZ          r4sum
+	VMOVDQA64   Z0, Z18
+	VMOVDQA64   Z1, Z19
+	VMOVDQA64   Z2, Z20
+	VMOVDQA64   Z3, Z21
+	VMOVDQA64   Z4, Z22
+	VMOVDQU64.Z 64(SI), K2, Z8
+	COUNT_REGS(Z14, Z15, Z16, Z17)
+	VPADDQ      Z18, Z0, Z0
+	VPADDQ      Z19, Z1, Z1
+	VPADDQ      Z20, Z2, Z2
+	VPADDQ      Z21, Z3, Z3
+	VPADDQ      Z22, Z4, Z4
+
+r4sum:
+	VPSLLQ    $1, Z2, Z2
+	VPSLLQ    $2, Z3, Z3
+	VPSLLQ    $3, Z4, Z4
+	VPSLLQ    $32, Z0, Z0
+	VPADDQ    Z2, Z1, Z1
+	VPADDQ    Z4, Z3, Z3
+	VPADDQ    Z3, Z1, Z1
+	VPADDQ    Z1, Z0, Z0
+	VMOVDQU64 Z0, (SP)(R13*1)
+	ADDQ      DX, SI
+	ADDQ      $64, R13
+	CMPQ      R13, $256
+	JB        r4
+
+	// Rows a, b, c, d: lanes a0..a7 and so on. Pairs of lanes first:
+	// Z24 holds a0+a1, b0+b1, a2+a3, b2+b3, …, Z25 the same of c and d.
+	VMOVDQU64   (SP), Z26
+	VMOVDQU64   64(SP), Z27
+	VMOVDQU64   128(SP), Z28
+	VMOVDQU64   192(SP), Z29
+	VPUNPCKLQDQ Z27, Z26, Z24
+	VPUNPCKHQDQ Z27, Z26, Z25
+	VPADDQ      Z25, Z24, Z24
+	VPUNPCKLQDQ Z29, Z28, Z25
+	VPUNPCKHQDQ Z29, Z28, Z26
+	VPADDQ      Z26, Z25, Z25
+	// Then 128-bit chunks: a and b's halves in chunks 0 and 1, c and d's
+	// in 2 and 3.
+	VSHUFI64X2  $0x88, Z25, Z24, Z26
+	VSHUFI64X2  $0xdd, Z25, Z24, Z27
+	VPADDQ      Z27, Z26, Z26
+	// Then the halves: a, b, c, d in the low 256 bits.
+	VSHUFI64X2  $0x88, Z26, Z26, Z5
+	VSHUFI64X2  $0xdd, Z26, Z26, Z6
+	VPADDQ      Z6, Z5, Z5
+	VMOVDQU     Y5, (R8)
+	ADDQ        $32, R8
+	DECQ        CX
+	JNZ         g4
+
+	VZEROUPPER
+	RET

@@ -11,10 +11,13 @@ import (
 // (where there is AVX-512 VPOPCNTQ) and the POPCNT one it falls back to.
 func TestBitScanKernels(t *testing.T) {
 	vec := hasVPOPCNTQ
-	t.Cleanup(func() { hasVPOPCNTQ = vec })
+	t.Cleanup(func() { hasVPOPCNTQ, scanFours = vec, true })
 	t.Logf("AVX-512 VPOPCNTQ: %v, POPCNT: %v", vec, hasPOPCNT)
 	if vec {
 		t.Run("vpopcntq", checkBitScan)
+		scanFours = false
+		t.Run("vpopcntq-rows", checkBitScan)
+		scanFours = true
 	}
 	hasVPOPCNTQ = false
 	if hasPOPCNT {
@@ -26,7 +29,7 @@ func TestBitScanKernels(t *testing.T) {
 // million rows) with each kernel, at 384 and 1,024 dimensions.
 func BenchmarkBitScanKernels(b *testing.B) {
 	vec := hasVPOPCNTQ
-	b.Cleanup(func() { hasVPOPCNTQ = vec })
+	b.Cleanup(func() { hasVPOPCNTQ, scanFours = vec, true })
 	for _, dim := range []int{384, 1024} {
 		w := dim / 64
 		const rows = 1250
@@ -38,14 +41,14 @@ func BenchmarkBitScanKernels(b *testing.B) {
 			planes[i] = uint64(i+1) * 0xBF58476D1CE4E5B9
 		}
 		for _, k := range []struct {
-			name string
-			on   bool
-		}{{"vpopcntq", true}, {"popcnt", false}} {
+			name      string
+			on, fours bool
+		}{{"vpopcntq", true, true}, {"vpopcntq-rows", true, false}, {"popcnt", false, false}} {
 			if k.on && !vec {
 				continue
 			}
 			b.Run(k.name+"/"+strconv.Itoa(dim), func(b *testing.B) {
-				hasVPOPCNTQ = k.on
+				hasVPOPCNTQ, scanFours = k.on, k.fours
 				for b.Loop() {
 					bitScan(codes, w, planes, out)
 				}

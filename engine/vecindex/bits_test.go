@@ -139,7 +139,18 @@ func checkBitScan(t *testing.T) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(10, 10))
 	for _, w := range []int{1, 2, 3, 6, 7, 8, 9, 12, 16, 17, 24, 64, 65} {
-		rows := 37
+		for _, rows := range []int{1, 3, 4, 5, 8, 37} {
+			checkBitScanRows(t, rng, w, rows)
+		}
+	}
+	bitScan(nil, 4, make([]uint64, 16), nil) // no rows: nothing read
+}
+
+// checkBitScanRows checks rows random codes of w words: AVX-512 scans rows
+// four at a time and the rest one by one.
+func checkBitScanRows(t *testing.T, rng *rand.Rand, w, rows int) {
+	t.Helper()
+	{
 		codes := make([]uint64, rows*w)
 		planes := make([]uint64, 4*w)
 		for i := range codes {
@@ -157,14 +168,13 @@ func checkBitScan(t *testing.T) {
 		bitScanGeneric(codes, w, planes, want)
 		for r := range rows {
 			if got[r] != want[r] {
-				t.Fatalf("%d words, row %d: %#x, want %#x", w, r, got[r], want[r])
+				t.Fatalf("%d words, %d rows, row %d: %#x, want %#x", w, rows, r, got[r], want[r])
 			}
 		}
 		if got[0]>>32 != uint64(64*w) {
 			t.Fatalf("%d words: all-ones code counts %d bits", w, got[0]>>32)
 		}
 	}
-	bitScan(nil, 4, make([]uint64, 16), nil) // no rows: nothing read
 }
 
 // SearchAbove answers exactly the hits of Search at or above the bound,
