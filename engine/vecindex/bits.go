@@ -157,14 +157,14 @@ func (r *rotation) encodeBits(code []int8, v, cent, buf []float32) float32 {
 }
 
 // bitQuery is a query prepared for scoring bit codes: rotated, quantised
-// to 4 bits per coordinate (qᵢ ≈ lo + delta·uᵢ) and split into the four bit
-// planes of u, so Σ over a code's set bits of qᵢ is
-// lo·popcount(b) + delta·Σⱼ 2ʲ·popcount(b & planeⱼ). The planes are
-// interleaved by word (planes[4i+j] is word i of plane j), so a scan reads
-// them in one stream.
+// to 4-bit signed integers (qᵢ ≈ delta·uᵢ, uᵢ in −8..7) and split into the
+// four bit planes of uᵢ's two's complement, so Σ over a code's set bits of
+// qᵢ is delta·(Σⱼ₌₀..₂ 2ʲ·popcount(b & planeⱼ) − 8·popcount(b & plane₃)).
+// With no offset in the quantisation the scan need not count the code's
+// own bits: a fifth of its popcounts. The planes are interleaved by word
+// (planes[4i+j] is word i of plane j), so a scan reads them in one stream.
 type bitQuery struct {
 	planes []uint64
-	lo     float32
 	delta  float32
 	sum    float32 // Σ qᵢ as quantised
 }
@@ -173,16 +173,18 @@ func (r *rotation) prepare(q []float32) bitQuery {
 	x := make([]float32, r.d)
 	copy(x, q)
 	r.apply(x)
-	lo, hi := x[0], x[0]
+	var lo, hi float32
 	for _, v := range x {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	b := bitQuery{planes: make([]uint64, 4*bitWords(r.d)), lo: lo, delta: (hi - lo) / 15}
+	// The step that fits every coordinate in −8..7 steps: rounding then
+	// moves none by more than half a step.
+	b := bitQuery{planes: make([]uint64, 4*bitWords(r.d)), delta: max(-lo/8, hi/7)}
 	var usum int
 	for i, v := range x {
 		u := 0
 		if b.delta > 0 {
-			u = int(min(15, max(0, roundInt((v-lo)/b.delta))))
+			u = int(min(7, max(-8, roundInt(v/b.delta))))
 		}
 		usum += u
 		for j := range 4 {
@@ -191,15 +193,15 @@ func (r *rotation) prepare(q []float32) bitQuery {
 			}
 		}
 	}
-	b.sum = float32(r.d)*lo + b.delta*float32(usum)
+	b.sum = b.delta * float32(usum)
 	return b
 }
 
-// estimate turns a code's scan result (popcount<<32 | weighted plane
-// popcounts) and factor f into the estimate of ⟨o, q⟩:
+// estimate turns a code's scan result (Σ over its set bits of uᵢ, as an
+// int64's bits) and factor f into the estimate of ⟨o, q⟩:
 // f·(2·Σ_set qᵢ − Σ qᵢ).
 func (b *bitQuery) estimate(scan uint64, f float32) float32 {
-	set := b.lo*float32(scan>>32) + b.delta*float32(uint32(scan))
+	set := b.delta * float32(int64(scan))
 	return f * (2*set - b.sum)
 }
 
@@ -209,12 +211,11 @@ func bitScanGeneric(codes []uint64, words int, planes []uint64, out []uint64) {
 	planes = planes[:4*words]
 	for r := range out {
 		c := codes[r*words : (r+1)*words : (r+1)*words]
-		var pc, s int
+		var s int
 		for i, x := range c {
 			p := planes[4*i : 4*i+4 : 4*i+4]
-			pc += bits.OnesCount64(x)
-			s += bits.OnesCount64(x&p[0]) + 2*bits.OnesCount64(x&p[1]) + 4*bits.OnesCount64(x&p[2]) + 8*bits.OnesCount64(x&p[3])
+			s += bits.OnesCount64(x&p[0]) + 2*bits.OnesCount64(x&p[1]) + 4*bits.OnesCount64(x&p[2]) - 8*bits.OnesCount64(x&p[3])
 		}
-		out[r] = uint64(pc)<<32 | uint64(s)
+		out[r] = uint64(int64(s))
 	}
 }

@@ -38,7 +38,8 @@ var scanFours = true
 const maxVecWords = 64
 
 // bitScan writes, for each of the rows bit codes of words words in codes,
-// popcount(code)<<32 | Σj 2^j·popcount(code & plane j) to out.
+// Σj<3 2^j·popcount(code & plane j) − 8·popcount(code & plane 3) to out,
+// an int64's bits.
 func bitScan(codes []uint64, words int, planes []uint64, out []uint64) {
 	rows := len(out)
 	if rows == 0 {

@@ -4,8 +4,8 @@
 
 // func bitScanPOPCNT(codes *uint64, rows, words int, planes *uint64, out *uint64)
 // For each of rows bit codes of words words (one after another from codes),
-// writes popcount(code)<<32 | Σj 2^j·popcount(code & plane j) to out. The
-// four planes are interleaved per word: planes[4i+j]. words >= 1.
+// writes Σj<3 2^j·popcount(code & plane j) − 8·popcount(code & plane 3) to
+// out. The four planes are interleaved per word: planes[4i+j]. words >= 1.
 TEXT ·bitScanPOPCNT(SB), NOSPLIT, $0-40
 	MOVQ codes+0(FP), SI
 	MOVQ rows+8(FP), CX
@@ -20,13 +20,10 @@ row:
 	MOVQ SI, R12
 	ADDQ DX, R12
 	MOVQ DI, R9
-	XORQ R10, R10
 	XORQ R11, R11
 
 word:
 	MOVQ    (SI), AX
-	POPCNTQ AX, BX
-	ADDQ    BX, R10
 	MOVQ    AX, BX
 	ANDQ    (R9), BX
 	POPCNTQ BX, BX
@@ -45,15 +42,13 @@ word:
 	ANDQ    24(R9), R13
 	POPCNTQ R13, R13
 	SHLQ    $3, R13
-	ADDQ    R13, R11
+	SUBQ    R13, R11
 	ADDQ    $8, SI
 	ADDQ    $32, R9
 	CMPQ    SI, R12
 	JB      word
 
-	SHLQ $32, R10
-	ORQ  R11, R10
-	MOVQ R10, (R8)
+	MOVQ R11, (R8)
 	ADDQ $8, R8
 	DECQ CX
 	JNZ  row
@@ -62,11 +57,9 @@ done:
 	RET
 
 // COUNT_BLOCK adds the eight words of the code block in Z8 to the counts:
-// their bits to Z0, their bits in plane j (at R9 + j·stride; R11 is one
-// stride, R12 three) to Z1+j.
+// their bits in plane j (at R9 + j·stride; R11 is one stride, R12 three)
+// to Z1+j.
 #define COUNT_BLOCK \
-	VPOPCNTQ Z8, Z9 \
-	VPADDQ   Z9, Z0, Z0 \
 	VPANDQ   (R9), Z8, Z9 \
 	VPOPCNTQ Z9, Z9 \
 	VPADDQ   Z9, Z1, Z1 \
@@ -81,11 +74,11 @@ done:
 	VPADDQ   Z9, Z4, Z4
 
 // func bitScanVPOPCNTQ(codes *uint64, rows, blocks int, mask uint64, tailBytes int, planes *uint64, strideBytes int, out *uint64)
-// The same sums as bitScanPOPCNT, eight words at a time. Per row: Z0 counts
-// the code's bits and Z1–Z4 its bits in each plane, lane by lane; they are
-// combined as Z0<<32 + Z1 + 2·Z2 + 4·Z3 + 8·Z4 (the weighted sum of a lane
-// stays far below 2^32) and the eight lanes added up. A partial last block
-// is loaded under mask K1, zero elsewhere; planes are zero past their words.
+// The same sums as bitScanPOPCNT, eight words at a time. Per row: Z1–Z4
+// count the code's bits in each plane, lane by lane; they are combined as
+// Z1 + 2·Z2 + 4·Z3 − 8·Z4 and the eight lanes added up. A partial last
+// block is loaded under mask K1, zero elsewhere; planes are zero past their
+// words.
 TEXT ·bitScanVPOPCNTQ(SB), NOSPLIT, $0-64
 	MOVQ codes+0(FP), SI
 	MOVQ rows+8(FP), CX
@@ -99,7 +92,6 @@ TEXT ·bitScanVPOPCNTQ(SB), NOSPLIT, $0-64
 	LEAQ (R11)(R11*2), R12 // three strides: plane 3
 
 vrow:
-	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
@@ -128,11 +120,9 @@ vsum:
 	VPSLLQ         $1, Z2, Z2
 	VPSLLQ         $2, Z3, Z3
 	VPSLLQ         $3, Z4, Z4
-	VPSLLQ         $32, Z0, Z0
 	VPADDQ         Z2, Z1, Z1
-	VPADDQ         Z4, Z3, Z3
-	VPADDQ         Z3, Z1, Z1
-	VPADDQ         Z1, Z0, Z0
+	VPSUBQ         Z4, Z3, Z3
+	VPADDQ         Z3, Z1, Z0
 	VEXTRACTI64X4  $1, Z0, Y8
 	VPADDQ         Y8, Y0, Y0
 	VEXTRACTI128   $1, Y0, X8
@@ -147,10 +137,9 @@ vsum:
 	VZEROUPPER
 	RET
 
-// COUNT_REGS sets Z0–Z4 to the counts of the code block in Z8, with the
+// COUNT_REGS sets Z1–Z4 to the counts of the code block in Z8, with the
 // planes' words of that block in registers P0–P3.
 #define COUNT_REGS(P0, P1, P2, P3) \
-	VPOPCNTQ Z8, Z0 \
 	VPANDQ   P0, Z8, Z9 \
 	VPOPCNTQ Z9, Z1 \
 	VPANDQ   P1, Z8, Z9 \
@@ -204,14 +193,12 @@ r4:
 	COUNT_REGS(Z10, Z11, Z12, Z13)
 	TESTQ       R14, R14
 	JZ          r4sum
-	VMOVDQA64   Z0, Z18
 	VMOVDQA64   Z1, Z19
 	VMOVDQA64   Z2, Z20
 	VMOVDQA64   Z3, Z21
 	VMOVDQA64   Z4, Z22
 	VMOVDQU64.Z 64(SI), K2, Z8
 	COUNT_REGS(Z14, Z15, Z16, Z17)
-	VPADDQ      Z18, Z0, Z0
 	VPADDQ      Z19, Z1, Z1
 	VPADDQ      Z20, Z2, Z2
 	VPADDQ      Z21, Z3, Z3
@@ -221,11 +208,9 @@ r4sum:
 	VPSLLQ    $1, Z2, Z2
 	VPSLLQ    $2, Z3, Z3
 	VPSLLQ    $3, Z4, Z4
-	VPSLLQ    $32, Z0, Z0
 	VPADDQ    Z2, Z1, Z1
-	VPADDQ    Z4, Z3, Z3
-	VPADDQ    Z3, Z1, Z1
-	VPADDQ    Z1, Z0, Z0
+	VPSUBQ    Z4, Z3, Z3
+	VPADDQ    Z3, Z1, Z0
 	VMOVDQU64 Z0, (SP)(R13*1)
 	ADDQ      DX, SI
 	ADDQ      $64, R13
