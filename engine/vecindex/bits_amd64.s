@@ -73,6 +73,16 @@ done:
 	VPOPCNTQ Z9, Z9 \
 	VPADDQ   Z9, Z4, Z4
 
+// COMBINE_LANES weighs the plane counts Z1–Z4 lane by lane into Z0:
+// Z1 + 2·Z2 + 4·Z3 − 8·Z4.
+#define COMBINE_LANES \
+	VPSLLQ $1, Z2, Z2 \
+	VPSLLQ $2, Z3, Z3 \
+	VPSLLQ $3, Z4, Z4 \
+	VPADDQ Z2, Z1, Z1 \
+	VPSUBQ Z4, Z3, Z3 \
+	VPADDQ Z3, Z1, Z0
+
 // func bitScanVPOPCNTQ(codes *uint64, rows, blocks int, mask uint64, tailBytes int, planes *uint64, strideBytes int, out *uint64)
 // The same sums as bitScanPOPCNT, eight words at a time. Per row: Z1–Z4
 // count the code's bits in each plane, lane by lane; they are combined as
@@ -117,12 +127,7 @@ vtail:
 	ADDQ        BX, SI
 
 vsum:
-	VPSLLQ         $1, Z2, Z2
-	VPSLLQ         $2, Z3, Z3
-	VPSLLQ         $3, Z4, Z4
-	VPADDQ         Z2, Z1, Z1
-	VPSUBQ         Z4, Z3, Z3
-	VPADDQ         Z3, Z1, Z0
+	COMBINE_LANES
 	VEXTRACTI64X4  $1, Z0, Y8
 	VPADDQ         Y8, Y0, Y0
 	VEXTRACTI128   $1, Y0, X8
@@ -205,12 +210,7 @@ r4:
 	VPADDQ      Z22, Z4, Z4
 
 r4sum:
-	VPSLLQ    $1, Z2, Z2
-	VPSLLQ    $2, Z3, Z3
-	VPSLLQ    $3, Z4, Z4
-	VPADDQ    Z2, Z1, Z1
-	VPSUBQ    Z4, Z3, Z3
-	VPADDQ    Z3, Z1, Z0
+	COMBINE_LANES
 	VMOVDQU64 Z0, (SP)(R13*1)
 	ADDQ      DX, SI
 	ADDQ      $64, R13
