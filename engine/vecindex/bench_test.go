@@ -123,3 +123,14 @@ func BenchmarkDot1024(b *testing.B) {
 	})
 	_ = s
 }
+
+// BenchmarkIVFWide scans as many codes a search as a million-row store's
+// does (half the clusters, a filter keeping three quarters of the rows:
+// some 50,000 codes), so the bit scan and the candidates it keeps weigh as
+// they do there.
+func BenchmarkIVFWide(b *testing.B) {
+	ix := bigIndex(b)
+	allow := NewGroups(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+	probes := ix.ivf.nlist / 2
+	latencies(b, func(i int) { ix.SearchProbes(big.qs[i%len(big.qs)], 10, allow, probes) })
+}

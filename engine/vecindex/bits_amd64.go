@@ -59,12 +59,17 @@ func bitScan(codes []uint64, words int, planes []uint64, out []uint64) {
 			}
 		}
 		done := 0
-		if scanFours && words <= 16 && rows >= 4 {
-			groups := rows / 4
-			mask0 := uint64(1)<<min(words, 8) - 1
-			mask1 := uint64(1)<<max(words-8, 0) - 1
-			bitScanVPOPCNTQ4(&codes[0], groups, words, mask0, mask1, &pl[0], stride*8, &out[0])
-			done = 4 * groups
+		if blocks := (words + 7) / 8; scanFours && blocks <= 2 {
+			// Rows whose whole blocks end within codes: all but the last
+			// one or two where a block reaches past the row's own words.
+			safe := 0
+			if rows*words >= 8*blocks {
+				safe = min(rows, (rows*words-8*blocks)/words+1)
+			}
+			if groups := safe / 4; groups > 0 {
+				bitScanVPOPCNTQ4(&codes[0], groups, words, blocks, &pl[0], stride*8, &out[0])
+				done = 4 * groups
+			}
 		}
 		if done < rows {
 			tail := words % 8
@@ -88,8 +93,8 @@ func bitScanPOPCNT(codes *uint64, rows, words int, planes *uint64, out *uint64)
 func bitScanVPOPCNTQ(codes *uint64, rows, blocks int, mask uint64, tailBytes int, planes *uint64, strideBytes int, out *uint64)
 
 // bitScanVPOPCNTQ4 is bitScanVPOPCNTQ for groups·4 rows of codes of at
-// most 16 words, each loaded under mask0 (its first 8 words) and mask1
-// (the rest; zero when there are none).
+// most 16 words, each read as blocks whole 8-word blocks, which must lie
+// within codes.
 //
 //go:noescape
-func bitScanVPOPCNTQ4(codes *uint64, groups, words int, mask0, mask1 uint64, planes *uint64, strideBytes int, out *uint64)
+func bitScanVPOPCNTQ4(codes *uint64, groups, words, blocks int, planes *uint64, strideBytes int, out *uint64)

@@ -1,0 +1,51 @@
+//go:build linux && amd64 && !purego
+
+package vecindex
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// The AVX-512 scan loads whole 64-byte blocks without a mask, so it must
+// stop short of the rows whose blocks would reach past the codes: codes
+// placed to end where an inaccessible page starts are scanned, at every
+// width and row count, without a fault and as the reference scans them.
+func TestBitScanStopsAtTheEnd(t *testing.T) {
+	if !hasVPOPCNTQ {
+		t.Skip("no AVX-512 VPOPCNTQ")
+	}
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[page:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	all := unsafe.Slice((*uint64)(unsafe.Pointer(&mem[0])), page/8)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, w := range []int{1, 2, 6, 7, 8, 9, 12, 15, 16} {
+		for _, rows := range []int{1, 2, 4, 5, 8, 9, 13} {
+			codes := all[len(all)-rows*w:]
+			for i := range codes {
+				codes[i] = rng.Uint64()
+			}
+			planes := make([]uint64, 4*w)
+			for i := range planes {
+				planes[i] = rng.Uint64()
+			}
+			got, want := make([]uint64, rows), make([]uint64, rows)
+			bitScan(codes, w, planes, got)
+			bitScanGeneric(codes, w, planes, want)
+			for r := range rows {
+				if got[r] != want[r] {
+					t.Fatalf("%d words, %d rows, row %d: %#x, want %#x", w, rows, r, got[r], want[r])
+				}
+			}
+		}
+	}
+}
