@@ -31,21 +31,8 @@ func TestBitScanStopsAtTheEnd(t *testing.T) {
 	for _, w := range []int{1, 2, 6, 7, 8, 9, 12, 15, 16} {
 		for _, rows := range []int{1, 2, 4, 5, 8, 9, 13} {
 			codes := all[len(all)-rows*w:]
-			for i := range codes {
-				codes[i] = rng.Uint64()
-			}
-			planes := make([]uint64, 4*w)
-			for i := range planes {
-				planes[i] = rng.Uint64()
-			}
-			got, want := make([]uint64, rows), make([]uint64, rows)
-			bitScan(codes, w, planes, got)
-			bitScanGeneric(codes, w, planes, want)
-			for r := range rows {
-				if got[r] != want[r] {
-					t.Fatalf("%d words, %d rows, row %d: %#x, want %#x", w, rows, r, got[r], want[r])
-				}
-			}
+			copy(codes, randomWords(rng, rows*w))
+			scanMatches(t, codes, w, randomWords(rng, 4*w))
 		}
 	}
 }

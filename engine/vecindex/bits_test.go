@@ -152,37 +152,47 @@ func checkBitScan(t *testing.T) {
 // four at a time and the rest one by one.
 func checkBitScanRows(t *testing.T, rng *rand.Rand, w, rows int) {
 	t.Helper()
-	{
-		codes := make([]uint64, rows*w)
-		planes := make([]uint64, 4*w)
-		for i := range codes {
-			codes[i] = rng.Uint64()
-		}
-		for i := range planes {
-			planes[i] = rng.Uint64()
-		}
-		for i := range w {
-			codes[i] = ^uint64(0) // row 0: every bit set
-			planes[4*i+3] = ^uint64(0)
-		}
-		got, want := make([]uint64, rows), make([]uint64, rows)
-		bitScan(codes, w, planes, got)
-		bitScanGeneric(codes, w, planes, want)
-		for r := range rows {
-			if got[r] != want[r] {
-				t.Fatalf("%d words, %d rows, row %d: %#x, want %#x", w, rows, r, got[r], want[r])
-			}
-		}
-		// Row 0 has every bit set and plane 3 is all ones: the sum is
-		// at most −64 a word (7·64 − 8·64), checked without the reference.
-		var all int64
-		for i := range w {
-			all += int64(bits.OnesCount64(planes[4*i]) + 2*bits.OnesCount64(planes[4*i+1]) + 4*bits.OnesCount64(planes[4*i+2]) - 8*64)
-		}
-		if int64(got[0]) != all || all > int64(-64*w) {
-			t.Fatalf("%d words: all-ones code sums %d, want %d", w, int64(got[0]), all)
+	codes, planes := randomWords(rng, rows*w), randomWords(rng, 4*w)
+	for i := range w {
+		codes[i] = ^uint64(0) // row 0: every bit set
+		planes[4*i+3] = ^uint64(0)
+	}
+	got := scanMatches(t, codes, w, planes)
+	// Row 0 has every bit set and plane 3 is all ones: the sum is at most
+	// −64 a word (7·64 − 8·64), checked without the reference.
+	var all int64
+	for i := range w {
+		all += int64(bits.OnesCount64(planes[4*i]) + 2*bits.OnesCount64(planes[4*i+1]) + 4*bits.OnesCount64(planes[4*i+2]) - 8*64)
+	}
+	if int64(got[0]) != all || all > int64(-64*w) {
+		t.Fatalf("%d words: all-ones code sums %d, want %d", w, int64(got[0]), all)
+	}
+}
+
+// randomWords is n random words.
+func randomWords(rng *rand.Rand, n int) []uint64 {
+	xs := make([]uint64, n)
+	for i := range xs {
+		xs[i] = rng.Uint64()
+	}
+	return xs
+}
+
+// scanMatches scans codes (rows of w words) with bitScan and with the
+// reference, fails at the first row where they differ, and returns the
+// scan.
+func scanMatches(t *testing.T, codes []uint64, w int, planes []uint64) []uint64 {
+	t.Helper()
+	rows := len(codes) / w
+	got, want := make([]uint64, rows), make([]uint64, rows)
+	bitScan(codes, w, planes, got)
+	bitScanGeneric(codes, w, planes, want)
+	for r := range rows {
+		if got[r] != want[r] {
+			t.Fatalf("%d words, %d rows, row %d: %#x, want %#x", w, rows, r, got[r], want[r])
 		}
 	}
+	return got
 }
 
 // SearchAbove answers exactly the hits of Search at or above the bound,
