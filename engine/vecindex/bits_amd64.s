@@ -142,17 +142,17 @@ vsum:
 	VZEROUPPER
 	RET
 
-// COUNT_REGS sets Z1–Z4 to the counts of the code block in Z8, with the
+// COUNT_REGS sets C0–C3 to the counts of the code block in Z8, with the
 // planes' words of that block in registers P0–P3.
-#define COUNT_REGS(P0, P1, P2, P3) \
+#define COUNT_REGS(P0, P1, P2, P3, C0, C1, C2, C3) \
 	VPANDQ   P0, Z8, Z9 \
-	VPOPCNTQ Z9, Z1 \
+	VPOPCNTQ Z9, C0 \
 	VPANDQ   P1, Z8, Z9 \
-	VPOPCNTQ Z9, Z2 \
+	VPOPCNTQ Z9, C1 \
 	VPANDQ   P2, Z8, Z9 \
-	VPOPCNTQ Z9, Z3 \
+	VPOPCNTQ Z9, C2 \
 	VPANDQ   P3, Z8, Z9 \
-	VPOPCNTQ Z9, Z4
+	VPOPCNTQ Z9, C3
 
 // func bitScanVPOPCNTQ4(codes *uint64, groups, words, blocks int, planes *uint64, strideBytes int, out *uint64)
 // bitScanVPOPCNTQ for codes of at most 16 words (1,024 bits), groups·4
@@ -197,15 +197,11 @@ g4:
 
 r4:
 	VMOVDQU64   (SI), Z8
-	COUNT_REGS(Z10, Z11, Z12, Z13)
+	COUNT_REGS(Z10, Z11, Z12, Z13, Z1, Z2, Z3, Z4)
 	TESTQ       R14, R14
 	JZ          r4sum
-	VMOVDQA64   Z1, Z19
-	VMOVDQA64   Z2, Z20
-	VMOVDQA64   Z3, Z21
-	VMOVDQA64   Z4, Z22
 	VMOVDQU64   64(SI), Z8
-	COUNT_REGS(Z14, Z15, Z16, Z17)
+	COUNT_REGS(Z14, Z15, Z16, Z17, Z19, Z20, Z21, Z22)
 	VPADDQ      Z19, Z1, Z1
 	VPADDQ      Z20, Z2, Z2
 	VPADDQ      Z21, Z3, Z3
