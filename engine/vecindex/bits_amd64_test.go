@@ -34,13 +34,8 @@ func BenchmarkBitScanKernels(b *testing.B) {
 	for _, dim := range []int{384, 1024} {
 		w := dim / 64
 		const rows = 1250
-		codes, planes, out := make([]uint64, rows*w), make([]uint64, 4*w), make([]uint64, rows)
-		for i := range codes {
-			codes[i] = uint64(i) * 0x9E3779B97F4A7C15
-		}
-		for i := range planes {
-			planes[i] = uint64(i+1) * 0xBF58476D1CE4E5B9
-		}
+		rng := rand.New(rand.NewPCG(1, uint64(dim)))
+		codes, planes, out := randomWords(rng, rows*w), randomWords(rng, 4*w), make([]uint64, rows)
 		for _, k := range []struct {
 			name      string
 			on, fours bool
@@ -65,16 +60,8 @@ func BenchmarkBitScanKernels(b *testing.B) {
 // blocks) made it three times slower on AMD Zen 4.
 func BenchmarkBitScanCold(b *testing.B) {
 	const w, total, run, runs = 16, 1_000_000, 2260, 43
-	codes := make([]uint64, total*w)
-	for i := range codes {
-		codes[i] = uint64(i) * 0x9E3779B97F4A7C15
-	}
-	planes := make([]uint64, 4*w)
-	for i := range planes {
-		planes[i] = uint64(i+1) * 0xBF58476D1CE4E5B9
-	}
-	out := make([]uint64, run)
 	rng := rand.New(rand.NewPCG(1, 2))
+	codes, planes, out := randomWords(rng, total*w), randomWords(rng, 4*w), make([]uint64, run)
 	b.Cleanup(func() { scanFours = true })
 	for _, fours := range []bool{true, false} {
 		name := "fours"
