@@ -72,7 +72,11 @@ By default each caller asks again as soon as it is answered, which measures the 
 the service can answer, and the latency of recalls queued behind one another at that rate. --rate paces
 the callers instead: between them they start that many recalls a second on a fixed schedule, and each
 recall's latency runs from its scheduled start (a recall started late because its caller was still
-waiting counts that wait), which measures the latency at a given load.`,
+waiting counts that wait), which measures the latency at a given load.
+
+On Linux the report also says when the kernel's DAMON access monitor (kdamond) was on, and the CPU it
+took while the recalls ran: each of its sampling rounds holds a core for tens of milliseconds on a small
+virtual machine, which shows in p99 and which no setting of clawmem's can avoid.`,
 		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --concurrency 16 --rate 300\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --ann 200 --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

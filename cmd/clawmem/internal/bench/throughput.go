@@ -115,6 +115,9 @@ type RecallReport struct {
 	RowCacheHitRate *float64 `json:"rowCacheHitRate,omitempty"`
 	// ANN is the vector index's check against exact search (--ann).
 	ANN *ANNCheck `json:"ann,omitempty"`
+	// KernelMonitor is the kernel's DAMON access monitoring, when it was
+	// on while the recalls ran (it takes CPU from them: see KernelMonitor).
+	KernelMonitor *KernelMonitor `json:"kernelMonitor,omitempty"`
 }
 
 // ANNCheck is how closely the store's vector index (IVF with bit codes
@@ -293,6 +296,7 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 
 	seconds := time.Duration(o.Seconds * float64(time.Second))
 	turn := seconds / recallTurns
+	damon := watchDAMON("/")
 	for _, c := range o.Concurrency {
 		lv := RecallLevel{Concurrency: c}
 		// A short warm-up at the level's number of callers, not measured:
@@ -330,6 +334,7 @@ func Recall(ctx context.Context, o RecallOptions) (RecallReport, error) {
 		}
 		rep.Levels = append(rep.Levels, lv)
 	}
+	rep.KernelMonitor = damon.stop()
 	if st, ok := eng.RecallCacheStats(); ok {
 		rep.RecallCacheHitRate = st.HitRate
 	}
@@ -565,6 +570,10 @@ func (r RecallReport) WriteText(w io.Writer) error {
 	if a := r.ANN; a != nil {
 		fmt.Fprintf(w, "  vector index: recall@10 %.3f against exact search on %d queries (a search %.2f ms, exact %.2f ms)\n",
 			a.RecallAt10, a.Queries, a.IndexMs, a.ExactMs)
+	}
+	if k := r.KernelMonitor; k != nil {
+		fmt.Fprintf(w, "  kernel: DAMON's access monitor (kdamond) was on, sampling every %.0f ms, and took %.2f s of CPU while the recalls ran,\n"+
+			"    from the cores they run on: its rounds lengthen p99 (README, Benchmarks)\n", k.SampleMs, k.CPUSeconds)
 	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, "  paced: the callers start %.0f recalls a second between them; latency runs from each recall's scheduled start\n", r.Rate)
