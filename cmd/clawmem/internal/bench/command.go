@@ -75,8 +75,8 @@ recall's latency runs from its scheduled start (a recall started late because it
 waiting counts that wait), which measures the latency at a given load.
 
 On Linux the report also says when the kernel's DAMON access monitor (kdamond) was on, and the CPU it
-took while the recalls ran: each of its sampling rounds holds a core for tens of milliseconds on a small
-virtual machine, which shows in p99 and which no setting of clawmem's can avoid.`,
+took while the recalls ran: on the 2-core virtual machine clawmem's figures come from, each of its
+sampling rounds held a core for 14-56 ms, which shows in p99 and which no setting of clawmem's avoids.`,
 		Example: "  clawmem bench recall\n  clawmem bench recall --cache\n  clawmem bench recall --concurrency 16 --rate 300\n  clawmem bench recall --http --concurrency 16\n  clawmem bench recall --ann 200 --concurrency 16\n  clawmem bench recall --n 1000000 --dim 1024 --memory float32 --concurrency 16 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
