@@ -573,7 +573,8 @@ func (r RecallReport) WriteText(w io.Writer) error {
 	}
 	if k := r.KernelMonitor; k != nil {
 		fmt.Fprintf(w, "  kernel: DAMON's access monitor (kdamond) was on, sampling every %.0f ms, and took %.2f s of CPU while the recalls ran,\n"+
-			"    from the cores they run on: its rounds lengthen p99 (README, Benchmarks)\n", k.SampleMs, k.CPUSeconds)
+			"    on the cores they run on: each of its rounds takes a core while it runs, which shows in p99 when rounds are long (README, Benchmarks)\n",
+			k.SampleMs, k.CPUSeconds)
 	}
 	if r.Rate > 0 {
 		fmt.Fprintf(w, "  paced: the callers start %.0f recalls a second between them; latency runs from each recall's scheduled start\n", r.Rate)
